@@ -1,0 +1,27 @@
+//! adc-ir: the intermediate representation every other adc crate reads and writes.
+//!
+//! SSA with block parameters instead of phis; typed `u32` entities; a `Function` is its
+//! signature, a data-flow graph (what exists) and a layout (in which order). Memory is
+//! byte-addressed and pointer arithmetic is an explicit byte offset (`ptradd`). The crate
+//! also holds the text form (parser and printer), the verifier, the reference interpreter
+//! and the diagnostics shared by them.
+
+pub mod builder;
+pub mod constant;
+pub mod dfg;
+pub mod entities;
+pub mod function;
+pub mod instructions;
+pub mod layout;
+pub mod module;
+pub mod text;
+pub mod types;
+
+pub use constant::{Constant, Symbol};
+pub use dfg::{DataFlowGraph, DebugLoc, TextSpan, ValueDef};
+pub use entities::{Block, FuncId, GlobalId, Inst, Value};
+pub use function::{Function, Linkage, Signature};
+pub use instructions::*;
+pub use layout::Layout;
+pub use module::{Global, Module};
+pub use types::{StructType, Type};

@@ -1,0 +1,65 @@
+//! A module: functions (defined or declared) and globals, addressed by `FuncId`/`GlobalId`
+//! and by unique names.
+
+use cranelift_entity::PrimaryMap;
+
+use crate::constant::Constant;
+use crate::entities::{FuncId, GlobalId};
+use crate::function::{Function, Linkage, Signature};
+use crate::types::{AddrSpace, Type};
+
+#[derive(Clone, Debug)]
+pub struct Global {
+    pub name: String,
+    pub ty: Type,
+    pub linkage: Linkage,
+    /// Never written (`const` in the text form).
+    pub constant: bool,
+    pub align: u32,
+    pub addr_space: AddrSpace,
+    /// `None` declares a global defined in another object.
+    pub init: Option<Constant>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Module {
+    pub functions: PrimaryMap<FuncId, Function>,
+    pub globals: PrimaryMap<GlobalId, Global>,
+    /// Target triple of the input, when known (`x86_64-pc-linux-gnu`, `nvptx64-nvidia-cuda`).
+    pub target: Option<String>,
+}
+
+impl Module {
+    pub fn new() -> Module {
+        Module::default()
+    }
+
+    pub fn add_function(&mut self, function: Function) -> FuncId {
+        self.functions.push(function)
+    }
+
+    pub fn add_global(&mut self, global: Global) -> GlobalId {
+        self.globals.push(global)
+    }
+
+    pub fn function_by_name(&self, name: &str) -> Option<FuncId> {
+        self.functions.iter().find(|(_, f)| f.name == name).map(|(id, _)| id)
+    }
+
+    pub fn global_by_name(&self, name: &str) -> Option<GlobalId> {
+        self.globals.iter().find(|(_, g)| g.name == name).map(|(id, _)| id)
+    }
+
+    pub fn signature(&self, func: FuncId) -> Option<Signature> {
+        self.functions.get(func).map(|f| f.signature.clone())
+    }
+
+    /// Computes the result type of `data` inside `func` (resolving direct callees here).
+    pub fn result_type(
+        &self,
+        func: &Function,
+        data: &crate::instructions::InstructionData,
+    ) -> Option<Type> {
+        func.dfg.result_type(data, &|callee| self.signature(callee))
+    }
+}
