@@ -9,6 +9,7 @@
 pub mod builder;
 pub mod constant;
 pub mod dfg;
+pub mod diagnostic;
 pub mod entities;
 pub mod function;
 pub mod instructions;
@@ -18,6 +19,7 @@ pub mod text;
 pub mod types;
 
 pub use constant::{Constant, Symbol};
+pub use diagnostic::{Diagnostic, Diagnostics};
 pub use dfg::{DataFlowGraph, DebugLoc, TextSpan, ValueDef};
 pub use entities::{Block, FuncId, GlobalId, Inst, Value};
 pub use function::{Function, Linkage, Signature};
