@@ -1,1 +1,158 @@
-fn main() {}
+//! `adc`, the automatic-differentiation compiler's command line. Every failure is a
+//! rendered diagnostic and exit status 1; success is 0.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{anyhow, Context, Result};
+use clap::{Parser, Subcommand};
+
+use adc::invocation::{Arg, Invocation};
+use adc_ir::text::{parse_module, print_module};
+use adc_ir::verify::verify_module;
+use adc_ir::Module;
+
+#[derive(Parser)]
+#[command(
+    name = "adc",
+    version,
+    about = "adc: an automatic-differentiation compiler for LLVM bitcode and adc IR",
+    after_help = "Examples:\n  adc opt examples/sum.adir --passes ''\n  adc interp examples/sum.adir --fn sum '[f64 1.0, 2.0, 3.0]' 3\n  adc test tests/filetests"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Parse and verify an .adir file, run passes over it, and print the result.
+    #[command(after_help = "Example:\n  adc opt in.adir --passes mem2reg,licm -o out.adir")]
+    Opt {
+        /// The input module in adc's text form.
+        input: PathBuf,
+        /// Comma-separated pass names, run in order.
+        #[arg(long, default_value = "")]
+        passes: String,
+        /// Run the verifier after every pass (it always runs before the first).
+        #[arg(long)]
+        verify_each: bool,
+        /// Where to write the module (standard output by default).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Run a function of an .adir file in the reference interpreter.
+    #[command(
+        after_help = "Arguments are literals typed by the function's signature: 1, -2.5, nan, true,\nnull, [1.0, 2.0] for a vector, {1, 2.0} for a struct. For a pointer parameter,\n[f64 1.0, 2.0] allocates a buffer; name it ($x = [f64 ...]) to print it after the call.\n\nExample:\n  adc interp sum.adir --fn scale '$v = [f64 1.0, 2.0]' 2.0 2"
+    )]
+    Interp {
+        input: PathBuf,
+        /// The function to call.
+        #[arg(long = "fn")]
+        function: String,
+        /// Arguments, one literal each.
+        #[arg(allow_hyphen_values = true)]
+        args: Vec<String>,
+        /// Maximum number of instructions to execute.
+        #[arg(long)]
+        fuel: Option<u64>,
+    },
+    /// Run filetests (.adir files with `; test` headers), like `cargo test` does.
+    #[command(after_help = "Example:\n  adc test tests/filetests my-tests/licm.adir")]
+    Test {
+        /// Files or directories (searched for *.adir).
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Rewrite precise-output blocks instead of failing on them.
+        #[arg(long)]
+        bless: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { ExitCode::from(1) } else { ExitCode::SUCCESS };
+        }
+    };
+    match run(cli.command) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("{e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(command: Command) -> Result<ExitCode> {
+    match command {
+        Command::Opt { input, passes, verify_each, output } => {
+            let (_, mut module) = load(&input)?;
+            let passes = adc_passes::parse_pass_list(&passes).map_err(|d| anyhow!("{d}"))?;
+            adc_passes::run_passes(&mut module, &passes, verify_each)
+                .map_err(|d| anyhow!("{d}"))?;
+            verify_module(&module).map_err(|d| anyhow!("after the passes:\n{d}"))?;
+            let text = print_module(&module);
+            match output {
+                Some(path) => std::fs::write(&path, text)
+                    .with_context(|| format!("cannot write {}", path.display()))?,
+                None => print!("{text}"),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Interp { input, function, args, fuel } => {
+            let (_, module) = load(&input)?;
+            let args = args
+                .iter()
+                .map(|a| parse_arg(a))
+                .collect::<Result<Vec<_>>>()?;
+            let invocation = Invocation { function, args, expect: None, clauses: Vec::new() };
+            let outcome = invocation.evaluate(&module, fuel).map_err(|e| anyhow!("error: {e}"))?;
+            print!("{}", outcome.output);
+            if let Some(result) = outcome.result {
+                println!("{result}");
+            }
+            for (name, contents) in outcome.buffers {
+                println!("${name} = {contents}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Test { paths, bless } => {
+            let files = adc::filetest::collect(&paths).map_err(|e| anyhow!(e))?;
+            let (mut passed, mut failed) = (0, 0);
+            for file in &files {
+                match adc::filetest::run_file(file, bless) {
+                    Ok(()) => passed += 1,
+                    Err(message) => {
+                        failed += 1;
+                        println!("FAIL {}\n{message}\n", file.display());
+                    }
+                }
+            }
+            println!("{passed} passed, {failed} failed");
+            Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+    }
+}
+
+/// Reads, parses and verifies a module, rendering diagnostics against the file.
+fn load(path: &Path) -> Result<(String, Module)> {
+    let source =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let name = path.display().to_string();
+    let module = parse_module(&source).map_err(|d| anyhow!("{}", d.render(&name, &source)))?;
+    verify_module(&module).map_err(|d| anyhow!("{}", d.render(&name, &source)))?;
+    Ok((source, module))
+}
+
+/// One command-line argument in the invocation literal syntax.
+fn parse_arg(text: &str) -> Result<Arg> {
+    let invocation = Invocation::parse(&format!("@f({text})"))
+        .map_err(|e| anyhow!("cannot read argument `{text}`: {e}"))?;
+    match <[Arg; 1]>::try_from(invocation.args) {
+        Ok([arg]) => Ok(arg),
+        Err(_) => Err(anyhow!("argument `{text}` must be one literal")),
+    }
+}

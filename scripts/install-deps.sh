@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the system packages adc needs on Debian 12 (run as root). Idempotent: packages
+# already present are skipped, and nothing is fetched when all are there.
+set -euo pipefail
+
+packages=(
+  llvm-19-dev libpolly-19-dev libzstd-dev   # LLVM 19 for the llvm-ir crate (bitcode import)
+  clang-19 clang-14                         # front ends for tests and benchmarks (new and old bitcode)
+  build-essential                           # cc to link adc's objects
+  python3-venv                              # a venv for ptxas (nvidia-cuda-nvcc-cu12 on PyPI)
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: must run as root to install packages" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: all system packages present"
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "install-deps: adc needs Rust 1.95 or newer (cargo) from rustup; none found on PATH" >&2
+  exit 1
+fi

@@ -1,0 +1,5 @@
+//! The `adc` command-line tool's library: the filetest runner and the textual invocation
+//! syntax shared by `adc test`, `adc interp` and `cargo test --test filetests`.
+
+pub mod filetest;
+pub mod invocation;
