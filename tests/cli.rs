@@ -1,0 +1,145 @@
+//! The `adc` binary end to end: exit statuses, rendered diagnostics with line and column
+//! for malformed input, and the interp/opt/test subcommands on real files.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn adc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_adc"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the adc binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Writes `text` to a fresh file under the target directory and returns its path.
+fn scratch(name: &str, text: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli");
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("scratch file");
+    path
+}
+
+/// Runs `adc opt` on a malformed file and checks exit 1 plus a rendered
+/// `file:line:col` diagnostic containing `message`.
+fn assert_rejected(name: &str, text: &str, line_col: &str, message: &str) {
+    let path = scratch(name, text);
+    let out = adc(&["opt", path.to_str().unwrap()]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{name}: {err}");
+    assert!(err.contains(&format!("{name}:{line_col}")), "{name}: no {line_col} in:\n{err}");
+    assert!(err.contains(message), "{name}: no `{message}` in:\n{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn truncated_file_is_a_diagnostic() {
+    let text = "func @f(%a: i32) -> i32 {\n^entry:\n  %b = add i32 %a,";
+    assert_rejected("truncated.adir", text, "3:", "end of file");
+}
+
+#[test]
+fn unknown_opcode_is_a_diagnostic() {
+    let text = "func @f(%a: i32) -> i32 {\n^entry:\n  %b = frobnicate i32 %a, %a\n  ret %b\n}\n";
+    assert_rejected("opcode.adir", text, "3:8", "frobnicate");
+}
+
+#[test]
+fn type_mismatch_is_a_diagnostic() {
+    let text = "func @f(%a: i64) -> i32 {\n^entry:\n  %b = add i32 %a, %a\n  ret %b\n}\n";
+    assert_rejected("mismatch.adir", text, "3:", "i64");
+}
+
+#[test]
+fn use_before_def_is_a_diagnostic() {
+    let text = "func @f(%a: i32) -> i32 {\n^entry:\n  %c = add i32 %b, %a\n  %b = add i32 %a, %a\n  ret %c\n}\n";
+    assert_rejected("usedef.adir", text, "3:", "%b");
+}
+
+#[test]
+fn wrong_block_argument_count_is_a_diagnostic() {
+    let text = "func @f(%a: i32) -> i32 {\n^entry:\n  jump ^next(%a, %a)\n^next(%x: i32):\n  ret %x\n}\n";
+    assert_rejected("blockargs.adir", text, "3:", "argument");
+}
+
+#[test]
+fn missing_file_is_an_error_not_a_panic() {
+    let out = adc(&["opt", "does/not/exist.adir"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("cannot read does/not/exist.adir"), "{}", stderr(&out));
+}
+
+#[test]
+fn unknown_pass_lists_the_registry() {
+    let out = adc(&["opt", "examples/sum.adir", "--passes", "licm"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("unknown pass `licm`"), "{}", stderr(&out));
+}
+
+#[test]
+fn opt_prints_a_fixed_point() {
+    let out = adc(&["opt", "examples/sum.adir"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let printed = scratch("printed.adir", &stdout(&out));
+    let again = adc(&["opt", printed.to_str().unwrap()]);
+    assert_eq!(stdout(&out), stdout(&again));
+}
+
+#[test]
+fn interp_runs_a_loop_and_shows_buffers() {
+    let out = adc(&["interp", "examples/sum.adir", "--fn", "sum_of_squares", "[f64 1.0, 2.0, 3.0]", "3"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "14.0");
+    let out = adc(&["interp", "examples/sum.adir", "--fn", "scale", "$v = [f64 1.0, -2.0]", "3.0", "2"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "$v = [f64 3.0, -6.0]");
+}
+
+#[test]
+fn interp_reports_out_of_bounds() {
+    let out = adc(&["interp", "examples/sum.adir", "--fn", "sum_of_squares", "[f64 1.0]", "2"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("out of bounds"), "{}", stderr(&out));
+}
+
+#[test]
+fn interp_rejects_bad_arguments() {
+    let out = adc(&["interp", "examples/sum.adir", "--fn", "norm", "1.5", "2"]);
+    assert_eq!(out.status.code(), Some(1));
+    let out = adc(&["interp", "examples/sum.adir", "--fn", "nope"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("no function @nope"), "{}", stderr(&out));
+}
+
+#[test]
+fn test_subcommand_counts() {
+    let good = scratch("good.adir", "; test interpret\n; run: @id(7) == 7\nfunc @id(%a: i32) -> i32 {\n^entry:\n  ret %a\n}\n");
+    let bad = scratch("bad.adir", "; test interpret\n; run: @id(7) == 8\nfunc @id(%a: i32) -> i32 {\n^entry:\n  ret %a\n}\n");
+    let out = adc(&["test", good.to_str().unwrap(), bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("1 passed, 1 failed"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("expected 8, got 7"), "{}", stdout(&out));
+}
+
+#[test]
+fn help_documents_every_subcommand() {
+    let out = adc(&["--help"]);
+    assert!(out.status.success());
+    let help = stdout(&out);
+    for sub in ["opt", "interp", "test"] {
+        assert!(help.contains(sub), "{help}");
+        let sub_help = adc(&[sub, "--help"]);
+        assert!(stdout(&sub_help).contains("Example"), "{sub}: {}", stdout(&sub_help));
+    }
+    let out = adc(&["bogus"]);
+    assert_eq!(out.status.code(), Some(1));
+}
