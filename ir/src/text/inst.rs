@@ -324,7 +324,7 @@ impl<'a> FnCtx<'a> {
                     None => None,
                 };
                 let sig = Signature { params: params.into_iter().map(|p| p.ty).collect(), ret, varargs };
-                let callee = self.typed(c, &Type::PTR)?;
+                let callee = self.operand(c)?;
                 let group = c.expect_group(Delim::Paren, "the arguments")?;
                 let args = self.operand_list(c, group)?;
                 let attrs = func_attrs(c)?;
