@@ -17,6 +17,7 @@ pub mod layout;
 pub mod module;
 pub mod text;
 pub mod types;
+pub mod verify;
 
 pub use constant::{Constant, Symbol};
 pub use diagnostic::{Diagnostic, Diagnostics};
