@@ -13,6 +13,7 @@ pub mod diagnostic;
 pub mod entities;
 pub mod function;
 pub mod instructions;
+pub mod interp;
 pub mod layout;
 pub mod module;
 pub mod text;
