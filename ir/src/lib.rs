@@ -13,10 +13,12 @@ pub mod diagnostic;
 pub mod entities;
 pub mod function;
 pub mod instructions;
+pub mod interp;
 pub mod layout;
 pub mod module;
 pub mod text;
 pub mod types;
+pub mod verify;
 
 pub use constant::{Constant, Symbol};
 pub use diagnostic::{Diagnostic, Diagnostics};
