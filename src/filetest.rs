@@ -82,7 +82,9 @@ impl FileTest {
             if line.trim_start().starts_with(OUTPUT_MARKER) {
                 break;
             }
-            let Some(comment) = line.trim_start().strip_prefix(';') else { continue };
+            let Some(comment) = line.trim_start().strip_prefix(';') else {
+                continue;
+            };
             let comment = comment.trim();
             if let Some(rest) = comment.strip_prefix("test ") {
                 let mut words = rest.split_whitespace();
@@ -100,7 +102,9 @@ impl FileTest {
                 for flag in words {
                     match flag {
                         "precise-output" => precise_output = true,
-                        other => return Err(format!("line {}: unknown test flag `{other}`", index + 1)),
+                        other => {
+                            return Err(format!("line {}: unknown test flag `{other}`", index + 1))
+                        }
                     }
                 }
             } else if let Some(rest) = comment.strip_prefix("passes:") {
@@ -109,9 +113,16 @@ impl FileTest {
                 runs.push((index + 1, rest.trim().to_string()));
             } else if let Some(rest) = comment.strip_prefix("error:") {
                 errors.push(rest.trim().to_string());
-            } else if ["check:", "nextln:", "sameln:", "not:", "unordered:", "regex:"]
-                .iter()
-                .any(|d| comment.starts_with(d))
+            } else if [
+                "check:",
+                "nextln:",
+                "sameln:",
+                "not:",
+                "unordered:",
+                "regex:",
+            ]
+            .iter()
+            .any(|d| comment.starts_with(d))
             {
                 checks.push(comment.to_string());
             }
@@ -130,7 +141,10 @@ impl FileTest {
     }
 
     fn file_name(&self) -> String {
-        self.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+        self.path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
     }
 
     /// Runs the test. `bless` rewrites a precise-output block instead of failing on it.
@@ -150,12 +164,17 @@ impl FileTest {
                 if self.errors.is_empty() {
                     return Err(rendered);
                 }
-                let missing: Vec<_> =
-                    self.errors.iter().filter(|e| !rendered.contains(e.as_str())).collect();
+                let missing: Vec<_> = self
+                    .errors
+                    .iter()
+                    .filter(|e| !rendered.contains(e.as_str()))
+                    .collect();
                 if missing.is_empty() {
                     return Ok(());
                 }
-                return Err(format!("expected diagnostics containing {missing:?}, got:\n{rendered}"));
+                return Err(format!(
+                    "expected diagnostics containing {missing:?}, got:\n{rendered}"
+                ));
             }
         };
         let printed = round_trip(&module)?;
@@ -199,7 +218,9 @@ impl FileTest {
         if !self.checks.is_empty() {
             let mut builder = filecheck::CheckerBuilder::new();
             for check in &self.checks {
-                builder.directive(check).map_err(|e| format!("bad directive `{check}`: {e}"))?;
+                builder
+                    .directive(check)
+                    .map_err(|e| format!("bad directive `{check}`: {e}"))?;
             }
             let (ok, explanation) = builder
                 .finish()
@@ -258,14 +279,22 @@ impl FileTest {
 fn round_trip(module: &Module) -> Result<String, String> {
     let printed = print_module(module);
     let reparsed = parse_module(&printed).map_err(|d| {
-        format!("the printed module does not parse back:\n{}\n{printed}", d.render("printed", &printed))
+        format!(
+            "the printed module does not parse back:\n{}\n{printed}",
+            d.render("printed", &printed)
+        )
     })?;
     verify_module(&reparsed).map_err(|d| {
-        format!("the re-parsed module does not verify:\n{}", d.render("printed", &printed))
+        format!(
+            "the re-parsed module does not verify:\n{}",
+            d.render("printed", &printed)
+        )
     })?;
     let again = print_module(&reparsed);
     if again != printed {
-        return Err(format!("printing is not a fixed point:\nfirst:\n{printed}\nsecond:\n{again}"));
+        return Err(format!(
+            "printing is not a fixed point:\nfirst:\n{printed}\nsecond:\n{again}"
+        ));
     }
     Ok(printed)
 }

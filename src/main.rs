@@ -74,7 +74,11 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { ExitCode::from(1) } else { ExitCode::SUCCESS };
+            return if e.use_stderr() {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            };
         }
     };
     match run(cli.command) {
@@ -88,7 +92,12 @@ fn main() -> ExitCode {
 
 fn run(command: Command) -> Result<ExitCode> {
     match command {
-        Command::Opt { input, passes, verify_each, output } => {
+        Command::Opt {
+            input,
+            passes,
+            verify_each,
+            output,
+        } => {
             let (_, mut module) = load(&input)?;
             let passes = adc_passes::parse_pass_list(&passes).map_err(|d| anyhow!("{d}"))?;
             adc_passes::run_passes(&mut module, &passes, verify_each)
@@ -102,14 +111,26 @@ fn run(command: Command) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Interp { input, function, args, fuel } => {
+        Command::Interp {
+            input,
+            function,
+            args,
+            fuel,
+        } => {
             let (_, module) = load(&input)?;
             let args = args
                 .iter()
                 .map(|a| parse_arg(a))
                 .collect::<Result<Vec<_>>>()?;
-            let invocation = Invocation { function, args, expect: None, clauses: Vec::new() };
-            let outcome = invocation.evaluate(&module, fuel).map_err(|e| anyhow!("error: {e}"))?;
+            let invocation = Invocation {
+                function,
+                args,
+                expect: None,
+                clauses: Vec::new(),
+            };
+            let outcome = invocation
+                .evaluate(&module, fuel)
+                .map_err(|e| anyhow!("error: {e}"))?;
             print!("{}", outcome.output);
             if let Some(result) = outcome.result {
                 println!("{result}");
@@ -132,7 +153,11 @@ fn run(command: Command) -> Result<ExitCode> {
                 }
             }
             println!("{passed} passed, {failed} failed");
-            Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+            Ok(if failed == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
         }
     }
 }

@@ -36,7 +36,10 @@ fn assert_rejected(name: &str, text: &str, line_col: &str, message: &str) {
     let out = adc(&["opt", path.to_str().unwrap()]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{name}: {err}");
-    assert!(err.contains(&format!("{name}:{line_col}")), "{name}: no {line_col} in:\n{err}");
+    assert!(
+        err.contains(&format!("{name}:{line_col}")),
+        "{name}: no {line_col} in:\n{err}"
+    );
     assert!(err.contains(message), "{name}: no `{message}` in:\n{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
@@ -67,7 +70,8 @@ fn use_before_def_is_a_diagnostic() {
 
 #[test]
 fn wrong_block_argument_count_is_a_diagnostic() {
-    let text = "func @f(%a: i32) -> i32 {\n^entry:\n  jump ^next(%a, %a)\n^next(%x: i32):\n  ret %x\n}\n";
+    let text =
+        "func @f(%a: i32) -> i32 {\n^entry:\n  jump ^next(%a, %a)\n^next(%x: i32):\n  ret %x\n}\n";
     assert_rejected("blockargs.adir", text, "3:", "argument");
 }
 
@@ -75,14 +79,22 @@ fn wrong_block_argument_count_is_a_diagnostic() {
 fn missing_file_is_an_error_not_a_panic() {
     let out = adc(&["opt", "does/not/exist.adir"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("cannot read does/not/exist.adir"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot read does/not/exist.adir"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
 fn unknown_pass_lists_the_registry() {
     let out = adc(&["opt", "examples/sum.adir", "--passes", "licm"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("unknown pass `licm`"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("unknown pass `licm`"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -96,17 +108,39 @@ fn opt_prints_a_fixed_point() {
 
 #[test]
 fn interp_runs_a_loop_and_shows_buffers() {
-    let out = adc(&["interp", "examples/sum.adir", "--fn", "sum_of_squares", "[f64 1.0, 2.0, 3.0]", "3"]);
+    let out = adc(&[
+        "interp",
+        "examples/sum.adir",
+        "--fn",
+        "sum_of_squares",
+        "[f64 1.0, 2.0, 3.0]",
+        "3",
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out).trim(), "14.0");
-    let out = adc(&["interp", "examples/sum.adir", "--fn", "scale", "$v = [f64 1.0, -2.0]", "3.0", "2"]);
+    let out = adc(&[
+        "interp",
+        "examples/sum.adir",
+        "--fn",
+        "scale",
+        "$v = [f64 1.0, -2.0]",
+        "3.0",
+        "2",
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out).trim(), "$v = [f64 3.0, -6.0]");
 }
 
 #[test]
 fn interp_reports_out_of_bounds() {
-    let out = adc(&["interp", "examples/sum.adir", "--fn", "sum_of_squares", "[f64 1.0]", "2"]);
+    let out = adc(&[
+        "interp",
+        "examples/sum.adir",
+        "--fn",
+        "sum_of_squares",
+        "[f64 1.0]",
+        "2",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("out of bounds"), "{}", stderr(&out));
 }
@@ -117,17 +151,35 @@ fn interp_rejects_bad_arguments() {
     assert_eq!(out.status.code(), Some(1));
     let out = adc(&["interp", "examples/sum.adir", "--fn", "nope"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("no function @nope"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no function @nope"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
 fn test_subcommand_counts() {
-    let good = scratch("good.adir", "; test interpret\n; run: @id(7) == 7\nfunc @id(%a: i32) -> i32 {\n^entry:\n  ret %a\n}\n");
-    let bad = scratch("bad.adir", "; test interpret\n; run: @id(7) == 8\nfunc @id(%a: i32) -> i32 {\n^entry:\n  ret %a\n}\n");
+    let good = scratch(
+        "good.adir",
+        "; test interpret\n; run: @id(7) == 7\nfunc @id(%a: i32) -> i32 {\n^entry:\n  ret %a\n}\n",
+    );
+    let bad = scratch(
+        "bad.adir",
+        "; test interpret\n; run: @id(7) == 8\nfunc @id(%a: i32) -> i32 {\n^entry:\n  ret %a\n}\n",
+    );
     let out = adc(&["test", good.to_str().unwrap(), bad.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stdout(&out).contains("1 passed, 1 failed"), "{}", stdout(&out));
-    assert!(stdout(&out).contains("expected 8, got 7"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("1 passed, 1 failed"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stdout(&out).contains("expected 8, got 7"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]
@@ -138,7 +190,11 @@ fn help_documents_every_subcommand() {
     for sub in ["opt", "interp", "test"] {
         assert!(help.contains(sub), "{help}");
         let sub_help = adc(&[sub, "--help"]);
-        assert!(stdout(&sub_help).contains("Example"), "{sub}: {}", stdout(&sub_help));
+        assert!(
+            stdout(&sub_help).contains("Example"),
+            "{sub}: {}",
+            stdout(&sub_help)
+        );
     }
     let out = adc(&["bogus"]);
     assert_eq!(out.status.code(), Some(1));

@@ -67,8 +67,7 @@ impl Constant {
                 elems.len() as u64 == u64::from(*n) && elems.iter().all(|e| e.fits(elem))
             }
             (Constant::Elements(elems), Type::Struct(s)) => {
-                elems.len() == s.fields.len()
-                    && elems.iter().zip(&s.fields).all(|(e, t)| e.fits(t))
+                elems.len() == s.fields.len() && elems.iter().zip(&s.fields).all(|(e, t)| e.fits(t))
             }
             _ => false,
         }

@@ -36,7 +36,11 @@ impl Layout {
 
     /// Places `block` just before `before` (which must be laid out).
     pub fn insert_block_before(&mut self, block: Block, before: Block) {
-        let position = self.blocks.iter().position(|b| *b == before).unwrap_or(self.blocks.len());
+        let position = self
+            .blocks
+            .iter()
+            .position(|b| *b == before)
+            .unwrap_or(self.blocks.len());
         self.block_inserted[block] = true;
         self.blocks.insert(position, block);
     }
@@ -75,7 +79,9 @@ impl Layout {
 
     /// Places `inst` just before `before`, in `before`'s block.
     pub fn insert_inst_before(&mut self, inst: Inst, before: Inst) {
-        let Some(block) = self.inst_block[before] else { return };
+        let Some(block) = self.inst_block[before] else {
+            return;
+        };
         let list = &mut self.block_insts[block];
         let position = list.iter().position(|i| *i == before).unwrap_or(list.len());
         list.insert(position, inst);
