@@ -664,11 +664,22 @@ impl<'a> FuncVerifier<'a> {
                         .blocks
                         .get(def_block)
                         .is_some_and(|b| b.params.get(param_index as usize) == Some(&v));
-                    if !consistent || !self.laid_out.contains(&def_block) {
+                    if !self.laid_out.contains(&def_block) {
                         self.error(
                             at,
                             format!("use of {name}, a parameter of a block that is not laid out"),
                             "defined nowhere in this function",
+                        );
+                        continue;
+                    }
+                    if !consistent {
+                        self.error(
+                            at,
+                            format!(
+                                "use of {name}, which claims to be parameter {param_index} of block {} but is not",
+                                self.block_name(def_block)
+                            ),
+                            "inconsistent value definition",
                         );
                         continue;
                     }
