@@ -9,6 +9,7 @@
 //! where every dominator comes first. Anything a later block uses comes from a dominator,
 //! from its own parameters, or is created on the spot as a `const`.
 
+// Each test binary that includes this module uses a different part of it.
 #![allow(dead_code)]
 
 use std::collections::HashSet;
