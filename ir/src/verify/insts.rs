@@ -83,6 +83,13 @@ impl Kind {
     }
 }
 
+/// How a call names its callee in messages (computed only for errors).
+#[derive(Copy, Clone)]
+enum Callee<'n> {
+    Direct(&'n str),
+    Indirect(Value),
+}
+
 /// Whether `data` is a call whose callee returns nothing.
 pub(super) fn returns_void(module: &Module, data: &InstructionData) -> bool {
     match data {
@@ -424,10 +431,7 @@ impl<'a> FuncVerifier<'a> {
                 self.expect(at, op, "length", *len, Kind::Int);
             }
             I::Call { callee, args, .. } => match self.module.functions.get(*callee) {
-                Some(f) => {
-                    let name = symbol_name(&f.name);
-                    self.check_call_args(at, &name, &f.signature, args);
-                }
+                Some(f) => self.check_call_args(at, Callee::Direct(&f.name), &f.signature, args),
                 None => self.error(
                     at,
                     format!("call to unknown function {callee}"),
@@ -441,8 +445,7 @@ impl<'a> FuncVerifier<'a> {
                     self.check_type(at, ty);
                 }
                 self.expect(at, op, "callee", *callee, Kind::Ptr);
-                let name = self.value_name(*callee);
-                self.check_call_args(at, &name, sig, args);
+                self.check_call_args(at, Callee::Indirect(*callee), sig, args);
             }
             I::ExtractLane { vector, index } => {
                 self.expect(at, op, "operand", *vector, Kind::Vector);
@@ -604,9 +607,14 @@ impl<'a> FuncVerifier<'a> {
         }
     }
 
-    fn check_call_args(&mut self, at: At, callee: &str, sig: &Signature, args: &[Value]) {
+    fn check_call_args(&mut self, at: At, callee: Callee, sig: &Signature, args: &[Value]) {
         let (given, fixed) = (args.len(), sig.params.len());
+        let callee = |this: &Self| match callee {
+            Callee::Direct(name) => symbol_name(name),
+            Callee::Indirect(v) => this.value_name(v),
+        };
         if given < fixed || (given > fixed && !sig.varargs) {
+            let callee = callee(self);
             let takes = if sig.varargs {
                 format!("at least {fixed}")
             } else {
@@ -624,6 +632,7 @@ impl<'a> FuncVerifier<'a> {
         for (i, (&arg, expected)) in args.iter().zip(&sig.params).enumerate() {
             if let Some(ty) = self.ty(arg).filter(|t| *t != expected) {
                 let name = self.value_name(arg);
+                let callee = callee(self);
                 self.error(
                     at,
                     format!("argument {i} ({name}) of call to {callee} has type {ty}, expected {expected}"),
@@ -770,8 +779,8 @@ impl<'a> FuncVerifier<'a> {
             );
             return;
         };
-        let name = self.block_name(target);
         if !self.laid_out.contains(&target) {
+            let name = self.block_name(target);
             self.error(
                 at,
                 format!("branch to block {name}, which is not laid out"),
@@ -781,6 +790,7 @@ impl<'a> FuncVerifier<'a> {
         }
         let params = &data.params;
         if call.args.len() != params.len() {
+            let name = self.block_name(target);
             self.error(
                 at,
                 format!(
@@ -797,6 +807,7 @@ impl<'a> FuncVerifier<'a> {
                 if ty != expected {
                     let arg_name = self.value_name(arg);
                     let param_name = self.value_name(param);
+                    let name = self.block_name(target);
                     self.error(
                         at,
                         format!(

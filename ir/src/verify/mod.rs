@@ -608,89 +608,89 @@ impl<'a> FuncVerifier<'a> {
     fn check_operands_defined(&mut self, block: Block, inst: Inst, index: u32) {
         let at = At::Inst(block, inst);
         let args = self.func.dfg.insts[inst].args();
-        let mut reported = HashSet::new();
-        for v in args {
-            if !reported.insert(v) {
+        for (i, &v) in args.iter().enumerate() {
+            // `add %y, %y` is one problem, not two.
+            if args[..i].contains(&v) {
                 continue;
             }
-            let Some(data) = self.func.dfg.values.get(v) else {
-                self.error(
-                    at,
-                    format!("use of undefined value {v}"),
-                    "this value does not exist",
-                );
-                continue;
-            };
-            let name = self.value_name(v);
-            let def_block = match data.def {
-                ValueDef::Result(def) => {
-                    let Some((def_block, def_index)) = self.position.get(def).copied().flatten()
-                    else {
-                        self.error(
-                            at,
-                            format!("use of {name}, whose defining instruction is not laid out"),
-                            "defined nowhere in this function",
-                        );
-                        continue;
-                    };
-                    if self.func.dfg.inst_result(def) != Some(v) {
-                        self.error(
-                            at,
-                            format!(
-                                "use of {name}, which is not the result of its recorded definition"
-                            ),
-                            "inconsistent value definition",
-                        );
-                        continue;
-                    }
-                    if def_block == block && self.is_reachable(block) && def_index >= index {
-                        let message = if def_index == index {
-                            format!("instruction uses its own result {name}")
-                        } else {
-                            format!(
-                                "use of {name} before its definition in block {}",
-                                self.block_name(block)
-                            )
-                        };
-                        self.error(at, message, format!("{name} is defined later"));
-                        continue;
-                    }
-                    def_block
-                }
-                ValueDef::Param(def_block, param_index) => {
-                    let consistent = self
-                        .func
-                        .dfg
-                        .blocks
-                        .get(def_block)
-                        .is_some_and(|b| b.params.get(param_index as usize) == Some(&v));
-                    if !consistent || !self.laid_out.contains(&def_block) {
-                        self.error(
-                            at,
-                            format!("use of {name}, a parameter of a block that is not laid out"),
-                            "defined nowhere in this function",
-                        );
-                        continue;
-                    }
-                    def_block
-                }
-            };
-            let dominated = self
-                .domtree
-                .as_ref()
-                .is_none_or(|t| !t.is_reachable(block) || t.dominates(def_block, block));
-            if !dominated {
-                let def_name = self.block_name(def_block);
-                self.error(
-                    at,
-                    format!(
-                        "{name} (defined in block {def_name}) does not dominate its use in block {}",
-                        self.block_name(block)
-                    ),
-                    format!("{name} is not available here"),
-                );
+            if let Some((message, label)) = self.use_problem(block, index, v) {
+                self.error(at, message, label);
             }
         }
+    }
+
+    /// What is wrong with using `v` at position `index` of `block`, if anything: (message,
+    /// label). Names are only computed for problems, so that a clean run allocates none.
+    fn use_problem(&self, block: Block, index: u32, v: Value) -> Option<(String, String)> {
+        let Some(data) = self.func.dfg.values.get(v) else {
+            let message = format!("use of undefined value {v}");
+            return Some((message, "this value does not exist".to_string()));
+        };
+        let name = || self.value_name(v);
+        let def_block = match data.def {
+            ValueDef::Result(def) => {
+                let Some((def_block, def_index)) = self.position.get(def).copied().flatten() else {
+                    let message = format!(
+                        "use of {}, whose defining instruction is not laid out",
+                        name()
+                    );
+                    return Some((message, "defined nowhere in this function".to_string()));
+                };
+                if self.func.dfg.inst_result(def) != Some(v) {
+                    let message = format!(
+                        "use of {}, which is not the result of its recorded definition",
+                        name()
+                    );
+                    return Some((message, "inconsistent value definition".to_string()));
+                }
+                if def_block == block && self.is_reachable(block) && def_index >= index {
+                    let message = if def_index == index {
+                        format!("instruction uses its own result {}", name())
+                    } else {
+                        format!(
+                            "use of {} before its definition in block {}",
+                            name(),
+                            self.block_name(block)
+                        )
+                    };
+                    return Some((message, format!("{} is defined later", name())));
+                }
+                def_block
+            }
+            ValueDef::Param(def_block, param_index) => {
+                if !self.laid_out.contains(&def_block) {
+                    let message = format!(
+                        "use of {}, a parameter of a block that is not laid out",
+                        name()
+                    );
+                    return Some((message, "defined nowhere in this function".to_string()));
+                }
+                let params = &self.func.dfg.blocks[def_block].params;
+                if params.get(param_index as usize) != Some(&v) {
+                    let message = format!(
+                        "use of {}, which claims to be parameter {param_index} of block {} but is not",
+                        name(),
+                        self.block_name(def_block)
+                    );
+                    return Some((message, "inconsistent value definition".to_string()));
+                }
+                def_block
+            }
+        };
+        let dominated = self
+            .domtree
+            .as_ref()
+            .is_none_or(|t| !t.is_reachable(block) || t.dominates(def_block, block));
+        if dominated {
+            return None;
+        }
+        let message = format!(
+            "{} (defined in block {}) does not dominate its use in block {}",
+            name(),
+            self.block_name(def_block),
+            self.block_name(block)
+        );
+        Some((message, format!("{} is not available here", name())))
     }
 
     /// The stored result matches what the instruction computes: present iff it has one,

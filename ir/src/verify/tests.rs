@@ -957,3 +957,21 @@ fn malformed_in_memory_ir_does_not_panic() {
         "{text}"
     );
 }
+
+#[test]
+fn long_block_chains_do_not_overflow_the_stack() {
+    // Depth-first walks are iterative: 20,000 blocks in a row, each using the entry's
+    // parameter and passing a value along.
+    let m = module_with(&[], sig(vec![Type::I64], Some(Type::I64)), |b, p, _| {
+        let mut carried = p[0];
+        for _ in 0..20_000 {
+            let next = b.create_block();
+            let param = b.append_block_param(next, Type::I64);
+            b.jump(next, vec![carried]);
+            b.switch_to_block(next);
+            carried = b.binary(BinaryOp::Add, param, p[0]);
+        }
+        b.ret(Some(carried));
+    });
+    assert_ok(&m);
+}
