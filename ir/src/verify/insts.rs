@@ -140,17 +140,6 @@ fn flags_of(data: &InstructionData) -> InstFlags {
     }
 }
 
-/// Strength of the load half of an ordering. A `cmpxchg` failure only loads, so its
-/// ordering may not exceed the load half of the success ordering (the C++11 rule, which
-/// LLVM enforced before version 13).
-fn load_strength(ordering: Ordering) -> u8 {
-    match ordering {
-        Ordering::Unordered => 0,
-        Ordering::Monotonic | Ordering::Release => 1,
-        Ordering::Acquire | Ordering::AcqRel => 2,
-        Ordering::SeqCst => 3,
-    }
-}
 
 /// Why a cast from `src` to `dst` is not legal, if it is not.
 fn cast_problem(op: CastOp, src: &Type, dst: &Type) -> Option<&'static str> {
@@ -752,19 +741,12 @@ impl<'a> FuncVerifier<'a> {
             );
             return;
         }
+        // Since LLVM 13 the failure ordering may be stronger than the success ordering.
         if matches!(failure, Ordering::Release | Ordering::AcqRel) {
             self.error(
                 at,
                 format!("`cmpxchg` failure ordering cannot be {failure}"),
                 "a failed cmpxchg only loads",
-            );
-        } else if load_strength(failure) > load_strength(success) {
-            self.error(
-                at,
-                format!(
-                    "`cmpxchg` failure ordering {failure} is stronger than success ordering {success}"
-                ),
-                "failure ordering too strong",
             );
         }
     }
