@@ -70,7 +70,7 @@ fn recovered_errors(source: &str, tree: &ast::Module) -> Vec<Diagnostic> {
     for item in &tree.items {
         match item {
             Item::Error(recovered) => {
-                if !previous_broken {
+                if !previous_broken || starts_item(source, &recovered.error) {
                     out.extend(syntax_diagnostic(source, recovered.error.clone()));
                 }
                 previous_broken = true;
@@ -85,15 +85,41 @@ fn recovered_errors(source: &str, tree: &ast::Module) -> Vec<Diagnostic> {
                     }
                 }
             }
-            Item::Line(_) => previous_broken = false,
+            // Only a line that starts a new item ends the run: the body lines of a broken
+            // function (`ret %x`) also parse as lines.
+            Item::Line(line) => {
+                if matches!(line.keyword.as_str(), "target" | "global" | "declare") {
+                    previous_broken = false;
+                }
+            }
         }
     }
     out
 }
 
+/// Whether the line of a syntax error starts with an item keyword: a new item, whose
+/// error is worth reporting even right after another broken one.
+fn starts_item(source: &str, error: &ParseError<usize, Token, LexError>) -> bool {
+    let at = match error {
+        ParseError::UnrecognizedToken { token: (start, ..), .. }
+        | ParseError::ExtraToken { token: (start, ..) } => *start,
+        ParseError::InvalidToken { location } | ParseError::UnrecognizedEof { location, .. } => {
+            *location
+        }
+        ParseError::User { error } => error.span.start,
+    };
+    let before = source.get(..at.min(source.len())).unwrap_or("");
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let line = source.get(line_start..).unwrap_or("").trim_start();
+    ["func", "global", "declare", "target"].iter().any(|k| {
+        line.strip_prefix(k).is_some_and(|rest| rest.starts_with([' ', '\t', '@']))
+    })
+}
+
 fn syntax_diagnostic(source: &str, error: ParseError<usize, Token, LexError>) -> Option<Diagnostic> {
     let end_of_file = |expected: &[String]| {
-        let end = source.len();
+        // Just after the last line's text rather than on the empty line that follows it.
+        let end = source.strip_suffix('\n').unwrap_or(source).len();
         Diagnostic::new("unexpected end of file")
             .with_span(TextSpan::new(end, end))
             .with_label(format!("expected {}", describe_expected(expected)))
@@ -138,7 +164,7 @@ fn describe_expected(expected: &[String]) -> String {
         parts.push("an operand".to_string());
     }
     for name in names {
-        if any_atom && ATOM_STARTS.contains(&name) && name != "{" {
+        if any_atom && ATOM_STARTS.contains(&name) {
             continue;
         }
         parts.push(match name {
@@ -403,6 +429,8 @@ struct BodyLowerer<'l, 's> {
     broken: &'l HashSet<FuncId>,
     func: &'l mut Function,
     values: HashMap<String, (Value, TextSpan)>,
+    /// Result names of lines that failed to lower.
+    failed: HashSet<String>,
     diags: Vec<Diagnostic>,
 }
 
@@ -414,6 +442,7 @@ impl<'l, 's> BodyLowerer<'l, 's> {
             broken: &lowerer.broken,
             func,
             values: HashMap::new(),
+            failed: HashSet::new(),
             diags: Vec::new(),
         }
     }
@@ -447,20 +476,29 @@ impl<'l, 's> BodyLowerer<'l, 's> {
         for (block_def, &block) in def.blocks.iter().zip(self.func.layout.blocks().to_vec().iter()) {
             for line in &block_def.insts {
                 let InstLine::Inst(inst) = line else { continue };
+                // A line that fails defines nothing; its result name is remembered so that
+                // its uses are not reported as undefined too.
+                let fail = |this: &mut Self, error: Option<Diagnostic>| {
+                    this.diags.extend(error);
+                    if let Some((name, _)) = &inst.result {
+                        this.failed.insert(name.clone());
+                    }
+                };
                 let lowered = match ctx.lower(inst) {
                     Ok(lowered) => lowered,
                     Err(error) => {
-                        self.diags.push(error);
+                        fail(&mut self, Some(error));
                         continue;
                     }
                 };
                 if let InstructionData::Call { callee, .. } = &lowered.data {
                     if self.broken.contains(callee) {
+                        fail(&mut self, None);
                         continue;
                     }
                 }
                 if let Err(error) = check_result(inst, lowered.result_ty.as_ref()) {
-                    self.diags.push(error);
+                    fail(&mut self, Some(error));
                     continue;
                 }
                 let dfg = &mut self.func.dfg;
@@ -483,6 +521,7 @@ impl<'l, 's> BodyLowerer<'l, 's> {
             .iter()
             .map(|(name, span)| match self.values.get(name.as_str()) {
                 Some((value, _)) => Some(*value),
+                None if self.failed.contains(name.as_str()) => None,
                 None => {
                     self.diags.push(
                         Diagnostic::new(format!("use of undefined value {}", sigil_name('%', name)))
@@ -584,7 +623,14 @@ impl<'l, 's> BodyLowerer<'l, 's> {
                             .with_span(group.span)
                             .with_label("remove `...`"),
                     ),
-                    Err(error) => self.diags.push(error),
+                    Err(error) => {
+                        self.diags.push(error);
+                        for atom in &group.atoms {
+                            if let AtomKind::Value(name) = &atom.kind {
+                                self.failed.insert(name.clone());
+                            }
+                        }
+                    }
                 }
             }
         }
