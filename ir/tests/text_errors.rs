@@ -270,6 +270,16 @@ fn bad_flags() {
         "nnan",
         "`ctpop` takes no flags",
     );
+    expect(
+        &func("  %y = ptradd nuw ptr %p, %b\n  ret %x\n"),
+        "nuw",
+        "`ptradd` takes inbounds",
+    );
+    expect(
+        &func("  %c = icmp eq i32 %a, %a\n  %y = select nnan i32 %c, %a, %a\n  ret %x\n"),
+        "nnan",
+        "flag `nnan` is not allowed on `select` of i32",
+    );
 }
 
 #[test]

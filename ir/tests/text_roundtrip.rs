@@ -283,8 +283,8 @@ func internal @insts(%a: i32, %b: i32, %x: f64 noalias, %y: f64, %p: ptr noalias
   store %x, %p, align 8
   store volatile %a, %p, align 4
   %m4 = ptradd ptr %p, %n
-  %m5 = ptradd nuw inbounds ptr %p, %n
-  %m6 = ptradd nsw ptr addrspace(1) %t12, %n
+  %m5 = ptradd inbounds ptr %p, %n
+  %m6 = ptradd ptr addrspace(1) %t12, %n
   memcpy %p, %m0, %n
   memcpy volatile %p, %m0, %n
   memmove %p, %m0, %n

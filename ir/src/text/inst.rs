@@ -93,9 +93,6 @@ fn binary_flags(op: BinaryOp) -> InstFlags {
     }
 }
 
-const PTRADD_FLAGS: InstFlags =
-    InstFlags(InstFlags::INBOUNDS.0 | InstFlags::NUW.0 | InstFlags::NSW.0);
-
 fn flag_names(flags: InstFlags) -> String {
     let names: Vec<&str> = InstFlags::NAMES
         .iter()
@@ -328,8 +325,19 @@ impl<'a> FnCtx<'a> {
                 ));
             }
             "select" => {
+                let flag_atom = c.peek();
                 let flags = Self::flags(c, InstFlags::FAST, opcode)?;
                 let ty = c.ty()?;
+                if let Some(atom) = flag_atom.filter(|_| !flags.is_empty()) {
+                    if !ty.lane_type().is_float() {
+                        let flag = c.text(atom);
+                        return Err(Diagnostic::new(format!(
+                            "flag `{flag}` is not allowed on `select` of {ty}"
+                        ))
+                        .with_span(atom.span)
+                        .with_label("fast-math flags need a float type"));
+                    }
+                }
                 let cond = self.operand(c)?;
                 c.comma()?;
                 let a = self.typed(c, &ty)?;
@@ -392,7 +400,7 @@ impl<'a> FnCtx<'a> {
                 }
             }
             "ptradd" => {
-                let flags = Self::flags(c, PTRADD_FLAGS, opcode)?;
+                let flags = Self::flags(c, InstFlags::INBOUNDS, opcode)?;
                 let ty = c.ty()?;
                 let ptr = self.typed(c, &ty)?;
                 c.comma()?;
