@@ -77,7 +77,7 @@ fn unexpected_token_says_what_was_expected() {
     expect(
         &func("  %y = = fadd\n  ret %y\n"),
         "= fadd",
-        "unexpected `=`, expected a word",
+        "unexpected `=`, expected an opcode or keyword",
     );
     let src = "func @f() {\n^e:\n  ret )\n}\n";
     expect_offset(src, src.find("ret )").unwrap() + 4, "unexpected `)`");
@@ -412,13 +412,16 @@ fn truncated_input_points_at_the_end() {
         "{rendered}"
     );
     assert!(
-        rendered.contains("expected a word, a %value, a ^block label or `}`"),
+        rendered.contains("expected an opcode or keyword, a %value, a ^block label or `}`"),
         "{rendered}"
     );
     let src = "func @f(%x: f64) -> f64 {\n^e:\n  %y = fadd f64 %x,";
     expect_offset(src, src.len(), "unexpected end of file");
     let src = "global @g: [2 x i8";
     expect_offset(src, src.len(), "unexpected end of file");
+    let src = "func @f(%x: f64) -> f64\n^e:\n  ret %x\n}\n";
+    expect(src, "\n^e", "unexpected end of line");
+    assert!(errors(src).contains("a function header ends with the `{`"));
     let src = "declare @f(";
     expect_offset(src, src.len(), "unexpected end of file");
 }

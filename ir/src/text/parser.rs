@@ -100,6 +100,13 @@ fn recovered_errors(source: &str, tree: &ast::Module) -> Vec<Diagnostic> {
     out
 }
 
+/// The text of the line holding `offset`, from its first non-blank character on.
+fn line_of_offset(source: &str, offset: usize) -> &str {
+    let before = source.get(..offset.min(source.len())).unwrap_or("");
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    source.get(line_start..).unwrap_or("").trim_start()
+}
+
 /// Whether the line of a syntax error starts with an item keyword: a new item, whose
 /// error is worth reporting even right after another broken one.
 fn starts_item(source: &str, error: &ParseError<usize, Token, LexError>) -> bool {
@@ -113,9 +120,7 @@ fn starts_item(source: &str, error: &ParseError<usize, Token, LexError>) -> bool
         }
         ParseError::User { error } => error.span.start,
     };
-    let before = source.get(..at.min(source.len())).unwrap_or("");
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let line = source.get(line_start..).unwrap_or("").trim_start();
+    let line = line_of_offset(source, at);
     ["func", "global", "declare", "target"].iter().any(|k| {
         line.strip_prefix(k)
             .is_some_and(|rest| rest.starts_with([' ', '\t', '@']))
@@ -150,10 +155,17 @@ fn syntax_diagnostic(
             token: (start, token, end),
             expected,
         } => {
+            let header =
+                token == Token::Newline && line_of_offset(source, start).starts_with("func");
             let expected = describe_expected(&expected);
-            Diagnostic::new(format!("unexpected {token}, expected {expected}"))
+            let error = Diagnostic::new(format!("unexpected {token}, expected {expected}"))
                 .with_span(TextSpan::new(start, end.max(start + 1)))
-                .with_label(format!("expected {expected}"))
+                .with_label(format!("expected {expected}"));
+            if header {
+                error.with_note("a function header ends with the `{` that opens its body")
+            } else {
+                error
+            }
         }
         ParseError::ExtraToken {
             token: (start, token, end),
@@ -183,7 +195,8 @@ fn describe_expected(expected: &[String]) -> String {
         }
         parts.push(match name {
             "end of line" => "end of line".to_string(),
-            "word" => "a word".to_string(),
+            // Outside operands, a word starts a line: an opcode or an item keyword.
+            "word" => "an opcode or keyword".to_string(),
             "func" => "`func`".to_string(),
             "%value" => "a %value".to_string(),
             "^block" => "a ^block label".to_string(),
