@@ -4,6 +4,7 @@
 
 use cranelift_entity::EntityRef;
 
+use crate::constant::{mask_to_width, Constant};
 use crate::entities::{Block, FuncId, Inst, Value};
 use crate::function::{Function, Signature};
 use crate::instructions::{AtomicRmwOp, BinaryOp, BlockCall, InstructionData as I};
@@ -24,23 +25,27 @@ struct Frame<'m> {
     allocas: Vec<u64>,
     /// The caller's value that receives the result.
     ret_to: Option<Value>,
+    /// Reused buffer for block arguments.
+    scratch: Vec<Val>,
 }
 
 impl<'m> Frame<'m> {
     fn get(&self, v: Value) -> R<&Val> {
-        self.values
-            .get(v.index())
-            .and_then(Option::as_ref)
-            .ok_or_else(|| malformed(format!("use of value {v} before its definition")))
+        // Plain matches: this is the hottest path of the interpreter, also in debug builds.
+        match self.values.get(v.index()) {
+            Some(Some(val)) => Ok(val),
+            _ => Err(malformed(format!("use of value {v} before its definition"))),
+        }
     }
 
     fn set(&mut self, v: Value, val: Val) -> R<()> {
-        let slot = self
-            .values
-            .get_mut(v.index())
-            .ok_or_else(|| malformed(format!("value {v} does not exist")))?;
-        *slot = Some(val);
-        Ok(())
+        match self.values.get_mut(v.index()) {
+            Some(slot) => {
+                *slot = Some(val);
+                Ok(())
+            }
+            None => Err(malformed(format!("value {v} does not exist"))),
+        }
     }
 
     fn ty(&self, v: Value) -> R<&'m Type> {
@@ -72,27 +77,28 @@ impl<'m> Frame<'m> {
 
     /// Jumps to `dest`: evaluates every argument first, then assigns the parameters.
     fn branch(&mut self, dest: &BlockCall) -> R<()> {
-        let vals = dest
-            .args
-            .iter()
-            .map(|a| self.get(*a).cloned())
-            .collect::<R<Vec<_>>>()?;
-        let params = &self
-            .func
-            .dfg
-            .blocks
-            .get(dest.block)
-            .ok_or_else(|| malformed(format!("branch to unknown block {}", dest.block)))?
-            .params;
-        if params.len() != vals.len() {
+        let Some(block) = self.func.dfg.blocks.get(dest.block) else {
+            return Err(malformed(format!("branch to unknown block {}", dest.block)));
+        };
+        let params = &block.params;
+        if params.len() != dest.args.len() {
             return Err(malformed(format!(
                 "branch passes {} arguments to a block with {} parameters",
-                vals.len(),
+                dest.args.len(),
                 params.len()
             )));
         }
-        for (p, v) in params.iter().zip(vals) {
-            self.set(*p, v)?;
+        if !params.is_empty() {
+            // A parallel copy: read every argument before writing any parameter.
+            let mut scratch = std::mem::take(&mut self.scratch);
+            scratch.clear();
+            for a in &dest.args {
+                scratch.push(self.get(*a)?.clone());
+            }
+            for (p, v) in params.iter().zip(scratch.drain(..)) {
+                self.set(*p, v)?;
+            }
+            self.scratch = scratch;
         }
         self.block = dest.block;
         self.pos = 0;
@@ -203,6 +209,7 @@ impl<'m> Interpreter<'m> {
             pos: 0,
             allocas: Vec::new(),
             ret_to,
+            scratch: Vec::new(),
         });
         Ok(())
     }
@@ -310,26 +317,42 @@ impl<'m> Interpreter<'m> {
             .get(inst)
             .ok_or_else(|| malformed(format!("unknown instruction {inst}")))?;
         let result = match data {
+            I::Const {
+                ty,
+                value: Constant::Int(v),
+            } if ty.is_int() => Val::Int(mask_to_width(*v, ty.int_bits().unwrap_or(128))),
             I::Const { ty, value } => value::constant(ty, value, &|s| self.symbol_address(s))?,
             I::Unary { op, arg, .. } => value::unary(*op, frame.ty(*arg)?, frame.get(*arg)?)?,
-            I::Binary { op, args, .. } => value::binary(
-                *op,
-                frame.ty(args[0])?,
-                frame.get(args[0])?,
-                frame.get(args[1])?,
-            )?,
+            I::Binary { op, args, .. } => match (frame.get(args[0])?, frame.get(args[1])?) {
+                (Val::Int(a), Val::Int(b)) => {
+                    let bits = frame.ty(args[0])?.int_bits().unwrap_or(128);
+                    Val::Int(value::int_binary(*op, bits, *a, *b)?)
+                }
+                _ => value::binary(
+                    *op,
+                    frame.ty(args[0])?,
+                    frame.get(args[0])?,
+                    frame.get(args[1])?,
+                )?,
+            },
             I::Fma { args, .. } => value::fma(
                 frame.ty(args[0])?,
                 frame.get(args[0])?,
                 frame.get(args[1])?,
                 frame.get(args[2])?,
             )?,
-            I::Icmp { cond, args } => value::icmp(
-                *cond,
-                frame.ty(args[0])?,
-                frame.get(args[0])?,
-                frame.get(args[1])?,
-            )?,
+            I::Icmp { cond, args } => match (frame.get(args[0])?, frame.get(args[1])?) {
+                (Val::Int(a), Val::Int(b)) => {
+                    let bits = frame.ty(args[0])?.int_bits().unwrap_or(128);
+                    Val::bool(value::icmp_scalar(*cond, bits, *a, *b))
+                }
+                _ => value::icmp(
+                    *cond,
+                    frame.ty(args[0])?,
+                    frame.get(args[0])?,
+                    frame.get(args[1])?,
+                )?,
+            },
             I::Fcmp { cond, args, .. } => value::fcmp(
                 *cond,
                 frame.ty(args[0])?,

@@ -422,7 +422,7 @@ fn signed_min(bits: u32) -> u128 {
     1u128 << (bits - 1)
 }
 
-fn int_binary(op: BinaryOp, bits: u32, a: u128, b: u128) -> R<u128> {
+pub(crate) fn int_binary(op: BinaryOp, bits: u32, a: u128, b: u128) -> R<u128> {
     let (sa, sb) = (sign_extend(a, bits), sign_extend(b, bits));
     let shift = |b: u128| (b % u128::from(bits)) as u32;
     let r = match op {
