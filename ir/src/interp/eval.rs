@@ -291,7 +291,7 @@ impl<'m> Interpreter<'m> {
         if let Some(frame) = stack.last() {
             let printer = FunctionPrinter::new(self.module, frame.func);
             let block = printer.block(frame.block);
-            let (text, span) = match inst {
+            let (text, span) = match inst.filter(|i| frame.func.dfg.insts.is_valid(*i)) {
                 Some(i) => (printer.inst_to_string(i), frame.func.dfg.inst_spans[i]),
                 None => (
                     String::from("<end of block>"),
@@ -400,17 +400,28 @@ impl<'m> Interpreter<'m> {
                 return Ok(Flow::Next);
             }
             I::PtrAdd { ptr, offset, .. } => {
-                let off_ty = frame.ty(*offset)?;
-                value::map2(
-                    frame.ty(*ptr)?,
-                    frame.get(*ptr)?,
-                    frame.get(*offset)?,
-                    |_, p, o| {
-                        let bits = off_ty.lane_type().int_bits().unwrap_or(64);
-                        let o = crate::constant::sign_extend(o.as_int()?, bits) as u64;
-                        Ok(Val::Ptr(p.as_ptr()?.wrapping_add(o)))
-                    },
-                )?
+                let bits = frame.ty(*offset)?.lane_type().int_bits().unwrap_or(64);
+                let add = |p: &Val, o: &Val| -> R<Val> {
+                    let o = crate::constant::sign_extend(o.as_int()?, bits) as u64;
+                    Ok(Val::Ptr(p.as_ptr()?.wrapping_add(o)))
+                };
+                match (frame.get(*ptr)?, frame.get(*offset)?) {
+                    // A vector of pointers with one offset, or one pointer with a vector
+                    // of offsets: the scalar applies to every lane.
+                    (Val::Vector(ps), o @ Val::Int(_)) => {
+                        Val::Vector(ps.iter().map(|p| add(p, o)).collect::<R<_>>()?)
+                    }
+                    (p @ (Val::Ptr(_) | Val::Int(_)), Val::Vector(os)) => {
+                        Val::Vector(os.iter().map(|o| add(p, o)).collect::<R<_>>()?)
+                    }
+                    (Val::Vector(ps), Val::Vector(os)) if ps.len() == os.len() => Val::Vector(
+                        ps.iter()
+                            .zip(os)
+                            .map(|(p, o)| add(p, o))
+                            .collect::<R<_>>()?,
+                    ),
+                    (p, o) => add(p, o)?,
+                }
             }
             I::MemCopy {
                 dst,

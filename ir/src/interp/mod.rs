@@ -917,4 +917,26 @@ mod tests {
         assert_ne!(z1, z2);
         assert!(interp.read(&z1, &Type::I32, 1).is_err());
     }
+
+    #[test]
+    fn diagnostics_point_at_the_parsed_instruction() {
+        let text = "func @f(%a: i32) -> i32 {\n^entry:\n  %z = const i32 0\n  %r = sdiv i32 %a, %z\n  ret %r\n}\n\nfunc @g(%a: i32) -> i32 {\n^entry:\n  %r = call @f(%a)\n  ret %r\n}\n";
+        let m = crate::text::parse_module(text).unwrap();
+        let g = m.function_by_name("g").unwrap();
+        let mut interp = Interpreter::new(&m).unwrap();
+        let e = interp.call(g, &[Val::Int(1)]).unwrap_err();
+        let d = e.to_diagnostic();
+        let span = d.span.expect("parsed instructions have spans");
+        assert_eq!(&text[span.range()], "%r = sdiv i32 %a, %z");
+        assert_eq!(
+            d.notes,
+            vec![
+                "in function @f, block ^entry: `%r = sdiv i32 %a, %z`".to_string(),
+                "call stack: @g -> @f".to_string()
+            ]
+        );
+        let rendered = d.render("t.adir", text);
+        assert!(rendered.contains("t.adir:4:3"), "{rendered}");
+        assert!(rendered.contains("division by zero"), "{rendered}");
+    }
 }
