@@ -8,6 +8,23 @@
 //! - `eval`: the execution loop (explicit call stack, fuel, block arguments);
 //! - `external`: external functions dispatched by name (libc subset, printf);
 //! - `libm`: the C math library table.
+//!
+//! Semantic decisions (where LLVM leaves a choice, adc fixes one so that runs are exact):
+//! - integers wrap at their width whatever the `nsw`/`nuw`/`exact` flags say; shift amounts
+//!   are taken modulo the width; division by zero and `INT_MIN / -1` are errors;
+//! - `fminnum`/`fmaxnum` (and `reduce.fmin/fmax`, `atomicrmw fmin/fmax`) return the other
+//!   operand for a NaN and order `-0.0` below `+0.0`;
+//! - `undef`/`poison` are the zero value of their type, `freeze` is the identity;
+//! - float-to-int casts saturate (NaN gives 0); int-to-float casts round once, to nearest;
+//! - memory: every allocation has its own never-reused range with guard gaps; reading a
+//!   byte never written is an error (copying it is not, struct padding is not checked);
+//!   an overlapping `memcpy` (other than onto itself) is an error, `memmove` is not;
+//! - `malloc`/`calloc`/`realloc` return null when the interpreter's memory limit (1 GiB
+//!   live) is exceeded, as C allocators do; `realloc(p, 0)` frees `p` and returns null;
+//!   `memcmp` returns the difference of the first differing bytes;
+//! - `printf` conversions are formatted by the C library's `snprintf`, libm calls go to
+//!   the platform libm: the same routines native code calls;
+//! - calls to defined variadic functions are reported as unsupported (no `va_arg`).
 
 mod eval;
 mod external;
