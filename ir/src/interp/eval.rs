@@ -88,17 +88,26 @@ impl<'m> Frame<'m> {
                 params.len()
             )));
         }
-        if !params.is_empty() {
-            // A parallel copy: read every argument before writing any parameter.
-            let mut scratch = std::mem::take(&mut self.scratch);
-            scratch.clear();
-            for a in &dest.args {
-                scratch.push(self.get(*a)?.clone());
+        match params.len() {
+            0 => {}
+            // One argument cannot be overwritten before it is read.
+            1 => {
+                let v = self.get(dest.args[0])?.clone();
+                self.set(params[0], v)?;
             }
-            for (p, v) in params.iter().zip(scratch.drain(..)) {
-                self.set(*p, v)?;
+            n => {
+                // A parallel copy: read every argument before writing any parameter.
+                let mut scratch = std::mem::take(&mut self.scratch);
+                scratch.clear();
+                for i in 0..n {
+                    scratch.push(self.get(dest.args[i])?.clone());
+                }
+                for i in (0..n).rev() {
+                    let v = scratch.pop().ok_or_else(|| malformed("block arguments"))?;
+                    self.set(params[i], v)?;
+                }
+                self.scratch = scratch;
             }
-            self.scratch = scratch;
         }
         self.block = dest.block;
         self.pos = 0;
