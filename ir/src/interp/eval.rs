@@ -4,6 +4,7 @@
 
 use cranelift_entity::EntityRef;
 
+use crate::constant::{mask_to_width, Constant};
 use crate::entities::{Block, FuncId, Inst, Value};
 use crate::function::{Function, Signature};
 use crate::instructions::{AtomicRmwOp, BinaryOp, BlockCall, InstructionData as I};
@@ -24,23 +25,27 @@ struct Frame<'m> {
     allocas: Vec<u64>,
     /// The caller's value that receives the result.
     ret_to: Option<Value>,
+    /// Reused buffer for block arguments.
+    scratch: Vec<Val>,
 }
 
 impl<'m> Frame<'m> {
     fn get(&self, v: Value) -> R<&Val> {
-        self.values
-            .get(v.index())
-            .and_then(Option::as_ref)
-            .ok_or_else(|| malformed(format!("use of value {v} before its definition")))
+        // Plain matches: this is the hottest path of the interpreter, also in debug builds.
+        match self.values.get(v.index()) {
+            Some(Some(val)) => Ok(val),
+            _ => Err(malformed(format!("use of value {v} before its definition"))),
+        }
     }
 
     fn set(&mut self, v: Value, val: Val) -> R<()> {
-        let slot = self
-            .values
-            .get_mut(v.index())
-            .ok_or_else(|| malformed(format!("value {v} does not exist")))?;
-        *slot = Some(val);
-        Ok(())
+        match self.values.get_mut(v.index()) {
+            Some(slot) => {
+                *slot = Some(val);
+                Ok(())
+            }
+            None => Err(malformed(format!("value {v} does not exist"))),
+        }
     }
 
     fn ty(&self, v: Value) -> R<&'m Type> {
@@ -72,27 +77,37 @@ impl<'m> Frame<'m> {
 
     /// Jumps to `dest`: evaluates every argument first, then assigns the parameters.
     fn branch(&mut self, dest: &BlockCall) -> R<()> {
-        let vals = dest
-            .args
-            .iter()
-            .map(|a| self.get(*a).cloned())
-            .collect::<R<Vec<_>>>()?;
-        let params = &self
-            .func
-            .dfg
-            .blocks
-            .get(dest.block)
-            .ok_or_else(|| malformed(format!("branch to unknown block {}", dest.block)))?
-            .params;
-        if params.len() != vals.len() {
+        let Some(block) = self.func.dfg.blocks.get(dest.block) else {
+            return Err(malformed(format!("branch to unknown block {}", dest.block)));
+        };
+        let params = &block.params;
+        if params.len() != dest.args.len() {
             return Err(malformed(format!(
                 "branch passes {} arguments to a block with {} parameters",
-                vals.len(),
+                dest.args.len(),
                 params.len()
             )));
         }
-        for (p, v) in params.iter().zip(vals) {
-            self.set(*p, v)?;
+        match params.len() {
+            0 => {}
+            // One argument cannot be overwritten before it is read.
+            1 => {
+                let v = self.get(dest.args[0])?.clone();
+                self.set(params[0], v)?;
+            }
+            n => {
+                // A parallel copy: read every argument before writing any parameter.
+                let mut scratch = std::mem::take(&mut self.scratch);
+                scratch.clear();
+                for i in 0..n {
+                    scratch.push(self.get(dest.args[i])?.clone());
+                }
+                for i in (0..n).rev() {
+                    let v = scratch.pop().ok_or_else(|| malformed("block arguments"))?;
+                    self.set(params[i], v)?;
+                }
+                self.scratch = scratch;
+            }
         }
         self.block = dest.block;
         self.pos = 0;
@@ -203,6 +218,7 @@ impl<'m> Interpreter<'m> {
             pos: 0,
             allocas: Vec::new(),
             ret_to,
+            scratch: Vec::new(),
         });
         Ok(())
     }
@@ -284,7 +300,7 @@ impl<'m> Interpreter<'m> {
         if let Some(frame) = stack.last() {
             let printer = FunctionPrinter::new(self.module, frame.func);
             let block = printer.block(frame.block);
-            let (text, span) = match inst {
+            let (text, span) = match inst.filter(|i| frame.func.dfg.insts.is_valid(*i)) {
                 Some(i) => (printer.inst_to_string(i), frame.func.dfg.inst_spans[i]),
                 None => (
                     String::from("<end of block>"),
@@ -310,26 +326,42 @@ impl<'m> Interpreter<'m> {
             .get(inst)
             .ok_or_else(|| malformed(format!("unknown instruction {inst}")))?;
         let result = match data {
+            I::Const {
+                ty,
+                value: Constant::Int(v),
+            } if ty.is_int() => Val::Int(mask_to_width(*v, ty.int_bits().unwrap_or(128))),
             I::Const { ty, value } => value::constant(ty, value, &|s| self.symbol_address(s))?,
             I::Unary { op, arg, .. } => value::unary(*op, frame.ty(*arg)?, frame.get(*arg)?)?,
-            I::Binary { op, args, .. } => value::binary(
-                *op,
-                frame.ty(args[0])?,
-                frame.get(args[0])?,
-                frame.get(args[1])?,
-            )?,
+            I::Binary { op, args, .. } => match (frame.get(args[0])?, frame.get(args[1])?) {
+                (Val::Int(a), Val::Int(b)) => {
+                    let bits = frame.ty(args[0])?.int_bits().unwrap_or(128);
+                    Val::Int(value::int_binary(*op, bits, *a, *b)?)
+                }
+                _ => value::binary(
+                    *op,
+                    frame.ty(args[0])?,
+                    frame.get(args[0])?,
+                    frame.get(args[1])?,
+                )?,
+            },
             I::Fma { args, .. } => value::fma(
                 frame.ty(args[0])?,
                 frame.get(args[0])?,
                 frame.get(args[1])?,
                 frame.get(args[2])?,
             )?,
-            I::Icmp { cond, args } => value::icmp(
-                *cond,
-                frame.ty(args[0])?,
-                frame.get(args[0])?,
-                frame.get(args[1])?,
-            )?,
+            I::Icmp { cond, args } => match (frame.get(args[0])?, frame.get(args[1])?) {
+                (Val::Int(a), Val::Int(b)) => {
+                    let bits = frame.ty(args[0])?.int_bits().unwrap_or(128);
+                    Val::bool(value::icmp_scalar(*cond, bits, *a, *b))
+                }
+                _ => value::icmp(
+                    *cond,
+                    frame.ty(args[0])?,
+                    frame.get(args[0])?,
+                    frame.get(args[1])?,
+                )?,
+            },
             I::Fcmp { cond, args, .. } => value::fcmp(
                 *cond,
                 frame.ty(args[0])?,
@@ -377,17 +409,28 @@ impl<'m> Interpreter<'m> {
                 return Ok(Flow::Next);
             }
             I::PtrAdd { ptr, offset, .. } => {
-                let off_ty = frame.ty(*offset)?;
-                value::map2(
-                    frame.ty(*ptr)?,
-                    frame.get(*ptr)?,
-                    frame.get(*offset)?,
-                    |_, p, o| {
-                        let bits = off_ty.lane_type().int_bits().unwrap_or(64);
-                        let o = crate::constant::sign_extend(o.as_int()?, bits) as u64;
-                        Ok(Val::Ptr(p.as_ptr()?.wrapping_add(o)))
-                    },
-                )?
+                let bits = frame.ty(*offset)?.lane_type().int_bits().unwrap_or(64);
+                let add = |p: &Val, o: &Val| -> R<Val> {
+                    let o = crate::constant::sign_extend(o.as_int()?, bits) as u64;
+                    Ok(Val::Ptr(p.as_ptr()?.wrapping_add(o)))
+                };
+                match (frame.get(*ptr)?, frame.get(*offset)?) {
+                    // A vector of pointers with one offset, or one pointer with a vector
+                    // of offsets: the scalar applies to every lane.
+                    (Val::Vector(ps), o @ Val::Int(_)) => {
+                        Val::Vector(ps.iter().map(|p| add(p, o)).collect::<R<_>>()?)
+                    }
+                    (p @ (Val::Ptr(_) | Val::Int(_)), Val::Vector(os)) => {
+                        Val::Vector(os.iter().map(|o| add(p, o)).collect::<R<_>>()?)
+                    }
+                    (Val::Vector(ps), Val::Vector(os)) if ps.len() == os.len() => Val::Vector(
+                        ps.iter()
+                            .zip(os)
+                            .map(|(p, o)| add(p, o))
+                            .collect::<R<_>>()?,
+                    ),
+                    (p, o) => add(p, o)?,
+                }
             }
             I::MemCopy {
                 dst,

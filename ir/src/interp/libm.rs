@@ -252,9 +252,34 @@ enum Entry {
     RustFI(fn(f32, i32) -> f32),
 }
 
+/// The libm name of an LLVM math intrinsic left as a call (`llvm.sin.f64` is `sin`,
+/// `llvm.sin.f32` is `sinf`, `llvm.powi.f64.i32` is `__powidf2`), or the name itself.
+fn libm_name(name: &str) -> std::borrow::Cow<'_, str> {
+    let Some(rest) = name.strip_prefix("llvm.") else {
+        return name.into();
+    };
+    let mut parts = rest.split('.');
+    let (Some(op), Some(ty)) = (parts.next(), parts.next()) else {
+        return name.into();
+    };
+    let op = match op {
+        "minnum" => "fmin",
+        "maxnum" => "fmax",
+        "powi" if ty == "f64" => return "__powidf2".into(),
+        "powi" if ty == "f32" => return "__powisf2".into(),
+        "powi" => return name.into(),
+        other => other,
+    };
+    match ty {
+        "f64" => op.to_string().into(),
+        "f32" => format!("{op}f").into(),
+        _ => name.into(),
+    }
+}
+
 fn lookup(name: &str) -> Option<Entry> {
     use Entry::*;
-    Some(match name {
+    Some(match &*libm_name(name) {
         "sin" => D1(c::sin),
         "cos" => D1(c::cos),
         "tan" => D1(c::tan),
@@ -508,5 +533,15 @@ mod tests {
         assert!(call("sinf", &[Val::F64(1.0)]).unwrap().is_err());
         assert!(call("not_a_math_function", &[]).is_none());
         assert!(is_libm("tgammaf"));
+        assert!(is_libm("llvm.sin.f64") && is_libm("llvm.maxnum.f32"));
+        assert_eq!(
+            call("llvm.pow.f32", &[Val::F32(2.0), Val::F32(3.0)])
+                .unwrap()
+                .unwrap(),
+            Val::F32(8.0)
+        );
+        let powi = call("llvm.powi.f64.i32", &[Val::F64(3.0), Val::Int(2)]);
+        assert_eq!(powi.unwrap().unwrap(), Val::F64(9.0));
+        assert!(!is_libm("llvm.memcpy.p0.p0.i64"));
     }
 }

@@ -97,13 +97,17 @@ pub(crate) fn checked_size(ty: &Type) -> Option<u64> {
             let mut offset = 0u64;
             let mut align = 1u64;
             for field in &s.fields {
+                // Size first: once it is known to be bounded, `align` cannot overflow.
+                let field_size = checked_size(field)?;
                 let field_align = if s.packed { 1 } else { field.align() };
                 offset = offset.checked_next_multiple_of(field_align)?;
-                offset = offset.checked_add(checked_size(field)?)?;
+                offset = offset.checked_add(field_size)?;
                 align = align.max(field_align);
             }
             offset.checked_next_multiple_of(align)?
         }
+        // Vectors hold scalars only; anything else is malformed and refused here.
+        Type::Vector(elem, _) if !elem.is_scalar() => return None,
         other => other.size(),
     };
     (size <= MAX_LIVE_BYTES).then_some(size)
@@ -114,6 +118,7 @@ pub(crate) fn checked_size(ty: &Type) -> Option<u64> {
 pub(crate) fn store_size(ty: &Type) -> R<u64> {
     let too_big = || ErrorKind::Unsupported(format!("type {ty} is too large"));
     match ty {
+        Type::Vector(elem, _) if !elem.is_scalar() => Err(too_big()),
         Type::Vector(elem, n) => {
             let lane_bits = if **elem == Type::I1 {
                 1

@@ -8,6 +8,23 @@
 //! - `eval`: the execution loop (explicit call stack, fuel, block arguments);
 //! - `external`: external functions dispatched by name (libc subset, printf);
 //! - `libm`: the C math library table.
+//!
+//! Semantic decisions (where LLVM leaves a choice, adc fixes one so that runs are exact):
+//! - integers wrap at their width whatever the `nsw`/`nuw`/`exact` flags say; shift amounts
+//!   are taken modulo the width; division by zero and `INT_MIN / -1` are errors;
+//! - `fminnum`/`fmaxnum` (and `reduce.fmin/fmax`, `atomicrmw fmin/fmax`) return the other
+//!   operand for a NaN and order `-0.0` below `+0.0`;
+//! - `undef`/`poison` are the zero value of their type, `freeze` is the identity;
+//! - float-to-int casts saturate (NaN gives 0); int-to-float casts round once, to nearest;
+//! - memory: every allocation has its own never-reused range with guard gaps; reading a
+//!   byte never written is an error (copying it is not, struct padding is not checked);
+//!   an overlapping `memcpy` (other than onto itself) is an error, `memmove` is not;
+//! - `malloc`/`calloc`/`realloc` return null when the interpreter's memory limit (1 GiB
+//!   live) is exceeded, as C allocators do; `realloc(p, 0)` frees `p` and returns null;
+//!   `memcmp` returns the difference of the first differing bytes;
+//! - `printf` conversions are formatted by the C library's `snprintf`, libm calls go to
+//!   the platform libm: the same routines native code calls;
+//! - calls to defined variadic functions are reported as unsupported (no `va_arg`).
 
 mod eval;
 mod external;
@@ -916,5 +933,27 @@ mod tests {
         );
         assert_ne!(z1, z2);
         assert!(interp.read(&z1, &Type::I32, 1).is_err());
+    }
+
+    #[test]
+    fn diagnostics_point_at_the_parsed_instruction() {
+        let text = "func @f(%a: i32) -> i32 {\n^entry:\n  %z = const i32 0\n  %r = sdiv i32 %a, %z\n  ret %r\n}\n\nfunc @g(%a: i32) -> i32 {\n^entry:\n  %r = call @f(%a)\n  ret %r\n}\n";
+        let m = crate::text::parse_module(text).unwrap();
+        let g = m.function_by_name("g").unwrap();
+        let mut interp = Interpreter::new(&m).unwrap();
+        let e = interp.call(g, &[Val::Int(1)]).unwrap_err();
+        let d = e.to_diagnostic();
+        let span = d.span.expect("parsed instructions have spans");
+        assert_eq!(&text[span.range()], "%r = sdiv i32 %a, %z");
+        assert_eq!(
+            d.notes,
+            vec![
+                "in function @f, block ^entry: `%r = sdiv i32 %a, %z`".to_string(),
+                "call stack: @g -> @f".to_string()
+            ]
+        );
+        let rendered = d.render("t.adir", text);
+        assert!(rendered.contains("t.adir:4:3"), "{rendered}");
+        assert!(rendered.contains("division by zero"), "{rendered}");
     }
 }

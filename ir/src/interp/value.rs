@@ -422,7 +422,14 @@ fn signed_min(bits: u32) -> u128 {
     1u128 << (bits - 1)
 }
 
-fn int_binary(op: BinaryOp, bits: u32, a: u128, b: u128) -> R<u128> {
+pub(crate) fn int_binary(op: BinaryOp, bits: u32, a: u128, b: u128) -> R<u128> {
+    // The common cases first, without the sign extensions the others need.
+    match op {
+        BinaryOp::Add => return Ok(mask_to_width(a.wrapping_add(b), bits)),
+        BinaryOp::Sub => return Ok(mask_to_width(a.wrapping_sub(b), bits)),
+        BinaryOp::Mul => return Ok(mask_to_width(a.wrapping_mul(b), bits)),
+        _ => {}
+    }
     let (sa, sb) = (sign_extend(a, bits), sign_extend(b, bits));
     let shift = |b: u128| (b % u128::from(bits)) as u32;
     let r = match op {
@@ -550,7 +557,9 @@ pub(crate) fn fma(ty: &Type, a: &Val, b: &Val, c: &Val) -> R<Val> {
 }
 
 pub(crate) fn icmp_scalar(cond: IntCC, bits: u32, a: u128, b: u128) -> bool {
-    let (sa, sb) = (sign_extend(a, bits), sign_extend(b, bits));
+    // Flipping the sign bit turns a signed order into an unsigned one.
+    let flip = 1u128 << (bits.clamp(1, 128) - 1);
+    let (sa, sb) = (a ^ flip, b ^ flip);
     match cond {
         IntCC::Eq => a == b,
         IntCC::Ne => a != b,

@@ -26,11 +26,20 @@ pub enum LexErrorKind {
     BadEscape,
     /// A quoted `%`/`^`/`@` name whose bytes are not UTF-8.
     NameNotUtf8,
+    /// Brackets nested deeper than `MAX_DEPTH` on one line.
+    TooDeep,
 }
+
+/// The deepest bracket nesting accepted on one line. The lowering recurses on nesting, so
+/// this bounds its stack use whatever the input.
+pub const MAX_DEPTH: usize = 256;
 
 impl LexError {
     fn from_lexer(lex: &mut logos::Lexer<'_, Token>) -> LexError {
-        LexError { kind: LexErrorKind::UnexpectedChar, span: lex.span() }
+        LexError {
+            kind: LexErrorKind::UnexpectedChar,
+            span: lex.span(),
+        }
     }
 
     /// The one-line message of the diagnostic; `source` provides the offending text.
@@ -38,13 +47,24 @@ impl LexError {
         match self.kind {
             LexErrorKind::UnexpectedChar => {
                 let text = source.get(self.span.clone()).unwrap_or("");
-                format!("unexpected character `{}`", text.escape_debug())
+                let shown: String = text.chars().take(20).collect();
+                let more = if shown.len() < text.len() { "..." } else { "" };
+                let plural = if text.chars().nth(1).is_some() {
+                    "s"
+                } else {
+                    ""
+                };
+                format!(
+                    "unexpected character{plural} `{}{more}`",
+                    shown.escape_debug()
+                )
             }
             LexErrorKind::UnterminatedString => "unterminated string".to_string(),
             LexErrorKind::BadEscape => {
                 "invalid escape in string: expected `\\` and two hex digits".to_string()
             }
             LexErrorKind::NameNotUtf8 => "quoted name is not valid UTF-8".to_string(),
+            LexErrorKind::TooDeep => format!("brackets nested more than {MAX_DEPTH} deep"),
         }
     }
 
@@ -55,6 +75,7 @@ impl LexError {
             LexErrorKind::UnterminatedString => "this string has no closing `\"` on its line",
             LexErrorKind::BadEscape => "bad escape",
             LexErrorKind::NameNotUtf8 => "names must decode to UTF-8",
+            LexErrorKind::TooDeep => "one bracket too many",
         }
     }
 }
@@ -193,7 +214,10 @@ fn string_body(lex: &mut logos::Lexer<'_, Token>) -> Result<Vec<u8>, LexError> {
             Some(b'"') => {
                 lex.bump(i + 1);
                 return match bad_escape {
-                    Some(span) => Err(LexError { kind: LexErrorKind::BadEscape, span }),
+                    Some(span) => Err(LexError {
+                        kind: LexErrorKind::BadEscape,
+                        span,
+                    }),
                     None => Ok(out),
                 };
             }
@@ -225,8 +249,10 @@ fn string_body(lex: &mut logos::Lexer<'_, Token>) -> Result<Vec<u8>, LexError> {
 fn quoted_name(lex: &mut logos::Lexer<'_, Token>) -> Result<String, LexError> {
     let start = lex.span().start;
     let bytes = string_body(lex)?;
-    String::from_utf8(bytes)
-        .map_err(|_| LexError { kind: LexErrorKind::NameNotUtf8, span: start..lex.span().end })
+    String::from_utf8(bytes).map_err(|_| LexError {
+        kind: LexErrorKind::NameNotUtf8,
+        span: start..lex.span().end,
+    })
 }
 
 /// A token with its byte range, as the generated parser wants it.
@@ -241,6 +267,8 @@ pub struct Tokens<'s> {
     errors: Vec<LexError>,
     last_was_newline: bool,
     finished: bool,
+    /// Open brackets on the current line.
+    depth: usize,
 }
 
 impl<'s> Tokens<'s> {
@@ -251,11 +279,25 @@ impl<'s> Tokens<'s> {
             errors: Vec::new(),
             last_was_newline: true,
             finished: false,
+            depth: 0,
         }
     }
 
     pub fn take_errors(&mut self) -> Vec<LexError> {
         std::mem::take(&mut self.errors)
+    }
+
+    /// Records an error; a run of unexpected characters is one error.
+    fn push_error(&mut self, error: LexError) {
+        if let Some(last) = self.errors.last_mut() {
+            let both_unexpected = last.kind == LexErrorKind::UnexpectedChar
+                && error.kind == LexErrorKind::UnexpectedChar;
+            if both_unexpected && last.span.end == error.span.start {
+                last.span.end = error.span.end;
+                return;
+            }
+        }
+        self.errors.push(error);
     }
 }
 
@@ -274,13 +316,36 @@ impl Iterator for Tokens<'_> {
                 return Some(Ok((self.len, Token::Newline, self.len)));
             };
             let span = self.lexer.span();
-            let token = match result {
+            let mut token = match result {
                 Ok(token) => token,
                 Err(error) => {
-                    self.errors.push(error);
+                    self.push_error(error);
                     Token::Invalid
                 }
             };
+            match token {
+                Token::LParen | Token::LBracket | Token::LBrace | Token::LAngle => {
+                    if self.depth >= MAX_DEPTH {
+                        // Once per line: the parser skips the rest of the line anyway.
+                        if self.depth == MAX_DEPTH {
+                            let error = LexError {
+                                kind: LexErrorKind::TooDeep,
+                                span: span.clone(),
+                            };
+                            self.errors.push(error);
+                            self.depth += 1;
+                        }
+                        token = Token::Invalid;
+                    } else {
+                        self.depth += 1;
+                    }
+                }
+                Token::RParen | Token::RBracket | Token::RBrace | Token::RAngle => {
+                    self.depth = self.depth.saturating_sub(1);
+                }
+                Token::Newline => self.depth = 0,
+                _ => {}
+            }
             let newline = token == Token::Newline;
             if newline && self.last_was_newline {
                 continue;
@@ -296,7 +361,9 @@ mod tests {
     use super::*;
 
     fn tokens(source: &str) -> Vec<Token> {
-        Tokens::new(source).map(|t| t.map(|(_, tok, _)| tok).unwrap_or(Token::Invalid)).collect()
+        Tokens::new(source)
+            .map(|t| t.map(|(_, tok, _)| tok).unwrap_or(Token::Invalid))
+            .collect()
     }
 
     fn word(w: &str) -> Token {
@@ -357,13 +424,19 @@ mod tests {
                 Token::Newline,
             ]
         );
-        assert_eq!(tokens("functional"), vec![word("functional"), Token::Newline]);
+        assert_eq!(
+            tokens("functional"),
+            vec![word("functional"), Token::Newline]
+        );
     }
 
     #[test]
     fn newlines_collapse_and_end_the_input() {
         let toks = tokens("\n\n ret ; c\n\n\n ret");
-        assert_eq!(toks, vec![word("ret"), Token::Newline, word("ret"), Token::Newline]);
+        assert_eq!(
+            toks,
+            vec![word("ret"), Token::Newline, word("ret"), Token::Newline]
+        );
         assert!(tokens("").is_empty());
     }
 
@@ -371,12 +444,46 @@ mod tests {
     fn errors_carry_spans() {
         let mut lexer = Tokens::new("ret # x\n\"abc\n@\"\\zz\" \"\\FF");
         let toks: Vec<_> = lexer.by_ref().map(|t| t.map(|(_, tok, _)| tok)).collect();
-        assert!(toks.contains(&Token::Invalid));
+        assert!(toks.contains(&Ok(Token::Invalid)));
         let errors = lexer.take_errors();
         assert_eq!(errors.len(), 4, "{errors:?}");
-        assert_eq!(errors[0], LexError { kind: LexErrorKind::UnexpectedChar, span: 4..5 });
-        assert_eq!(errors[1], LexError { kind: LexErrorKind::UnterminatedString, span: 8..12 });
-        assert_eq!(errors[2], LexError { kind: LexErrorKind::BadEscape, span: 16..17 });
+        assert_eq!(
+            errors[0],
+            LexError {
+                kind: LexErrorKind::UnexpectedChar,
+                span: 4..5
+            }
+        );
+        assert_eq!(
+            errors[1],
+            LexError {
+                kind: LexErrorKind::UnterminatedString,
+                span: 8..12
+            }
+        );
+        assert_eq!(
+            errors[2],
+            LexError {
+                kind: LexErrorKind::BadEscape,
+                span: 15..16
+            }
+        );
         assert_eq!(errors[3].kind, LexErrorKind::UnterminatedString);
+    }
+
+    #[test]
+    fn nesting_is_bounded() {
+        let deep = "[".repeat(MAX_DEPTH + 1);
+        let mut lexer = Tokens::new(&deep);
+        let invalid = lexer
+            .by_ref()
+            .filter(|t| matches!(t, Ok((_, Token::Invalid, _))))
+            .count();
+        assert_eq!(invalid, 1);
+        assert_eq!(lexer.take_errors()[0].kind, LexErrorKind::TooDeep);
+        let lines = format!("{}\n{}", "(".repeat(MAX_DEPTH), "(".repeat(MAX_DEPTH));
+        let mut lexer = Tokens::new(&lines);
+        lexer.by_ref().for_each(drop);
+        assert!(lexer.take_errors().is_empty());
     }
 }

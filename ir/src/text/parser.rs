@@ -13,8 +13,8 @@ use std::collections::{HashMap, HashSet};
 use lalrpop_util::ParseError;
 
 use crate::constant::Symbol;
-use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::dfg::TextSpan;
+use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::entities::{Block, FuncId, GlobalId, Value};
 use crate::function::{Function, Linkage, Signature};
 use crate::instructions::InstructionData;
@@ -33,8 +33,11 @@ use cranelift_entity::EntityRef;
 pub fn parse_module(source: &str) -> Result<Module, Diagnostics> {
     let mut tokens = Tokens::new(source);
     let parsed = ModuleParser::new().parse(&mut tokens);
-    let mut diags: Vec<Diagnostic> =
-        tokens.take_errors().iter().map(|e| lex_diagnostic(source, e)).collect();
+    let mut diags: Vec<Diagnostic> = tokens
+        .take_errors()
+        .iter()
+        .map(|e| lex_diagnostic(source, e))
+        .collect();
     let tree = match parsed {
         Ok(tree) => Some(tree),
         Err(error) => {
@@ -59,7 +62,7 @@ pub fn parse_module(source: &str) -> Result<Module, Diagnostics> {
 fn lex_diagnostic(source: &str, error: &LexError) -> Diagnostic {
     Diagnostic::new(error.message(source))
         .with_span(TextSpan::new(error.span.start, error.span.end))
-    .with_label(error.label())
+        .with_label(error.label())
 }
 
 /// The syntax errors the grammar recovered from. A run of broken top-level lines (the
@@ -70,7 +73,7 @@ fn recovered_errors(source: &str, tree: &ast::Module) -> Vec<Diagnostic> {
     for item in &tree.items {
         match item {
             Item::Error(recovered) => {
-                if !previous_broken {
+                if !previous_broken || starts_item(source, &recovered.error) {
                     out.extend(syntax_diagnostic(source, recovered.error.clone()));
                 }
                 previous_broken = true;
@@ -85,15 +88,52 @@ fn recovered_errors(source: &str, tree: &ast::Module) -> Vec<Diagnostic> {
                     }
                 }
             }
-            Item::Line(_) => previous_broken = false,
+            // Only a line that starts a new item ends the run: the body lines of a broken
+            // function (`ret %x`) also parse as lines.
+            Item::Line(line) => {
+                if matches!(line.keyword.as_str(), "target" | "global" | "declare") {
+                    previous_broken = false;
+                }
+            }
         }
     }
     out
 }
 
-fn syntax_diagnostic(source: &str, error: ParseError<usize, Token, LexError>) -> Option<Diagnostic> {
+/// The text of the line holding `offset`, from its first non-blank character on.
+fn line_of_offset(source: &str, offset: usize) -> &str {
+    let before = source.get(..offset.min(source.len())).unwrap_or("");
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    source.get(line_start..).unwrap_or("").trim_start()
+}
+
+/// Whether the line of a syntax error starts with an item keyword: a new item, whose
+/// error is worth reporting even right after another broken one.
+fn starts_item(source: &str, error: &ParseError<usize, Token, LexError>) -> bool {
+    let at = match error {
+        ParseError::UnrecognizedToken {
+            token: (start, ..), ..
+        }
+        | ParseError::ExtraToken { token: (start, ..) } => *start,
+        ParseError::InvalidToken { location } | ParseError::UnrecognizedEof { location, .. } => {
+            *location
+        }
+        ParseError::User { error } => error.span.start,
+    };
+    let line = line_of_offset(source, at);
+    ["func", "global", "declare", "target"].iter().any(|k| {
+        line.strip_prefix(k)
+            .is_some_and(|rest| rest.starts_with([' ', '\t', '@']))
+    })
+}
+
+fn syntax_diagnostic(
+    source: &str,
+    error: ParseError<usize, Token, LexError>,
+) -> Option<Diagnostic> {
     let end_of_file = |expected: &[String]| {
-        let end = source.len();
+        // Just after the last line's text rather than on the empty line that follows it.
+        let end = source.strip_suffix('\n').unwrap_or(source).len();
         Diagnostic::new("unexpected end of file")
             .with_span(TextSpan::new(end, end))
             .with_label(format!("expected {}", describe_expected(expected)))
@@ -103,23 +143,35 @@ fn syntax_diagnostic(source: &str, error: ParseError<usize, Token, LexError>) ->
             .with_span(TextSpan::new(location, location + 1))
             .with_label("not part of any token"),
         ParseError::UnrecognizedEof { expected, .. } => end_of_file(&expected),
-        ParseError::UnrecognizedToken { token: (_, Token::Invalid, _), .. } => return None,
-        ParseError::UnrecognizedToken { token: (start, Token::Newline, _), expected }
-            if start >= source.len() =>
-        {
-            end_of_file(&expected)
-        }
-        ParseError::UnrecognizedToken { token: (start, token, end), expected } => {
+        ParseError::UnrecognizedToken {
+            token: (_, Token::Invalid, _),
+            ..
+        } => return None,
+        ParseError::UnrecognizedToken {
+            token: (start, Token::Newline, _),
+            expected,
+        } if start >= source.len() => end_of_file(&expected),
+        ParseError::UnrecognizedToken {
+            token: (start, token, end),
+            expected,
+        } => {
+            let header =
+                token == Token::Newline && line_of_offset(source, start).starts_with("func");
             let expected = describe_expected(&expected);
-            Diagnostic::new(format!("unexpected {token}, expected {expected}"))
+            let error = Diagnostic::new(format!("unexpected {token}, expected {expected}"))
                 .with_span(TextSpan::new(start, end.max(start + 1)))
-                .with_label(format!("expected {expected}"))
+                .with_label(format!("expected {expected}"));
+            if header {
+                error.with_note("a function header ends with the `{` that opens its body")
+            } else {
+                error
+            }
         }
-        ParseError::ExtraToken { token: (start, token, end) } => {
-            Diagnostic::new(format!("unexpected {token}"))
-                .with_span(TextSpan::new(start, end))
-                .with_label("nothing more was expected")
-        }
+        ParseError::ExtraToken {
+            token: (start, token, end),
+        } => Diagnostic::new(format!("unexpected {token}"))
+            .with_span(TextSpan::new(start, end))
+            .with_label("nothing more was expected"),
         ParseError::User { error } => lex_diagnostic(source, &error),
     })
 }
@@ -138,12 +190,13 @@ fn describe_expected(expected: &[String]) -> String {
         parts.push("an operand".to_string());
     }
     for name in names {
-        if any_atom && ATOM_STARTS.contains(&name) && name != "{" {
+        if any_atom && ATOM_STARTS.contains(&name) {
             continue;
         }
         parts.push(match name {
             "end of line" => "end of line".to_string(),
-            "word" => "a word".to_string(),
+            // Outside operands, a word starts a line: an opcode or an item keyword.
+            "word" => "an opcode or keyword".to_string(),
             "func" => "`func`".to_string(),
             "%value" => "a %value".to_string(),
             "^block" => "a ^block label".to_string(),
@@ -163,10 +216,23 @@ fn describe_expected(expected: &[String]) -> String {
     }
 }
 
-/// 1-based line of a byte offset, for "first defined on line N" notes.
-fn line_of(source: &str, offset: u32) -> usize {
-    let offset = (offset as usize).min(source.len());
-    source.as_bytes()[..offset].iter().filter(|b| **b == b'\n').count() + 1
+/// Line numbers of byte offsets, for "first defined on line N" notes.
+struct LineIndex {
+    newlines: Vec<u32>,
+}
+
+impl LineIndex {
+    fn new(source: &str) -> LineIndex {
+        let newlines = source.bytes().enumerate().filter(|(_, b)| *b == b'\n');
+        LineIndex {
+            newlines: newlines.map(|(i, _)| i as u32).collect(),
+        }
+    }
+
+    /// 1-based line of `offset`.
+    fn line(&self, offset: u32) -> usize {
+        self.newlines.partition_point(|n| *n < offset) + 1
+    }
 }
 
 /// A global whose initializer waits for the symbol table.
@@ -191,6 +257,7 @@ struct Lowerer<'s> {
     defined_at: HashMap<String, TextSpan>,
     /// Functions whose header failed: their calls are not checked further.
     broken: HashSet<FuncId>,
+    lines: LineIndex,
     diags: Vec<Diagnostic>,
 }
 
@@ -202,6 +269,7 @@ impl<'s> Lowerer<'s> {
             symbols: SymbolTable::default(),
             defined_at: HashMap::new(),
             broken: HashSet::new(),
+            lines: LineIndex::new(src),
             diags: Vec::new(),
         }
     }
@@ -227,9 +295,9 @@ impl<'s> Lowerer<'s> {
                         Err(error)
                     }
                 },
-                Item::Func(def) => {
-                    self.function(&def.header, def.header_span, Some(def)).map(|b| bodies.extend(b))
-                }
+                Item::Func(def) => self
+                    .function(&def.header, def.header_span, Some(def))
+                    .map(|b| bodies.extend(b)),
                 Item::Error(_) => Ok(()),
             };
             if let Err(error) = result {
@@ -253,18 +321,41 @@ impl<'s> Lowerer<'s> {
     }
 
     fn line_cursor(&self, atoms: &'s [Atom], span: TextSpan) -> Cursor<'s> {
-        Cursor::new(self.src, atoms, TextSpan { start: span.end, end: span.end })
+        Cursor::new(
+            self.src,
+            atoms,
+            TextSpan {
+                start: span.end,
+                end: span.end,
+            },
+        )
     }
 
     fn target(&mut self, line: &ast::Line, seen: &mut Option<TextSpan>) -> PResult<()> {
-        let mut c = Cursor::new(self.src, &line.atoms, TextSpan { start: line.span.end, end: line.span.end });
+        let mut c = Cursor::new(
+            self.src,
+            &line.atoms,
+            TextSpan {
+                start: line.span.end,
+                end: line.span.end,
+            },
+        );
         let triple = match c.next() {
-            Some(Atom { kind: AtomKind::Str(bytes), span }) => String::from_utf8(bytes.clone())
-                .map_err(|_| {
-                    Diagnostic::new("target triple is not valid UTF-8").with_span(*span)
-                })?,
+            Some(Atom {
+                kind: AtomKind::Str(bytes),
+                span,
+            }) => String::from_utf8(bytes.clone()).map_err(|_| {
+                Diagnostic::new("target triple is not valid UTF-8").with_span(*span)
+            })?,
             _ => {
-                let c = Cursor::new(self.src, &line.atoms, TextSpan { start: line.span.end, end: line.span.end });
+                let c = Cursor::new(
+                    self.src,
+                    &line.atoms,
+                    TextSpan {
+                        start: line.span.end,
+                        end: line.span.end,
+                    },
+                );
                 return Err(c.error("a quoted target triple"));
             }
         };
@@ -273,7 +364,10 @@ impl<'s> Lowerer<'s> {
             return Err(Diagnostic::new("duplicate `target`")
                 .with_span(line.span)
                 .with_label("a module has one target")
-                .with_note(format!("first given on line {}", line_of(self.src, first.start))));
+                .with_note(format!(
+                    "first given on line {}",
+                    self.lines.line(first.start)
+                )));
         }
         *seen = Some(line.span);
         self.module.target = Some(triple);
@@ -283,10 +377,15 @@ impl<'s> Lowerer<'s> {
     /// Registers a symbol name, or reports it as a duplicate.
     fn define(&mut self, name: &str, span: TextSpan, symbol: Symbol) -> PResult<()> {
         if let Some(first) = self.defined_at.get(name) {
-            return Err(Diagnostic::new(format!("duplicate symbol {}", at_name(name)))
-                .with_span(span)
-                .with_label("defined again here")
-                .with_note(format!("first defined on line {}", line_of(self.src, first.start))));
+            return Err(
+                Diagnostic::new(format!("duplicate symbol {}", at_name(name)))
+                    .with_span(span)
+                    .with_label("defined again here")
+                    .with_note(format!(
+                        "first defined on line {}",
+                        self.lines.line(first.start)
+                    )),
+            );
         }
         self.defined_at.insert(name.to_string(), span);
         self.symbols.names.insert(name.to_string(), symbol);
@@ -329,8 +428,15 @@ impl<'s> Lowerer<'s> {
         if c.at_end() {
             return Err(c.error("an initializer"));
         }
-        let end = TextSpan { start: line.span.end, end: line.span.end };
-        Ok(Some(PendingGlobal { id, init: c.rest(), end }))
+        let end = TextSpan {
+            start: line.span.end,
+            end: line.span.end,
+        };
+        Ok(Some(PendingGlobal {
+            id,
+            init: c.rest(),
+            end,
+        }))
     }
 
     fn initializer(&mut self, pending: &PendingGlobal<'_>) -> PResult<()> {
@@ -352,7 +458,9 @@ impl<'s> Lowerer<'s> {
         let mut c = self.line_cursor(atoms, span);
         let linkage = linkage(&mut c);
         let (name, name_span) = c.symbol()?;
-        let id = self.module.add_function(Function::new(name, Signature::default()));
+        let id = self
+            .module
+            .add_function(Function::new(name, Signature::default()));
         self.define(name, name_span, Symbol::Func(id))?;
         self.broken.insert(id);
         let group = c.expect_group(Delim::Paren, "the parameters")?;
@@ -363,7 +471,11 @@ impl<'s> Lowerer<'s> {
         };
         let attrs = func_attrs(&mut c)?;
         c.finish("the function's attributes")?;
-        let signature = Signature { params: params.iter().map(|p| p.ty.clone()).collect(), ret, varargs };
+        let signature = Signature {
+            params: params.iter().map(|p| p.ty.clone()).collect(),
+            ret,
+            varargs,
+        };
         let func = &mut self.module.functions[id];
         func.signature = signature.clone();
         func.linkage = linkage;
@@ -401,8 +513,11 @@ struct BodyLowerer<'l, 's> {
     src: &'s str,
     symbols: &'l SymbolTable,
     broken: &'l HashSet<FuncId>,
+    lines: &'l LineIndex,
     func: &'l mut Function,
     values: HashMap<String, (Value, TextSpan)>,
+    /// Result names of lines that failed to lower.
+    failed: HashSet<String>,
     diags: Vec<Diagnostic>,
 }
 
@@ -412,8 +527,10 @@ impl<'l, 's> BodyLowerer<'l, 's> {
             src: lowerer.src,
             symbols: &lowerer.symbols,
             broken: &lowerer.broken,
+            lines: &lowerer.lines,
             func,
             values: HashMap::new(),
+            failed: HashSet::new(),
             diags: Vec::new(),
         }
     }
@@ -424,7 +541,10 @@ impl<'l, 's> BodyLowerer<'l, 's> {
                 Diagnostic::new(format!("duplicate value name {}", sigil_name('%', name)))
                     .with_span(span)
                     .with_label("defined again here")
-                    .with_note(format!("first defined on line {}", line_of(self.src, first.start))),
+                    .with_note(format!(
+                        "first defined on line {}",
+                        self.lines.line(first.start)
+                    )),
             );
             return;
         }
@@ -444,23 +564,36 @@ impl<'l, 's> BodyLowerer<'l, 's> {
         };
         let mut switches = Vec::new();
         let mut created = Vec::new();
-        for (block_def, &block) in def.blocks.iter().zip(self.func.layout.blocks().to_vec().iter()) {
+        for (block_def, &block) in def
+            .blocks
+            .iter()
+            .zip(self.func.layout.blocks().to_vec().iter())
+        {
             for line in &block_def.insts {
                 let InstLine::Inst(inst) = line else { continue };
+                // A line that fails defines nothing; its result name is remembered so that
+                // its uses are not reported as undefined too.
+                let fail = |this: &mut Self, error: Option<Diagnostic>| {
+                    this.diags.extend(error);
+                    if let Some((name, _)) = &inst.result {
+                        this.failed.insert(name.clone());
+                    }
+                };
                 let lowered = match ctx.lower(inst) {
                     Ok(lowered) => lowered,
                     Err(error) => {
-                        self.diags.push(error);
+                        fail(&mut self, Some(error));
                         continue;
                     }
                 };
                 if let InstructionData::Call { callee, .. } = &lowered.data {
                     if self.broken.contains(callee) {
+                        fail(&mut self, None);
                         continue;
                     }
                 }
                 if let Err(error) = check_result(inst, lowered.result_ty.as_ref()) {
-                    self.diags.push(error);
+                    fail(&mut self, Some(error));
                     continue;
                 }
                 let dfg = &mut self.func.dfg;
@@ -483,21 +616,27 @@ impl<'l, 's> BodyLowerer<'l, 's> {
             .iter()
             .map(|(name, span)| match self.values.get(name.as_str()) {
                 Some((value, _)) => Some(*value),
+                None if self.failed.contains(name.as_str()) => None,
                 None => {
                     self.diags.push(
-                        Diagnostic::new(format!("use of undefined value {}", sigil_name('%', name)))
-                            .with_span(*span)
-                            .with_label("no parameter or instruction result has this name"),
+                        Diagnostic::new(format!(
+                            "use of undefined value {}",
+                            sigil_name('%', name)
+                        ))
+                        .with_span(*span)
+                        .with_label("no parameter or instruction result has this name"),
                     );
                     None
                 }
             })
             .collect();
         for id in created {
-            self.func.dfg.insts[id].map_args(|v| resolved.get(v.index()).copied().flatten().unwrap_or(v));
+            self.func.dfg.insts[id]
+                .map_args(|v| resolved.get(v.index()).copied().flatten().unwrap_or(v));
         }
         for (index, ty) in checks {
-            let (Some(Some(value)), Some((name, span))) = (resolved.get(index), refs.get(index)) else {
+            let (Some(Some(value)), Some((name, span))) = (resolved.get(index), refs.get(index))
+            else {
                 continue;
             };
             let actual = self.func.dfg.value_type(*value);
@@ -525,10 +664,13 @@ impl<'l, 's> BodyLowerer<'l, 's> {
         let mut block_spans: HashMap<&str, TextSpan> = HashMap::new();
         if def.blocks.is_empty() {
             self.diags.push(
-                Diagnostic::new(format!("function {} has no blocks", at_name(&self.func.name)))
-                    .with_span(def.close_span)
-                    .with_label("expected a block label such as `^entry:`")
-                    .with_note("a function without a body is written with `declare`"),
+                Diagnostic::new(format!(
+                    "function {} has no blocks",
+                    at_name(&self.func.name)
+                ))
+                .with_span(def.close_span)
+                .with_label("expected a block label such as `^entry:`")
+                .with_note("a function without a body is written with `declare`"),
             );
         }
         for (index, block_def) in def.blocks.iter().enumerate() {
@@ -545,7 +687,10 @@ impl<'l, 's> BodyLowerer<'l, 's> {
                     ))
                     .with_span(block_def.name_span)
                     .with_label("defined again here")
-                    .with_note(format!("first defined on line {}", line_of(self.src, first.start))),
+                    .with_note(format!(
+                        "first defined on line {}",
+                        self.lines.line(first.start)
+                    )),
                 ),
                 None => {
                     block_spans.insert(&block_def.name, block_def.name_span);
@@ -584,7 +729,14 @@ impl<'l, 's> BodyLowerer<'l, 's> {
                             .with_span(group.span)
                             .with_label("remove `...`"),
                     ),
-                    Err(error) => self.diags.push(error),
+                    Err(error) => {
+                        self.diags.push(error);
+                        for atom in &group.atoms {
+                            if let AtomKind::Value(name) = &atom.kind {
+                                self.failed.insert(name.clone());
+                            }
+                        }
+                    }
                 }
             }
         }
@@ -594,8 +746,12 @@ impl<'l, 's> BodyLowerer<'l, 's> {
     /// Reads the case literals of a switch against the type of the switched value.
     fn switch_cases(&mut self, id: crate::entities::Inst, literals: &[CaseLiteral]) {
         let dfg = &mut self.func.dfg;
-        let InstructionData::Switch { value, cases, .. } = &mut dfg.insts[id] else { return };
-        let Some(ty) = dfg.values.get(*value).map(|d| d.ty.clone()) else { return };
+        let InstructionData::Switch { value, cases, .. } = &mut dfg.insts[id] else {
+            return;
+        };
+        let Some(ty) = dfg.values.get(*value).map(|d| d.ty.clone()) else {
+            return;
+        };
         let Some(bits) = ty.int_bits() else {
             let span = literals.first().map(|l| l.span).unwrap_or_default();
             self.diags.push(
@@ -611,9 +767,11 @@ impl<'l, 's> BodyLowerer<'l, 's> {
                 text if text.starts_with(|c: char| c == '-' || c.is_ascii_digit()) => {
                     int_literal(text, bits, literal.span)
                 }
-                text => Err(Diagnostic::new(format!("`{text}` is not a case value of type {ty}"))
-                    .with_span(literal.span)
-                    .with_label("expected an integer")),
+                text => Err(
+                    Diagnostic::new(format!("`{text}` is not a case value of type {ty}"))
+                        .with_span(literal.span)
+                        .with_label("expected an integer"),
+                ),
             };
             match value {
                 Ok(value) => *case = value,
@@ -634,14 +792,21 @@ fn check_result(inst: &ast::Inst, result_ty: Option<&Type>) -> PResult<()> {
             } else {
                 format!("`{opcode}` produces no value")
             };
-            Err(Diagnostic::new(format!("{} cannot be defined here: {what}", sigil_name('%', name)))
-                .with_span(*span)
-                .with_label(format!("remove `{} =`", sigil_name('%', name))))
+            Err(Diagnostic::new(format!(
+                "{} cannot be defined here: {what}",
+                sigil_name('%', name)
+            ))
+            .with_span(*span)
+            .with_label(format!("remove `{} =`", sigil_name('%', name))))
         }
-        (None, Some(ty)) if !matches!(opcode, "call" | "call_indirect" | "atomicrmw" | "cmpxchg") => {
-            Err(Diagnostic::new(format!("the {ty} result of `{opcode}` needs a name"))
-                .with_span(inst.opcode_span)
-                .with_label(format!("write `%name = {opcode} ...`")))
+        (None, Some(ty))
+            if !matches!(opcode, "call" | "call_indirect" | "atomicrmw" | "cmpxchg") =>
+        {
+            Err(
+                Diagnostic::new(format!("the {ty} result of `{opcode}` needs a name"))
+                    .with_span(inst.opcode_span)
+                    .with_label(format!("write `%name = {opcode} ...`")),
+            )
         }
         _ => Ok(()),
     }
