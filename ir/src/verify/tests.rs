@@ -514,7 +514,7 @@ fn casts() {
     );
     assert_error(&m, "invalid `fptrunc` from f64 to f64");
     assert_error(&m, "invalid `sitofp` from f64 to f64");
-    assert_eq!(text.matches("error:").count(), 6, "{text}");
+    assert_eq!(text.matches("error:").count(), 7, "{text}");
 }
 
 #[test]
