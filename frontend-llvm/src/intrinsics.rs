@@ -44,6 +44,13 @@ fn is_type_suffix(s: &str) -> bool {
         || matches!(s, "x86_fp80" | "f128" | "bf16" | "ppcf128")
 }
 
+fn call_return_type(call: &Call) -> R<llvm_ir::TypeRef> {
+    match call.function_ty.as_ref() {
+        llvm_ir::Type::FuncType { result_type, .. } => Ok(result_type.clone()),
+        _ => Err("call through a non-function type".into()),
+    }
+}
+
 fn bool_arg(call: &Call, k: usize) -> bool {
     matches!(
         call.arguments.get(k).and_then(|(op, _)| op.as_constant()),
@@ -189,6 +196,15 @@ impl<'a> FuncCtx<'_, 'a> {
                 "minimum" | "maximum" => {
                     let a = self.args(call, 2)?;
                     Some(self.min_max(base == "minimum", a[0], a[1])?)
+                }
+                // lround/lrint: round (half away / half even) then convert; the range is
+                // the caller's responsibility as in C.
+                "lround" | "llround" | "lrint" | "llrint" => {
+                    let a = self.args(call, 1)?[0];
+                    let op = if base.ends_with("round") { UnaryOp::Round } else { UnaryOp::Roundeven };
+                    let r = self.un(op, fmf, a)?;
+                    let to = self.convert_type(&call_return_type(call)?)?;
+                    Some(self.cast_value(CastOp::Fptosi, r, to)?)
                 }
                 "powi" => {
                     let a = self.args(call, 2)?;
