@@ -57,8 +57,9 @@ fn write_global(out: &mut String, module: &Module, global: &Global) -> fmt::Resu
         out.push_str("const ");
     }
     write!(out, "{}: {}", symbol_name(&global.name), global.ty)?;
+    // After a comma: `@g: ptr addrspace(3)` would read as a pointer into space 3.
     if global.addr_space != 0 {
-        write!(out, " addrspace({})", global.addr_space)?;
+        write!(out, ", addrspace({})", global.addr_space)?;
     }
     write!(out, ", align {}", global.align)?;
     if let Some(init) = &global.init {
@@ -239,10 +240,11 @@ fn write_constant(out: &mut String, module: &Module, ty: &Type, c: &Constant) ->
                 Some(name) => out.push_str(&symbol_name(name)),
                 None => write!(out, "@<invalid {symbol:?}>")?,
             }
+            // Spaced: `-` is a name character, `@g-8` is the symbol named `g-8`.
             if *offset > 0 {
-                write!(out, "+{offset}")?;
+                write!(out, " + {offset}")?;
             } else if *offset < 0 {
-                write!(out, "{offset}")?;
+                write!(out, " - {}", offset.unsigned_abs())?;
             }
         }
         Constant::Elements(elems) => {
