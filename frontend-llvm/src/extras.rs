@@ -42,6 +42,10 @@ pub struct Extras {
     pub global_types: HashMap<String, Type>,
     /// Functions named `kernel` in `!nvvm.annotations`.
     pub kernels: HashSet<String>,
+    /// Integer constants wider than 64 bits: (width, low 64 bits) -> full value. llvm-ir
+    /// reads such constants through `LLVMConstIntGetZExtValue` and silently keeps only
+    /// the low word; `None` marks two constants that share a key.
+    pub wide_ints: HashMap<(u32, u64), Option<u128>>,
 }
 
 impl Extras {
@@ -264,6 +268,18 @@ impl Collector {
         if !LLVMIsAGlobalValue(value).is_null() || !self.visited.insert(value) {
             return;
         }
+        if !LLVMIsAConstantInt(value).is_null() {
+            let bits = LLVMGetIntTypeWidth(LLVMTypeOf(value));
+            if bits > 64 {
+                let full = wide_int_value(value, bits);
+                let key = (bits, LLVMConstIntGetZExtValue(value));
+                let entry = self.extras.wide_ints.entry(key).or_insert(full);
+                if *entry != full {
+                    *entry = None;
+                }
+            }
+            return;
+        }
         if !LLVMIsAConstantExpr(value).is_null()
             && LLVMGetConstOpcode(value) == LLVMOpcode::LLVMGetElementPtr
         {
@@ -314,6 +330,24 @@ impl Collector {
         }
         Some(offset)
     }
+}
+
+/// The full value of a wide integer constant, read from LLVM's text (`i128 -5`): the C API
+/// has no accessor for more than 64 bits.
+unsafe fn wide_int_value(value: LLVMValueRef, bits: u32) -> Option<u128> {
+    let text = LLVMPrintValueToString(value);
+    if text.is_null() {
+        return None;
+    }
+    let printed = CStr::from_ptr(text).to_string_lossy().into_owned();
+    LLVMDisposeMessage(text);
+    let number = printed.split_whitespace().last()?;
+    let parsed = match number {
+        "true" => 1,
+        "false" => 0,
+        n => n.parse::<i128>().ok()? as u128,
+    };
+    Some(adc_ir::constant::mask_to_width(parsed, bits))
 }
 
 /// The C-API side of `crate::constants::fingerprint`; both must build the same string.

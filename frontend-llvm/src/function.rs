@@ -15,6 +15,7 @@ use adc_ir::{
     Block, BlockCall, Constant, DebugLoc, FuncId, Function, Inst, InstFlags, InstructionData, Type,
     Value,
 };
+use llvm_ir::function::ParameterAttribute;
 use llvm_ir::instruction::Phi;
 use llvm_ir::terminator::Terminator as T;
 use llvm_ir::{BasicBlock, ConstantRef, Instruction, Name, Operand};
@@ -188,6 +189,7 @@ pub fn translate_function<'a>(
         extra: InstExtra::default(),
         files: HashMap::new(),
     };
+    cx.copy_byval_params().map_err(fn_err)?;
     let mut split_blocks: HashMap<usize, Vec<Block>> = HashMap::new();
     for &b in &order {
         let bb = &f.basic_blocks[b];
@@ -233,6 +235,39 @@ pub fn translate_function<'a>(
 }
 
 impl<'m, 'a> FuncCtx<'m, 'a> {
+    /// A `byval` argument is the callee's own copy: LLVM's caller does not copy (the call
+    /// does), and the callee may write to it. adc has no byval, so the callee copies the
+    /// pointed-to bytes into its own frame on entry and works on that copy.
+    fn copy_byval_params(&mut self) -> R<()> {
+        let f = self.llvm_func;
+        let params = self.func.params().to_vec();
+        for (p, value) in f.parameters.iter().zip(params) {
+            let byval = p.attributes.iter().find_map(|a| match a {
+                ParameterAttribute::ByVal(ty) => Some(ty),
+                _ => None,
+            });
+            let Some(ty) = byval else { continue };
+            let ty = self.convert_type(ty)?;
+            let align = p
+                .attributes
+                .iter()
+                .find_map(|a| match a {
+                    ParameterAttribute::Alignment(n) => Some(*n as u32),
+                    _ => None,
+                })
+                .unwrap_or(ty.align() as u32);
+            let size = ty.size();
+            let copy = self.val(InstructionData::Alloca { ty, count: None, align: align.max(1) })?;
+            let len = self.iconst(&Type::I64, i128::from(size));
+            self.ins(InstructionData::MemCopy { dst: copy, src: value, len, may_overlap: false, volatile: false });
+            if let Name::Name(s) = &p.name {
+                self.func.dfg.set_value_name(copy, &format!("{}.copy", sanitize(s)));
+            }
+            self.values.insert(&p.name, copy);
+        }
+        Ok(())
+    }
+
     fn set_context(&mut self, block: usize, inst: usize, loc: &Option<llvm_ir::DebugLoc>) {
         self.extra = self
             .m
@@ -358,10 +393,10 @@ impl<'m, 'a> FuncCtx<'m, 'a> {
                 let default = self.edge(from, &s.default_dest, multi, &mut splits)?;
                 let mut cases = Vec::new();
                 for (c, dest) in &s.dests {
-                    let llvm_ir::Constant::Int { value: k, .. } = c.as_ref() else {
+                    let Some(Constant::Int(k)) = self.m.fold(c, false)? else {
                         return Err(format!("switch case `{c}` is not an integer"));
                     };
-                    let k = adc_ir::constant::mask_to_width(u128::from(*k), bits);
+                    let k = adc_ir::constant::mask_to_width(k, bits);
                     cases.push((k, self.edge(from, dest, multi, &mut splits)?));
                 }
                 InstructionData::Switch {

@@ -101,9 +101,8 @@ pub fn param_attrs(attrs: &[ParameterAttribute]) -> ParamAttrs {
             ParameterAttribute::NonNull => out.insert(ParamAttrs::NONNULL),
             ParameterAttribute::ZeroExt => out.insert(ParamAttrs::ZEROEXT),
             ParameterAttribute::SignExt => out.insert(ParamAttrs::SIGNEXT),
-            // `sret`/`byval` pointers stay plain pointers: the caller's copy is explicit
-            // in the bitcode already (clang emits the memcpy for byval at -O0 and the
-            // callee never writes through a byval pointer it was not given).
+            // `sret`/`byval` pointers stay plain pointers: a byval callee copies its
+            // argument on entry (`FuncCtx::copy_byval_params`), sret needs nothing.
             _ => {}
         }
     }
