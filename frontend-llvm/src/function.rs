@@ -240,7 +240,9 @@ impl<'m, 'a> FuncCtx<'m, 'a> {
     /// pointed-to bytes into its own frame on entry and works on that copy.
     fn copy_byval_params(&mut self) -> R<()> {
         let f = self.llvm_func;
-        let params = self.func.params().to_vec();
+        // The layout is filled last, so the entry block is the current one, not
+        // `Function::params`.
+        let params = self.func.dfg.block_params(self.cur).to_vec();
         for (p, value) in f.parameters.iter().zip(params) {
             let byval = p.attributes.iter().find_map(|a| match a {
                 ParameterAttribute::ByVal(ty) => Some(ty),
