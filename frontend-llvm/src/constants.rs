@@ -88,14 +88,18 @@ impl ModuleCtx<'_> {
     /// initializer has no instruction to carry them).
     pub fn fold(&self, c: &ConstantRef, in_global: bool) -> Result<Option<Constant>, String> {
         Ok(Some(match c.as_ref() {
-            L::Int { bits, value } if *bits > 64 => match self.extras.wide_ints.get(&(*bits, *value)) {
-                Some(Some(full)) => Constant::Int(*full),
-                Some(None) => {
-                    return Err(format!("i{bits} constant with low word {value:#x} is ambiguous"))
+            L::Int { bits, value } if *bits > 64 => {
+                match self.extras.wide_ints.get(&(*bits, *value)) {
+                    Some(Some(full)) => Constant::Int(*full),
+                    Some(None) => {
+                        return Err(format!(
+                            "i{bits} constant with low word {value:#x} is ambiguous"
+                        ))
+                    }
+                    // Without C-API extras the low word is all there is (see `import_module`).
+                    None => Constant::Int(u128::from(*value)),
                 }
-                // Without C-API extras the low word is all there is (see `import_module`).
-                None => Constant::Int(u128::from(*value)),
-            },
+            }
             L::Int { bits, value } => {
                 Constant::Int(adc_ir::constant::mask_to_width(u128::from(*value), *bits))
             }

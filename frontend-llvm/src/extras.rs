@@ -173,7 +173,7 @@ unsafe fn collect(context: LLVMContextRef, module: LLVMModuleRef) -> Extras {
     let mut global = LLVMGetFirstGlobal(module);
     while !global.is_null() {
         let name = value_name(global);
-        if let Some(ty) = sys_type(c.target_data, LLVMGlobalGetValueType(global)) {
+        if let Some(ty) = sys_type(LLVMGlobalGetValueType(global)) {
             c.extras.global_types.insert(name, ty);
         }
         let init = LLVMGetInitializer(global);
@@ -397,25 +397,24 @@ unsafe fn fingerprint(value: LLVMValueRef) -> String {
 }
 
 /// Converts a C-API type for the value types of globals.
-unsafe fn sys_type(td: LLVMTargetDataRef, ty: LLVMTypeRef) -> Option<Type> {
+unsafe fn sys_type(ty: LLVMTypeRef) -> Option<Type> {
     use LLVMTypeKind::*;
     Some(match LLVMGetTypeKind(ty) {
         LLVMIntegerTypeKind => Type::int(LLVMGetIntTypeWidth(ty))?,
         LLVMFloatTypeKind => Type::F32,
         LLVMDoubleTypeKind => Type::F64,
         LLVMPointerTypeKind => Type::Ptr(LLVMGetPointerAddressSpace(ty)),
-        LLVMArrayTypeKind => Type::array(
-            sys_type(td, LLVMGetElementType(ty))?,
-            LLVMGetArrayLength2(ty),
-        ),
+        LLVMArrayTypeKind => {
+            Type::array(sys_type(LLVMGetElementType(ty))?, LLVMGetArrayLength2(ty))
+        }
         LLVMVectorTypeKind => {
-            Type::vector(sys_type(td, LLVMGetElementType(ty))?, LLVMGetVectorSize(ty))
+            Type::vector(sys_type(LLVMGetElementType(ty))?, LLVMGetVectorSize(ty))
         }
         LLVMStructTypeKind => {
             let n = LLVMCountStructElementTypes(ty);
             let mut fields = Vec::with_capacity(n as usize);
             for i in 0..n {
-                fields.push(sys_type(td, LLVMStructGetTypeAtIndex(ty, i))?);
+                fields.push(sys_type(LLVMStructGetTypeAtIndex(ty, i))?);
             }
             Type::structure(fields, LLVMIsPackedStruct(ty) != 0)
         }

@@ -259,11 +259,23 @@ impl<'m, 'a> FuncCtx<'m, 'a> {
                 })
                 .unwrap_or(ty.align() as u32);
             let size = ty.size();
-            let copy = self.val(InstructionData::Alloca { ty, count: None, align: align.max(1) })?;
+            let copy = self.val(InstructionData::Alloca {
+                ty,
+                count: None,
+                align: align.max(1),
+            })?;
             let len = self.iconst(&Type::I64, i128::from(size));
-            self.ins(InstructionData::MemCopy { dst: copy, src: value, len, may_overlap: false, volatile: false });
+            self.ins(InstructionData::MemCopy {
+                dst: copy,
+                src: value,
+                len,
+                may_overlap: false,
+                volatile: false,
+            });
             if let Name::Name(s) = &p.name {
-                self.func.dfg.set_value_name(copy, &format!("{}.copy", sanitize(s)));
+                self.func
+                    .dfg
+                    .set_value_name(copy, &format!("{}.copy", sanitize(s)));
             }
             self.values.insert(&p.name, copy);
         }
@@ -366,7 +378,7 @@ impl<'m, 'a> FuncCtx<'m, 'a> {
 
     /// Terminators; returns the blocks created to split edges out of this block.
     fn terminator(&mut self, from: &'a Name, term: &'a T) -> R<Vec<Block>> {
-        let mut splits = Vec::new();
+        let mut splits: Vec<(&'a Name, Block)> = Vec::new();
         let multi = successors(term).len() > 1;
         let data = match term {
             T::Ret(r) => {
@@ -415,7 +427,7 @@ impl<'m, 'a> FuncCtx<'m, 'a> {
             T::CallBr(_) => return Err("callbr (asm goto) is not supported".into()),
         };
         self.ins(data);
-        Ok(splits)
+        Ok(splits.into_iter().map(|(_, b)| b).collect())
     }
 
     /// The block call for the edge `from -> to`: phi inputs become arguments; an edge
@@ -425,7 +437,7 @@ impl<'m, 'a> FuncCtx<'m, 'a> {
         from: &Name,
         to: &'a Name,
         multi: bool,
-        splits: &mut Vec<Block>,
+        splits: &mut Vec<(&'a Name, Block)>,
     ) -> R<BlockCall> {
         let target = *self
             .blocks
@@ -456,6 +468,10 @@ impl<'m, 'a> FuncCtx<'m, 'a> {
                 .collect::<R<_>>()?;
             return Ok(BlockCall::new(target, args));
         }
+        // Several switch cases may share an edge; their phi inputs are the same.
+        if let Some((_, split)) = splits.iter().find(|(name, _)| *name == to) {
+            return Ok(BlockCall::new(*split, Vec::new()));
+        }
         let source = self.cur;
         let split = self.func.dfg.make_block();
         let from_name = self.func.dfg.block_name(source).map(str::to_string);
@@ -479,7 +495,7 @@ impl<'m, 'a> FuncCtx<'m, 'a> {
             dest: BlockCall::new(target, args),
         });
         self.cur = source;
-        splits.push(split);
+        splits.push((to, split));
         Ok(BlockCall::new(split, Vec::new()))
     }
 }

@@ -160,7 +160,7 @@ pub fn translate_module(llvm: &llvm_ir::Module, extras: &Extras) -> Result<Modul
         globals: HashMap::new(),
         aliases: HashMap::new(),
     };
-    m.module.target = llvm.target_triple.clone();
+    m.module.target = llvm.target_triple.clone().filter(|t| !t.is_empty());
     let types = &llvm.types;
 
     // Functions: defined ones in order, then declarations.
@@ -244,10 +244,15 @@ pub fn translate_module(llvm: &llvm_ir::Module, extras: &Extras) -> Result<Modul
         };
         let id = m.module.add_global(Global {
             name: name.clone(),
-            ty,
+            ty: ty.clone(),
             linkage: linkage(&g.linkage),
             constant: g.is_constant,
-            align: g.alignment.max(1),
+            // LLVM's 0 means "the type's ABI alignment".
+            align: if g.alignment == 0 {
+                ty.align() as u32
+            } else {
+                g.alignment
+            },
             addr_space: g.addr_space,
             init: None,
         });

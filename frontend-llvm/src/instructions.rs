@@ -115,7 +115,7 @@ impl<'a> FuncCtx<'_, 'a> {
     }
 
     /// An integer value as `i64` (sign-extended or truncated, as LLVM does for GEP indices).
-    pub fn to_i64(&mut self, v: Value, signed: bool) -> R<Value> {
+    pub fn index_to_i64(&mut self, v: Value, signed: bool) -> R<Value> {
         let bits = self.ty(v).int_bits().ok_or("index is not an integer")?;
         match bits.cmp(&64) {
             std::cmp::Ordering::Equal => Ok(v),
@@ -319,7 +319,7 @@ impl<'a> FuncCtx<'_, 'a> {
                     Some(C::Int { value: 1, .. }) => None,
                     _ => {
                         let n = self.operand(&i.num_elements)?;
-                        Some(self.to_i64(n, false)?)
+                        Some(self.index_to_i64(n, false)?)
                     }
                 };
                 let v = self.val(D::Alloca {
@@ -545,7 +545,7 @@ impl<'a> FuncCtx<'_, 'a> {
                     if self.ty(v).is_vector() {
                         return Err("vector GEP indices are not supported".into());
                     }
-                    let v = self.to_i64(v, true)?;
+                    let v = self.index_to_i64(v, true)?;
                     let term = if scale == 1 {
                         v
                     } else {

@@ -157,7 +157,7 @@ impl<'a> FuncCtx<'_, 'a> {
             match base {
                 "memcpy" | "memcpy.inline" | "memmove" => {
                     let a = self.args(call, 3)?;
-                    let len = self.to_i64(a[2], false)?;
+                    let len = self.index_to_i64(a[2], false)?;
                     let (inst, _) = self.ins(D::MemCopy {
                         dst: a[0],
                         src: a[1],
@@ -170,7 +170,7 @@ impl<'a> FuncCtx<'_, 'a> {
                 }
                 "memset" | "memset.inline" => {
                     let a = self.args(call, 3)?;
-                    let len = self.to_i64(a[2], false)?;
+                    let len = self.index_to_i64(a[2], false)?;
                     let (inst, _) = self.ins(D::MemSet {
                         dst: a[0],
                         byte: a[1],
@@ -201,7 +201,11 @@ impl<'a> FuncCtx<'_, 'a> {
                 // the caller's responsibility as in C.
                 "lround" | "llround" | "lrint" | "llrint" => {
                     let a = self.args(call, 1)?[0];
-                    let op = if base.ends_with("round") { UnaryOp::Round } else { UnaryOp::Roundeven };
+                    let op = if base.ends_with("round") {
+                        UnaryOp::Round
+                    } else {
+                        UnaryOp::Roundeven
+                    };
                     let r = self.un(op, fmf, a)?;
                     let to = self.convert_type(&call_return_type(call)?)?;
                     Some(self.cast_value(CastOp::Fptosi, r, to)?)

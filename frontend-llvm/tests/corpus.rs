@@ -29,7 +29,13 @@ const COMPILERS: &[&str] = &["clang-19", "clang-14"];
 
 /// Stages a case goes through, in order; a case counts as passing a stage only if it
 /// passed all earlier ones.
-const STAGES: &[&str] = &["compile", "import", "verify", "round-trip", "interp-matches"];
+const STAGES: &[&str] = &[
+    "compile",
+    "import",
+    "verify",
+    "round-trip",
+    "interp-matches",
+];
 
 type Table = Arc<Mutex<BTreeMap<(String, String), [usize; 6]>>>;
 
@@ -47,14 +53,21 @@ fn main() {
 
     let mut trials = Vec::new();
     for compiler in COMPILERS {
-        let present = Command::new(compiler).arg("--version").output().is_ok_and(|o| o.status.success());
+        let present = Command::new(compiler)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success());
         if !present {
             eprintln!("notice: {compiler} not found, its corpus cases are skipped");
             continue;
         }
         for (level, flags) in LEVELS {
             for program in &programs {
-                let stem = program.file_stem().and_then(|s| s.to_str()).unwrap_or("prog").to_string();
+                let stem = program
+                    .file_stem()
+                    .and_then(|s| s.to_str())
+                    .unwrap_or("prog")
+                    .to_string();
                 let case = Case {
                     compiler: compiler.to_string(),
                     level: level.to_string(),
@@ -64,7 +77,10 @@ fn main() {
                     stem: stem.clone(),
                     table: table.clone(),
                 };
-                trials.push(Trial::test(format!("{compiler}/{level}/{stem}"), move || case.run()));
+                trials.push(Trial::test(
+                    format!("{compiler}/{level}/{stem}"),
+                    move || case.run(),
+                ));
             }
         }
     }
@@ -79,7 +95,10 @@ fn print_table(table: &Table) {
         return;
     }
     eprintln!("\ncorpus stage counts (cases passing each stage / cases run):");
-    eprintln!("{:<10} {:<8} {:>8} {:>8} {:>8} {:>10} {:>14}", "compiler", "level", STAGES[0], STAGES[1], STAGES[2], STAGES[3], STAGES[4]);
+    eprintln!(
+        "{:<10} {:<8} {:>8} {:>8} {:>8} {:>10} {:>14}",
+        "compiler", "level", STAGES[0], STAGES[1], STAGES[2], STAGES[3], STAGES[4]
+    );
     for ((compiler, level), counts) in table.iter() {
         let total = counts[5];
         let cell = |i: usize| format!("{}/{}", counts[i], total);
@@ -111,7 +130,9 @@ impl Case {
         let mut passed = 0;
         let result = self.stages(&mut passed);
         let mut table = self.table.lock().unwrap_or_else(|e| e.into_inner());
-        let row = table.entry((self.compiler.clone(), self.level.clone())).or_default();
+        let row = table
+            .entry((self.compiler.clone(), self.level.clone()))
+            .or_default();
         for count in row.iter_mut().take(passed) {
             *count += 1;
         }
@@ -130,7 +151,11 @@ impl Case {
             .output()
             .map_err(|e| format!("running {}: {e}", self.compiler))?;
         if !status.status.success() {
-            return Err(format!("compile failed: {}", String::from_utf8_lossy(&status.stderr)).into());
+            return Err(format!(
+                "compile failed: {}",
+                String::from_utf8_lossy(&status.stderr)
+            )
+            .into());
         }
         *passed = 1;
 
@@ -157,9 +182,14 @@ impl Case {
             .output()
             .map_err(|e| format!("linking: {e}"))?;
         if !out.status.success() {
-            return Err(format!("native link failed: {}", String::from_utf8_lossy(&out.stderr)));
+            return Err(format!(
+                "native link failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
         }
-        let run = Command::new(&exe).output().map_err(|e| format!("running native: {e}"))?;
+        let run = Command::new(&exe)
+            .output()
+            .map_err(|e| format!("running native: {e}"))?;
         Ok(String::from_utf8_lossy(&run.stdout).into_owned())
     }
 }
@@ -169,7 +199,13 @@ mod pipeline {
     use super::*;
 
     /// Without the verifier/parser/interpreter only the import itself is checked.
-    pub fn check(_: &Case, _: &Path, _: &adc_ir::Module, _: &str, _: &mut usize) -> Result<(), Failed> {
+    pub fn check(
+        _: &Case,
+        _: &Path,
+        _: &adc_ir::Module,
+        _: &str,
+        _: &mut usize,
+    ) -> Result<(), Failed> {
         Ok(())
     }
 }
@@ -180,14 +216,29 @@ mod pipeline {
     use adc_ir::interp::{Interpreter, Val};
     use adc_ir::Type;
 
-    pub fn check(case: &Case, bc: &Path, module: &adc_ir::Module, text: &str, passed: &mut usize) -> Result<(), Failed> {
+    pub fn check(
+        case: &Case,
+        bc: &Path,
+        module: &adc_ir::Module,
+        text: &str,
+        passed: &mut usize,
+    ) -> Result<(), Failed> {
         adc_ir::verify::verify_module(module).map_err(|d| format!("verifier: {d}"))?;
         *passed = 3;
 
-        let reparsed = adc_ir::text::parse_module(text).map_err(|d| format!("parse of printed module: {}", d.render("imported.adir", text)))?;
+        let reparsed = adc_ir::text::parse_module(text).map_err(|d| {
+            format!(
+                "parse of printed module: {}",
+                d.render("imported.adir", text)
+            )
+        })?;
         let again = adc_ir::text::print_module(&reparsed);
         if again != text {
-            let line = text.lines().zip(again.lines()).position(|(a, b)| a != b).unwrap_or(0);
+            let line = text
+                .lines()
+                .zip(again.lines())
+                .position(|(a, b)| a != b)
+                .unwrap_or(0);
             return Err(format!(
                 "print(parse(text)) differs at line {}:\n  printed: {}\n  again:   {}",
                 line + 1,
@@ -200,11 +251,14 @@ mod pipeline {
 
         let expected = case.native_output(bc)?;
         let main = module.function_by_name("main").ok_or("no main")?;
-        let mut interp = Interpreter::new(module).map_err(|e| format!("interpreter: {}", e.message()))?;
+        let mut interp =
+            Interpreter::new(module).map_err(|e| format!("interpreter: {}", e.message()))?;
         let args = if module.functions[main].signature.params.len() >= 2 {
             let name: Vec<Val> = b"prog\0".iter().map(|b| Val::Int(u128::from(*b))).collect();
             let name = interp.alloc(&Type::I8, &name).map_err(|e| e.message())?;
-            let argv = interp.alloc(&Type::PTR, &[name, Val::Ptr(0)]).map_err(|e| e.message())?;
+            let argv = interp
+                .alloc(&Type::PTR, &[name, Val::Ptr(0)])
+                .map_err(|e| e.message())?;
             vec![Val::Int(1), argv]
         } else {
             Vec::new()
@@ -212,10 +266,17 @@ mod pipeline {
         let result = interp.call(main, &args);
         let output = interp.output().to_string();
         if let Err(e) = result {
-            return Err(format!("interpreter error: {}\n  output so far: {output:?}", e.to_diagnostic()).into());
+            return Err(format!(
+                "interpreter error: {}\n  output so far: {output:?}",
+                e.to_diagnostic()
+            )
+            .into());
         }
         if output != expected {
-            return Err(format!("interpreter output differs:\n  native: {expected:?}\n  interp: {output:?}").into());
+            return Err(format!(
+                "interpreter output differs:\n  native: {expected:?}\n  interp: {output:?}"
+            )
+            .into());
         }
         *passed = 5;
         Ok(())
