@@ -31,6 +31,8 @@ pub struct FuncCtx<'m, 'a> {
     pub func: Function,
     pub llvm_func: &'a llvm_ir::Function,
     blocks: HashMap<&'a Name, Block>,
+    /// LLVM block name -> index in `llvm_func.basic_blocks`.
+    block_index: HashMap<&'a Name, usize>,
     values: HashMap<&'a Name, Value>,
     /// Constants already materialized in a block, keyed by their debug text (llvm-ir
     /// makes a new `ConstantRef` per use, and `Constant` is not `Eq` because of floats).
@@ -182,6 +184,7 @@ pub fn translate_function<'a>(
         func,
         llvm_func: f,
         blocks,
+        block_index: index,
         values,
         const_cache: HashMap::new(),
         cur: entry,

@@ -428,3 +428,104 @@ fn clang14_typed_pointer_bitcode_loads() {
     let text = import_text(&bc);
     assert!(text.contains("func @g("), "{text}");
 }
+
+#[test]
+fn nvptx_kernels_keep_nvvm_calls_and_address_spaces() {
+    let ll = r#"
+target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
+target triple = "nvptx64-nvidia-cuda"
+
+@shared = internal addrspace(3) global [32 x float] undef, align 4
+
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+declare void @llvm.nvvm.barrier0()
+
+define void @k(ptr addrspace(1) %out, ptr addrspace(1) %in) {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %i = zext i32 %t to i64
+  %src = getelementptr inbounds float, ptr addrspace(1) %in, i64 %i
+  %x = load float, ptr addrspace(1) %src, align 4
+  %s = getelementptr inbounds [32 x float], ptr addrspace(3) @shared, i64 0, i64 %i
+  store float %x, ptr addrspace(3) %s, align 4
+  call void @llvm.nvvm.barrier0()
+  %old = atomicrmw fadd ptr addrspace(1) %out, float %x monotonic
+  ret void
+}
+
+!nvvm.annotations = !{!0}
+!0 = !{ptr @k, !"kernel", i32 1}
+"#;
+    let Some(bc) = assemble("nvptx", ll) else {
+        return;
+    };
+    let text = import_text(&bc);
+    assert!(text.contains("target \"nvptx64-nvidia-cuda\""), "{text}");
+    assert!(
+        text.contains("func @k(%out: ptr addrspace(1), %in: ptr addrspace(1)) kernel"),
+        "{text}"
+    );
+    assert!(
+        text.contains("call @llvm.nvvm.read.ptx.sreg.tid.x()"),
+        "{text}"
+    );
+    assert!(text.contains("call @llvm.nvvm.barrier0()"), "{text}");
+    assert!(text.contains("declare @llvm.nvvm.barrier0()"), "{text}");
+    assert!(text.contains("const ptr addrspace(3) @shared"), "{text}");
+    assert!(text.contains("atomicrmw fadd f32"), "{text}");
+}
+
+#[test]
+fn aliases_resolve_to_their_aliasee() {
+    let ll = r#"
+@g = global [4 x i32] [i32 1, i32 2, i32 3, i32 4]
+@third = alias i32, getelementptr inbounds ([4 x i32], ptr @g, i64 0, i64 2)
+@p = global ptr @third
+
+define i32 @f() {
+  %v = load i32, ptr @third
+  ret i32 %v
+}
+@f_alias = alias i32 (), ptr @f
+
+define i32 @main() {
+  %r = call i32 @f_alias()
+  ret i32 %r
+}
+"#;
+    let Some(bc) = assemble("aliases", ll) else {
+        return;
+    };
+    let text = import_text(&bc);
+    assert!(text.contains("global @p: ptr, align 8 = @g + 8"), "{text}");
+    assert!(text.contains("const ptr @g + 8"), "{text}");
+    assert!(text.contains("call @f()"), "{text}");
+}
+
+#[test]
+fn atomics_and_fences_import() {
+    let code = "int counter;\nint f(int x) { __atomic_fetch_add(&counter, x, __ATOMIC_SEQ_CST);\n\
+                int e = 0; __atomic_compare_exchange_n(&counter, &e, 5, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);\n\
+                __atomic_thread_fence(__ATOMIC_RELEASE); return __atomic_load_n(&counter, __ATOMIC_ACQUIRE); }\n";
+    let Some(bc) = compile("atomics", "c", &["-O1"], code) else {
+        return;
+    };
+    let text = import_text(&bc);
+    assert!(text.contains("atomicrmw add i32"), "{text}");
+    assert!(text.contains("cmpxchg i32"), "{text}");
+    assert!(text.contains("fence release"), "{text}");
+    // An acquire load is a load followed by an acquire fence.
+    assert!(text.contains("fence acquire"), "{text}");
+}
+
+#[test]
+fn import_module_without_extras_handles_zero_index_constant_geps_only() {
+    let ll = "@g = global [4 x i32] zeroinitializer\n\
+              define ptr @a() { ret ptr getelementptr ([4 x i32], ptr @g, i64 0, i64 0) }\n\
+              define ptr @b() { ret ptr getelementptr ([4 x i32], ptr @g, i64 0, i64 1) }\n";
+    let llvm = llvm_ir::Module::from_ir_str(ll).expect("valid IR");
+    let e = adc_frontend_llvm::import_module(&llvm).expect_err("offset of @b's GEP is unknown");
+    assert!(e.to_string().contains("byte offset of constant GEP"), "{e}");
+    let llvm = llvm_ir::Module::from_ir_str(&ll.replace("i64 1)", "i64 0)")).expect("valid IR");
+    let m = adc_frontend_llvm::import_module(&llvm).unwrap_or_else(|e| panic!("{e}"));
+    assert!(adc_ir::text::print_module(&m).contains("const ptr @g\n"));
+}
