@@ -447,11 +447,7 @@ impl<'m, 'a> FuncCtx<'m, 'a> {
             .get(to)
             .ok_or_else(|| format!("branch to unknown block {to}"))?;
         let f = self.llvm_func;
-        let bb = f
-            .basic_blocks
-            .iter()
-            .find(|bb| &bb.name == to)
-            .ok_or("unknown block")?;
+        let bb = &f.basic_blocks[*self.block_index.get(to).ok_or("unknown block")?];
         let incoming: Vec<&Operand> = phis(bb)
             .map(|phi| {
                 phi.incoming_values
