@@ -243,7 +243,7 @@ mod pipeline {
         case: &Case,
         bc: &Path,
         module: &adc_ir::Module,
-        text: &str,
+        _text: &str,
         passed: &mut usize,
     ) -> Result<(), Failed> {
         adc_ir::verify::verify_module(module).map_err(|d| format!("verifier: {d}"))?;
