@@ -1,3 +1,79 @@
 //! adc-frontend-llvm: imports LLVM bitcode (via the `llvm-ir` crate, LLVM 19) into an adc-ir
 //! `Module`. It is the only crate that knows LLVM; version-specific details stay here.
-//! The importer lands with the LLVM-bridge issue; until then this crate holds nothing.
+//!
+//! `import_bitcode_file` is the complete path: it checks and parses the file with the LLVM
+//! C API (to get LLVM's own error message and the facts llvm-ir 0.11 does not expose:
+//! fast-math flags, `disjoint`, TBAA tags, constant-GEP offsets, kernel annotations), then
+//! reads it again through llvm-ir and translates. `import_module` translates an llvm-ir
+//! module alone; it then lacks those facts (see `Extras`).
+
+mod calls;
+mod constants;
+mod error;
+mod extras;
+mod function;
+mod globals;
+mod instructions;
+mod intrinsics;
+mod types;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+
+use adc_ir::Module;
+
+pub use error::ImportError;
+pub use extras::{Extras, InstExtra};
+
+/// Reads a bitcode file (clang 13..19) and translates it.
+pub fn import_bitcode_file(path: &Path) -> Result<Module, ImportError> {
+    let extras = extras::read_extras(path)?;
+    // llvm-ir panics (instead of returning errors) on some inputs it does not model.
+    let parsed = catch_unwind(AssertUnwindSafe(|| llvm_ir::Module::from_bc_path(path)));
+    let llvm = match parsed {
+        Ok(Ok(module)) => module,
+        Ok(Err(reason)) => {
+            return Err(ImportError::BadBitcode {
+                path: path.to_path_buf(),
+                reason,
+            });
+        }
+        Err(panic) => {
+            return Err(ImportError::LlvmIr {
+                path: path.to_path_buf(),
+                reason: panic_message(&panic),
+            });
+        }
+    };
+    import_module_with(&llvm, &extras)
+}
+
+/// Translates an llvm-ir module without C-API extras: no fast-math flags, `disjoint` or
+/// TBAA tags, and constant GEPs only with all-zero indices.
+pub fn import_module(llvm: &llvm_ir::Module) -> Result<Module, ImportError> {
+    import_module_with(llvm, &Extras::default())
+}
+
+/// Translates an llvm-ir module with the facts collected from the same bitcode.
+pub fn import_module_with(llvm: &llvm_ir::Module, extras: &Extras) -> Result<Module, ImportError> {
+    match catch_unwind(AssertUnwindSafe(|| globals::translate_module(llvm, extras))) {
+        Ok(result) => result,
+        Err(panic) => Err(ImportError::LlvmIr {
+            path: llvm.name.clone().into(),
+            reason: format!(
+                "internal error while translating: {}",
+                panic_message(&panic)
+            ),
+        }),
+    }
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.lines().next().unwrap_or("").to_string()
+    } else {
+        "panic".to_string()
+    }
+}

@@ -68,6 +68,9 @@ pub struct DataFlowGraph {
     pub value_names: SecondaryMap<Value, Option<Box<str>>>,
     pub block_names: SecondaryMap<Block, Option<Box<str>>>,
     pub debug_locs: SecondaryMap<Inst, Option<DebugLoc>>,
+    /// TBAA access-type name of a load/store/memory intrinsic from the input (`"double"`,
+    /// `"int"`, `"any pointer"`), kept as a seed for the type analysis. Not printed.
+    pub tbaa: SecondaryMap<Inst, Option<std::sync::Arc<str>>>,
     /// Where each instruction was written, when parsed from text.
     pub inst_spans: SecondaryMap<Inst, TextSpan>,
     pub block_spans: SecondaryMap<Block, TextSpan>,

@@ -1,0 +1,201 @@
+//! LLVM constants -> adc `Constant`s. Pure data (numbers, aggregates, addresses of
+//! symbols plus a byte offset) folds into a `Constant`; constant expressions that are not
+//! an address (`ptrtoint`, arithmetic, ...) fold to `None` and are materialized as
+//! instructions by the function translator, or rejected in global initializers.
+//!
+//! A constant GEP's byte offset needs its source element type, which llvm-ir 0.11 drops
+//! for LLVM >= 15; the offset comes from `Extras::gep_offsets`, keyed by a structural
+//! fingerprint both walks compute the same way. All-zero indices need no type.
+
+use adc_ir::{Constant, Symbol, Type};
+use llvm_ir::constant::Float;
+use llvm_ir::{Constant as L, ConstantRef, Name};
+
+use crate::globals::ModuleCtx;
+
+/// The name llvm-ir gives a global (unnamed ones are numbered).
+pub fn global_name(name: &Name) -> String {
+    match name {
+        Name::Name(s) => s.to_string(),
+        Name::Number(n) => format!("__unnamed.{n}"),
+    }
+}
+
+/// The llvm-ir side of `extras::fingerprint`; both must build the same string.
+pub fn fingerprint(c: &L) -> String {
+    match c {
+        L::GlobalReference {
+            name: Name::Name(s),
+            ..
+        } => format!("@{s}"),
+        L::Int { bits, value } if *bits <= 64 => format!("i{bits}:{value}"),
+        L::Null(_) => "null".into(),
+        L::GetElementPtr(g) => {
+            let parts: Vec<String> = g.indices.iter().map(|i| fingerprint(i)).collect();
+            format!("gep({};{})", fingerprint(&g.address), parts.join(","))
+        }
+        L::BitCast(x) => format!("cast({})", fingerprint(&x.operand)),
+        L::AddrSpaceCast(x) => format!("cast({})", fingerprint(&x.operand)),
+        L::PtrToInt(x) => format!("cast({})", fingerprint(&x.operand)),
+        L::IntToPtr(x) => format!("cast({})", fingerprint(&x.operand)),
+        _ => "?".into(),
+    }
+}
+
+impl ModuleCtx<'_> {
+    /// The adc type of a constant.
+    pub fn constant_type(&self, c: &ConstantRef) -> Result<Type, String> {
+        match c.as_ref() {
+            // llvm-ir types every constant GEP as `ptr` in address space 0; the base
+            // knows the real address space.
+            L::GetElementPtr(g) => self.constant_type(&g.address),
+            L::GlobalReference { name, .. } => {
+                Ok(match self.resolve_symbol(&global_name(name))? {
+                    (Symbol::Global(g), _) => Type::Ptr(self.module.globals[g].addr_space),
+                    (Symbol::Func(_), _) => Type::PTR,
+                })
+            }
+            _ => crate::types::convert(&self.llvm.types, &self.llvm.types.type_of(c)),
+        }
+    }
+
+    /// Byte offset of a constant GEP from its base.
+    pub fn const_gep_offset(&self, c: &L) -> Result<i64, String> {
+        let L::GetElementPtr(g) = c else {
+            return Err("not a GEP".into());
+        };
+        let all_zero = g
+            .indices
+            .iter()
+            .all(|i| matches!(i.as_ref(), L::Int { value: 0, .. }));
+        if all_zero {
+            return Ok(0);
+        }
+        match self.extras.gep_offsets.get(&fingerprint(c)) {
+            Some(Some(offset)) => Ok(*offset),
+            Some(None) => Err(format!(
+                "constant GEP `{c}` is ambiguous: equal-looking GEPs have different offsets"
+            )),
+            None => Err(format!(
+                "byte offset of constant GEP `{c}` is unknown (llvm-ir drops its source \
+                 element type; import with `import_bitcode_file` to read it through the C API)"
+            )),
+        }
+    }
+
+    /// Folds a constant into adc data. `Ok(None)`: an expression that has to be computed
+    /// by instructions. `in_global`: address-space casts of addresses fold away (an
+    /// initializer has no instruction to carry them).
+    pub fn fold(&self, c: &ConstantRef, in_global: bool) -> Result<Option<Constant>, String> {
+        Ok(Some(match c.as_ref() {
+            L::Int { bits, value } if *bits > 64 => {
+                match self.extras.wide_ints.get(&(*bits, *value)) {
+                    Some(Some(full)) => Constant::Int(*full),
+                    Some(None) => {
+                        return Err(format!(
+                            "i{bits} constant with low word {value:#x} is ambiguous"
+                        ))
+                    }
+                    // Without C-API extras the low word is all there is (see `import_module`).
+                    None => Constant::Int(u128::from(*value)),
+                }
+            }
+            L::Int { bits, value } => {
+                Constant::Int(adc_ir::constant::mask_to_width(u128::from(*value), *bits))
+            }
+            L::Float(Float::Single(f)) => Constant::f32(*f),
+            L::Float(Float::Double(f)) => Constant::f64(*f),
+            L::Float(other) => {
+                return Err(format!(
+                    "floating-point constant {other:?} is not supported"
+                ))
+            }
+            L::Null(_) => Constant::Int(0),
+            L::AggregateZero(_) => Constant::Zero,
+            L::Undef(_) => Constant::Undef,
+            L::Poison(_) => Constant::Poison,
+            L::Struct { values, .. } => match self.fold_all(values, in_global)? {
+                Some(elems) => Constant::Elements(elems),
+                None => return Ok(None),
+            },
+            L::Vector(values) => match self.fold_all(values, in_global)? {
+                Some(elems) => Constant::Elements(elems),
+                None => return Ok(None),
+            },
+            L::Array {
+                element_type,
+                elements,
+            } => {
+                let is_i8 = matches!(
+                    element_type.as_ref(),
+                    llvm_ir::Type::IntegerType { bits: 8 }
+                );
+                let bytes: Option<Vec<u8>> = elements
+                    .iter()
+                    .map(|e| match e.as_ref() {
+                        L::Int { value, .. } => Some(*value as u8),
+                        _ => None,
+                    })
+                    .collect();
+                match (is_i8, bytes) {
+                    (true, Some(bytes)) => Constant::Bytes(bytes),
+                    _ => match self.fold_all(elements, in_global)? {
+                        Some(elems) => Constant::Elements(elems),
+                        None => return Ok(None),
+                    },
+                }
+            }
+            L::GlobalReference { name, .. } => {
+                let (symbol, offset) = self.resolve_symbol(&global_name(name))?;
+                Constant::Address { symbol, offset }
+            }
+            L::GetElementPtr(g) => match self.fold(&g.address, in_global)? {
+                Some(Constant::Address { symbol, offset }) => {
+                    let extra = self.const_gep_offset(c)?;
+                    Constant::Address {
+                        symbol,
+                        offset: offset.wrapping_add(extra),
+                    }
+                }
+                _ => return Ok(None),
+            },
+            L::BitCast(x) if self.is_ptr_constant(&x.operand) => {
+                return self.fold(&x.operand, in_global)
+            }
+            L::AddrSpaceCast(x) if in_global => return self.fold(&x.operand, in_global),
+            L::BlockAddress => return Err("blockaddress constants are not supported".into()),
+            L::TokenNone => return Err("token constants are not supported".into()),
+            L::PtrAuth { .. } => return Err("ptrauth constants are not supported".into()),
+            _ => return Ok(None),
+        }))
+    }
+
+    fn fold_all(
+        &self,
+        cs: &[ConstantRef],
+        in_global: bool,
+    ) -> Result<Option<Vec<Constant>>, String> {
+        let mut out = Vec::with_capacity(cs.len());
+        for c in cs {
+            match self.fold(c, in_global)? {
+                Some(k) => out.push(k),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(out))
+    }
+
+    fn is_ptr_constant(&self, c: &ConstantRef) -> bool {
+        matches!(
+            self.llvm.types.type_of(c).as_ref(),
+            llvm_ir::Type::PointerType { .. }
+        ) || matches!(c.as_ref(), L::GlobalReference { .. } | L::GetElementPtr(_))
+    }
+
+    /// A global initializer: everything must fold.
+    pub fn initializer(&self, c: &ConstantRef) -> Result<Constant, String> {
+        self.fold(c, true)?.ok_or_else(|| {
+            format!("initializer `{c}` is a constant expression adc cannot represent")
+        })
+    }
+}

@@ -1,0 +1,423 @@
+//! Facts that `llvm-ir` 0.11 does not expose, read with the LLVM C API in a second walk over
+//! the same bitcode: fast-math flags and `disjoint` per instruction, TBAA access types,
+//! byte offsets of constant GEPs (whose source element type llvm-ir drops), value types of
+//! global declarations and nvvm kernel annotations. Also the place where a file is checked
+//! and parsed first, so that a bad file gives LLVM's own one-line reason.
+//!
+//! Instructions are matched to llvm-ir's by (function, block index, instruction index),
+//! the order both walks use; a function whose shape differs is simply left without extras.
+
+use std::collections::{HashMap, HashSet};
+use std::ffi::{c_char, c_void, CStr};
+use std::path::Path;
+use std::sync::Arc;
+
+use adc_ir::Type;
+use llvm_sys::core::*;
+use llvm_sys::prelude::*;
+use llvm_sys::target::*;
+use llvm_sys::{LLVMOpcode, LLVMTypeKind};
+
+use crate::error::ImportError;
+
+/// What the C API tells about one instruction.
+#[derive(Clone, Default, Debug)]
+pub struct InstExtra {
+    /// LLVM's `LLVMFastMath*` bits.
+    pub fast_math: u32,
+    pub disjoint: bool,
+    /// Name of the TBAA access type (`"double"`, `"any pointer"`).
+    pub tbaa: Option<Arc<str>>,
+}
+
+/// Side information for one module; `Extras::default()` is "nothing known".
+#[derive(Clone, Default, Debug)]
+pub struct Extras {
+    /// Function name -> blocks -> instructions (terminator included), in LLVM order.
+    pub insts: HashMap<String, Vec<Vec<InstExtra>>>,
+    /// Constant GEP fingerprint (see `crate::constants::fingerprint`) -> byte offset;
+    /// `None` when two GEPs with the same fingerprint have different offsets.
+    pub gep_offsets: HashMap<String, Option<i64>>,
+    /// Value types of global variables (llvm-ir only knows their pointer type).
+    pub global_types: HashMap<String, Type>,
+    /// Functions named `kernel` in `!nvvm.annotations`.
+    pub kernels: HashSet<String>,
+    /// Integer constants wider than 64 bits: (width, low 64 bits) -> full value. llvm-ir
+    /// reads such constants through `LLVMConstIntGetZExtValue` and silently keeps only
+    /// the low word; `None` marks two constants that share a key.
+    pub wide_ints: HashMap<(u32, u64), Option<u128>>,
+}
+
+impl Extras {
+    pub fn inst(&self, function: &str, block: usize, inst: usize) -> Option<&InstExtra> {
+        self.insts.get(function)?.get(block)?.get(inst)
+    }
+}
+
+/// Reads and checks the file, parses it with LLVM and collects the extras.
+pub fn read_extras(path: &Path) -> Result<Extras, ImportError> {
+    let bytes = std::fs::read(path).map_err(|e| ImportError::Unreadable {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })?;
+    let raw_magic = bytes.starts_with(b"BC\xC0\xDE");
+    let wrapper_magic = bytes.starts_with(&[0xDE, 0xC0, 0x17, 0x0B]);
+    if !raw_magic && !wrapper_magic {
+        return Err(ImportError::NotBitcode {
+            path: path.to_path_buf(),
+        });
+    }
+    // SAFETY: every LLVM object created here is disposed of before returning; the
+    // diagnostic handler only writes into `message`, which outlives the context.
+    unsafe {
+        let context = LLVMContextCreate();
+        let mut message: Option<String> = None;
+        LLVMContextSetDiagnosticHandler(
+            context,
+            Some(diagnostic_handler),
+            &mut message as *mut Option<String> as *mut c_void,
+        );
+        let buffer = LLVMCreateMemoryBufferWithMemoryRangeCopy(
+            bytes.as_ptr() as *const c_char,
+            bytes.len(),
+            c"input".as_ptr(),
+        );
+        let mut module: LLVMModuleRef = std::ptr::null_mut();
+        let failed = llvm_sys::bit_reader::LLVMParseBitcodeInContext2(context, buffer, &mut module);
+        LLVMDisposeMemoryBuffer(buffer);
+        if failed != 0 || module.is_null() {
+            LLVMContextDispose(context);
+            let reason = message.unwrap_or_else(|| "invalid bitcode".to_string());
+            let reason = reason
+                .lines()
+                .next()
+                .unwrap_or("invalid bitcode")
+                .to_string();
+            return Err(ImportError::BadBitcode {
+                path: path.to_path_buf(),
+                reason,
+            });
+        }
+        let extras = collect(context, module);
+        LLVMDisposeModule(module);
+        LLVMContextDispose(context);
+        Ok(extras)
+    }
+}
+
+extern "C" fn diagnostic_handler(info: LLVMDiagnosticInfoRef, data: *mut c_void) {
+    // SAFETY: `data` is the `Option<String>` registered in `read_extras`.
+    unsafe {
+        let text = LLVMGetDiagInfoDescription(info);
+        if !text.is_null() {
+            let target = &mut *(data as *mut Option<String>);
+            if target.is_none() {
+                *target = Some(CStr::from_ptr(text).to_string_lossy().into_owned());
+            }
+            LLVMDisposeMessage(text);
+        }
+    }
+}
+
+unsafe fn value_name(value: LLVMValueRef) -> String {
+    let mut len = 0usize;
+    let ptr = LLVMGetValueName2(value, &mut len);
+    if ptr.is_null() || len == 0 {
+        return String::new();
+    }
+    let bytes = std::slice::from_raw_parts(ptr as *const u8, len);
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+unsafe fn md_string(value: LLVMValueRef) -> Option<String> {
+    if value.is_null() || LLVMIsAMDString(value).is_null() {
+        return None;
+    }
+    let mut len = 0u32;
+    let ptr = LLVMGetMDString(value, &mut len);
+    if ptr.is_null() {
+        return None;
+    }
+    let bytes = std::slice::from_raw_parts(ptr as *const u8, len as usize);
+    Some(String::from_utf8_lossy(bytes).into_owned())
+}
+
+unsafe fn md_operands(node: LLVMValueRef) -> Vec<LLVMValueRef> {
+    if node.is_null() || LLVMIsAMDNode(node).is_null() {
+        return Vec::new();
+    }
+    let n = LLVMGetMDNodeNumOperands(node) as usize;
+    let mut ops = vec![std::ptr::null_mut(); n];
+    LLVMGetMDNodeOperands(node, ops.as_mut_ptr());
+    ops
+}
+
+struct Collector {
+    target_data: LLVMTargetDataRef,
+    tbaa_kind: u32,
+    visited: HashSet<LLVMValueRef>,
+    extras: Extras,
+}
+
+unsafe fn collect(context: LLVMContextRef, module: LLVMModuleRef) -> Extras {
+    let layout = LLVMGetDataLayoutStr(module);
+    let target_data = LLVMCreateTargetData(layout);
+    let tbaa_kind = LLVMGetMDKindIDInContext(context, c"tbaa".as_ptr(), 4);
+    let mut c = Collector {
+        target_data,
+        tbaa_kind,
+        visited: HashSet::new(),
+        extras: Extras::default(),
+    };
+
+    let mut global = LLVMGetFirstGlobal(module);
+    while !global.is_null() {
+        let name = value_name(global);
+        if let Some(ty) = sys_type(LLVMGlobalGetValueType(global)) {
+            c.extras.global_types.insert(name, ty);
+        }
+        let init = LLVMGetInitializer(global);
+        if !init.is_null() {
+            c.visit_constant(init);
+        }
+        global = LLVMGetNextGlobal(global);
+    }
+    let mut alias = LLVMGetFirstGlobalAlias(module);
+    while !alias.is_null() {
+        let aliasee = LLVMAliasGetAliasee(alias);
+        if !aliasee.is_null() {
+            c.visit_constant(aliasee);
+        }
+        alias = LLVMGetNextGlobalAlias(alias);
+    }
+
+    let mut func = LLVMGetFirstFunction(module);
+    while !func.is_null() {
+        let name = value_name(func);
+        let mut blocks = Vec::new();
+        let mut bb = LLVMGetFirstBasicBlock(func);
+        while !bb.is_null() {
+            let mut insts = Vec::new();
+            let mut inst = LLVMGetFirstInstruction(bb);
+            while !inst.is_null() {
+                insts.push(c.instruction(inst));
+                inst = LLVMGetNextInstruction(inst);
+            }
+            blocks.push(insts);
+            bb = LLVMGetNextBasicBlock(bb);
+        }
+        if !blocks.is_empty() {
+            c.extras.insts.insert(name, blocks);
+        }
+        func = LLVMGetNextFunction(func);
+    }
+
+    let annotations = c"nvvm.annotations";
+    let count = LLVMGetNamedMetadataNumOperands(module, annotations.as_ptr());
+    if count > 0 {
+        let mut nodes = vec![std::ptr::null_mut(); count as usize];
+        LLVMGetNamedMetadataOperands(module, annotations.as_ptr(), nodes.as_mut_ptr());
+        for node in nodes {
+            let ops = md_operands(node);
+            let is_kernel = (1..ops.len())
+                .step_by(2)
+                .any(|k| md_string(ops[k]).as_deref() == Some("kernel"));
+            if let Some(&f) = ops.first() {
+                if is_kernel && !f.is_null() && !LLVMIsAFunction(f).is_null() {
+                    c.extras.kernels.insert(value_name(f));
+                }
+            }
+        }
+    }
+    LLVMDisposeTargetData(c.target_data);
+    c.extras
+}
+
+impl Collector {
+    unsafe fn instruction(&mut self, inst: LLVMValueRef) -> InstExtra {
+        let mut extra = InstExtra::default();
+        if LLVMCanValueUseFastMathFlags(inst) != 0 {
+            extra.fast_math = LLVMGetFastMathFlags(inst);
+        }
+        if LLVMGetInstructionOpcode(inst) == LLVMOpcode::LLVMOr {
+            extra.disjoint = LLVMGetIsDisjoint(inst) != 0;
+        }
+        let tag = LLVMGetMetadata(inst, self.tbaa_kind);
+        if !tag.is_null() {
+            let ops = md_operands(tag);
+            // Struct-path tags are `!{base, access, offset}`; old scalar tags are the
+            // type node itself `!{!"name", parent}`.
+            let name = match ops.get(1).map(|op| md_operands(*op)) {
+                Some(access) if !access.is_empty() => md_string(access[0]),
+                _ => ops.first().and_then(|op| md_string(*op)),
+            };
+            extra.tbaa = name.map(Arc::from);
+        }
+        let n = LLVMGetNumOperands(inst).max(0) as u32;
+        for i in 0..n {
+            let op = LLVMGetOperand(inst, i);
+            if !op.is_null() && !LLVMIsAConstant(op).is_null() {
+                self.visit_constant(op);
+            }
+        }
+        extra
+    }
+
+    /// Records every constant GEP reachable from `value` (without entering globals).
+    unsafe fn visit_constant(&mut self, value: LLVMValueRef) {
+        if !LLVMIsAGlobalValue(value).is_null() || !self.visited.insert(value) {
+            return;
+        }
+        if !LLVMIsAConstantInt(value).is_null() {
+            let bits = LLVMGetIntTypeWidth(LLVMTypeOf(value));
+            if bits > 64 {
+                let full = wide_int_value(value, bits);
+                let key = (bits, LLVMConstIntGetZExtValue(value));
+                let entry = self.extras.wide_ints.entry(key).or_insert(full);
+                if *entry != full {
+                    *entry = None;
+                }
+            }
+            return;
+        }
+        if !LLVMIsAConstantExpr(value).is_null()
+            && LLVMGetConstOpcode(value) == LLVMOpcode::LLVMGetElementPtr
+        {
+            if let Some(offset) = self.gep_offset(value) {
+                let key = fingerprint(value);
+                let entry = self.extras.gep_offsets.entry(key).or_insert(Some(offset));
+                if *entry != Some(offset) {
+                    *entry = None;
+                }
+            }
+        }
+        let n = LLVMGetNumOperands(value).max(0) as u32;
+        for i in 0..n {
+            let op = LLVMGetOperand(value, i);
+            if !op.is_null() && !LLVMIsAConstant(op).is_null() {
+                self.visit_constant(op);
+            }
+        }
+    }
+
+    unsafe fn gep_offset(&self, gep: LLVMValueRef) -> Option<i64> {
+        let mut ty = LLVMGetGEPSourceElementType(gep);
+        let n = LLVMGetNumOperands(gep).max(0) as u32;
+        let mut offset: i64 = 0;
+        for i in 1..n {
+            let index = LLVMGetOperand(gep, i);
+            if LLVMIsAConstantInt(index).is_null() {
+                return None;
+            }
+            let k = LLVMConstIntGetSExtValue(index);
+            if i == 1 {
+                let size = LLVMABISizeOfType(self.target_data, ty) as i64;
+                offset = offset.wrapping_add(k.wrapping_mul(size));
+                continue;
+            }
+            match LLVMGetTypeKind(ty) {
+                LLVMTypeKind::LLVMStructTypeKind => {
+                    offset += LLVMOffsetOfElement(self.target_data, ty, k as u32) as i64;
+                    ty = LLVMStructGetTypeAtIndex(ty, k as u32);
+                }
+                LLVMTypeKind::LLVMArrayTypeKind | LLVMTypeKind::LLVMVectorTypeKind => {
+                    ty = LLVMGetElementType(ty);
+                    let size = LLVMABISizeOfType(self.target_data, ty) as i64;
+                    offset = offset.wrapping_add(k.wrapping_mul(size));
+                }
+                _ => return None,
+            }
+        }
+        Some(offset)
+    }
+}
+
+/// The full value of a wide integer constant, read from LLVM's text (`i128 -5`): the C API
+/// has no accessor for more than 64 bits.
+unsafe fn wide_int_value(value: LLVMValueRef, bits: u32) -> Option<u128> {
+    let text = LLVMPrintValueToString(value);
+    if text.is_null() {
+        return None;
+    }
+    let printed = CStr::from_ptr(text).to_string_lossy().into_owned();
+    LLVMDisposeMessage(text);
+    let number = printed.split_whitespace().last()?;
+    let parsed = match number {
+        "true" => 1,
+        "false" => 0,
+        n => n.parse::<i128>().ok()? as u128,
+    };
+    Some(adc_ir::constant::mask_to_width(parsed, bits))
+}
+
+/// The C-API side of `crate::constants::fingerprint`; both must build the same string.
+unsafe fn fingerprint(value: LLVMValueRef) -> String {
+    if !LLVMIsAGlobalValue(value).is_null() {
+        let name = value_name(value);
+        return if name.is_empty() {
+            "?".into()
+        } else {
+            format!("@{name}")
+        };
+    }
+    if !LLVMIsAConstantInt(value).is_null() {
+        let bits = LLVMGetIntTypeWidth(LLVMTypeOf(value));
+        return if bits <= 64 {
+            format!("i{bits}:{}", LLVMConstIntGetZExtValue(value))
+        } else {
+            "?".into()
+        };
+    }
+    if !LLVMIsAConstantPointerNull(value).is_null() {
+        return "null".into();
+    }
+    if !LLVMIsAConstantExpr(value).is_null() {
+        let n = LLVMGetNumOperands(value).max(0) as u32;
+        match LLVMGetConstOpcode(value) {
+            LLVMOpcode::LLVMGetElementPtr => {
+                let parts: Vec<String> = (1..n)
+                    .map(|i| fingerprint(LLVMGetOperand(value, i)))
+                    .collect();
+                return format!(
+                    "gep({};{})",
+                    fingerprint(LLVMGetOperand(value, 0)),
+                    parts.join(",")
+                );
+            }
+            LLVMOpcode::LLVMBitCast
+            | LLVMOpcode::LLVMAddrSpaceCast
+            | LLVMOpcode::LLVMPtrToInt
+            | LLVMOpcode::LLVMIntToPtr => {
+                return format!("cast({})", fingerprint(LLVMGetOperand(value, 0)));
+            }
+            _ => {}
+        }
+    }
+    "?".into()
+}
+
+/// Converts a C-API type for the value types of globals.
+unsafe fn sys_type(ty: LLVMTypeRef) -> Option<Type> {
+    use LLVMTypeKind::*;
+    Some(match LLVMGetTypeKind(ty) {
+        LLVMIntegerTypeKind => Type::int(LLVMGetIntTypeWidth(ty))?,
+        LLVMFloatTypeKind => Type::F32,
+        LLVMDoubleTypeKind => Type::F64,
+        LLVMPointerTypeKind => Type::Ptr(LLVMGetPointerAddressSpace(ty)),
+        LLVMArrayTypeKind => {
+            Type::array(sys_type(LLVMGetElementType(ty))?, LLVMGetArrayLength2(ty))
+        }
+        LLVMVectorTypeKind => {
+            Type::vector(sys_type(LLVMGetElementType(ty))?, LLVMGetVectorSize(ty))
+        }
+        LLVMStructTypeKind => {
+            let n = LLVMCountStructElementTypes(ty);
+            let mut fields = Vec::with_capacity(n as usize);
+            for i in 0..n {
+                fields.push(sys_type(LLVMStructGetTypeAtIndex(ty, i))?);
+            }
+            Type::structure(fields, LLVMIsPackedStruct(ty) != 0)
+        }
+        _ => return None,
+    })
+}

@@ -1,0 +1,310 @@
+//! Module-level translation: symbols first (every function and global gets its id before
+//! anything refers to it), then global initializers, aliases, declarations with their
+//! attributes, and finally function bodies (`function.rs`).
+
+use std::collections::HashMap;
+
+use adc_ir::{
+    Constant, FuncAttrs, FuncId, Function, Global, GlobalId, Linkage, Module, ParamAttrs,
+    Signature, Symbol, Type,
+};
+use llvm_ir::function::{CallingConvention, FunctionAttribute, MemoryEffect, ParameterAttribute};
+use llvm_ir::module::Linkage as L;
+use llvm_ir::ConstantRef;
+
+use crate::constants::global_name;
+use crate::error::ImportError;
+use crate::extras::Extras;
+use crate::types;
+
+pub struct ModuleCtx<'a> {
+    pub llvm: &'a llvm_ir::Module,
+    pub extras: &'a Extras,
+    pub module: Module,
+    pub funcs: HashMap<String, FuncId>,
+    pub globals: HashMap<String, GlobalId>,
+    /// Alias name -> its aliasee (resolved lazily; see `resolve_symbol`).
+    aliases: HashMap<String, ConstantRef>,
+}
+
+/// Intrinsics that become instructions get no declaration; nvvm ones stay calls.
+pub fn is_expanded_intrinsic(name: &str) -> bool {
+    name.starts_with("llvm.") && !name.starts_with("llvm.nvvm.")
+}
+
+fn linkage(l: &L) -> Linkage {
+    match l {
+        L::Internal => Linkage::Internal,
+        L::Private => Linkage::Private,
+        L::WeakAny | L::LinkOnceAny => Linkage::Weak,
+        L::WeakODR => Linkage::WeakOdr,
+        L::LinkOnceODR | L::LinkOnceODRAutoHide => Linkage::LinkOnceOdr,
+        L::Common => Linkage::Common,
+        L::ExternalWeak => Linkage::ExternWeak,
+        _ => Linkage::External,
+    }
+}
+
+/// Function attributes adc tracks; `memory(...)` becomes readnone/readonly/writeonly/
+/// argmemonly.
+pub fn func_attrs(attrs: &[FunctionAttribute]) -> FuncAttrs {
+    let mut out = FuncAttrs::empty();
+    for a in attrs {
+        match a {
+            FunctionAttribute::NoInline => out.insert(FuncAttrs::NOINLINE),
+            FunctionAttribute::AlwaysInline => out.insert(FuncAttrs::ALWAYSINLINE),
+            FunctionAttribute::NoUnwind => out.insert(FuncAttrs::NOUNWIND),
+            FunctionAttribute::WillReturn => out.insert(FuncAttrs::WILLRETURN),
+            FunctionAttribute::NoReturn => out.insert(FuncAttrs::NORETURN),
+            FunctionAttribute::NoFree => out.insert(FuncAttrs::NOFREE),
+            FunctionAttribute::ReadNone => out.insert(FuncAttrs::READNONE),
+            FunctionAttribute::ReadOnly => out.insert(FuncAttrs::READONLY),
+            FunctionAttribute::WriteOnly => out.insert(FuncAttrs::WRITEONLY),
+            FunctionAttribute::ArgMemOnly => out.insert(FuncAttrs::ARGMEMONLY),
+            FunctionAttribute::Memory {
+                default,
+                argmem,
+                inaccessible_mem,
+            } => {
+                let all = [default, argmem, inaccessible_mem];
+                let reads = all
+                    .iter()
+                    .any(|e| matches!(e, MemoryEffect::Read | MemoryEffect::ReadWrite));
+                let writes = all
+                    .iter()
+                    .any(|e| matches!(e, MemoryEffect::Write | MemoryEffect::ReadWrite));
+                match (reads, writes) {
+                    (false, false) => out.insert(FuncAttrs::READNONE),
+                    (true, false) => out.insert(FuncAttrs::READONLY),
+                    (false, true) => out.insert(FuncAttrs::WRITEONLY),
+                    (true, true) => {}
+                }
+                let only_args = *default == MemoryEffect::None
+                    && *inaccessible_mem == MemoryEffect::None
+                    && *argmem != MemoryEffect::None;
+                if only_args {
+                    out.insert(FuncAttrs::ARGMEMONLY);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+pub fn param_attrs(attrs: &[ParameterAttribute]) -> ParamAttrs {
+    let mut out = ParamAttrs::empty();
+    for a in attrs {
+        match a {
+            ParameterAttribute::NoAlias => out.insert(ParamAttrs::NOALIAS),
+            ParameterAttribute::NoCapture => out.insert(ParamAttrs::NOCAPTURE),
+            ParameterAttribute::NonNull => out.insert(ParamAttrs::NONNULL),
+            ParameterAttribute::ZeroExt => out.insert(ParamAttrs::ZEROEXT),
+            ParameterAttribute::SignExt => out.insert(ParamAttrs::SIGNEXT),
+            // `sret`/`byval` pointers stay plain pointers: a byval callee copies its
+            // argument on entry (`FuncCtx::copy_byval_params`), sret needs nothing.
+            _ => {}
+        }
+    }
+    out
+}
+
+impl<'a> ModuleCtx<'a> {
+    /// Resolves a symbol name (alias-aware) to what it addresses.
+    pub fn resolve_symbol(&self, name: &str) -> Result<(Symbol, i64), String> {
+        self.resolve_depth(name, 0)
+    }
+
+    fn resolve_depth(&self, name: &str, depth: u32) -> Result<(Symbol, i64), String> {
+        if let Some(f) = self.funcs.get(name) {
+            return Ok((Symbol::Func(*f), 0));
+        }
+        if let Some(g) = self.globals.get(name) {
+            return Ok((Symbol::Global(*g), 0));
+        }
+        let Some(aliasee) = self.aliases.get(name) else {
+            return Err(format!(
+                "reference to unknown symbol @{name} (ifunc or intrinsic?)"
+            ));
+        };
+        if depth > 16 {
+            return Err(format!("alias @{name} is part of a cycle"));
+        }
+        match self.fold(aliasee, true)? {
+            Some(Constant::Address { symbol, offset }) => Ok((symbol, offset)),
+            _ => Err(format!(
+                "alias @{name} = `{aliasee}` does not resolve to a symbol plus offset"
+            )),
+        }
+    }
+
+    /// A libm (or helper) declaration by name, created on first use.
+    pub fn declare(&mut self, name: &str, sig: Signature, attrs: FuncAttrs) -> FuncId {
+        if let Some(f) = self.funcs.get(name) {
+            return *f;
+        }
+        let mut func = Function::new(name, sig);
+        func.attrs = attrs;
+        let id = self.module.add_function(func);
+        self.funcs.insert(name.to_string(), id);
+        id
+    }
+}
+
+pub fn translate_module(llvm: &llvm_ir::Module, extras: &Extras) -> Result<Module, ImportError> {
+    let mut m = ModuleCtx {
+        llvm,
+        extras,
+        module: Module::new(),
+        funcs: HashMap::new(),
+        globals: HashMap::new(),
+        aliases: HashMap::new(),
+    };
+    m.module.target = llvm.target_triple.clone().filter(|t| !t.is_empty());
+    let types = &llvm.types;
+
+    // Functions: defined ones in order, then declarations.
+    for f in &llvm.functions {
+        let sig =
+            signature(types, &f.parameters, &f.return_type, f.is_var_arg).map_err(|reason| {
+                ImportError::Function {
+                    function: f.name.clone(),
+                    reason,
+                }
+            })?;
+        let mut func = Function::new(f.name.clone(), sig);
+        func.linkage = linkage(&f.linkage);
+        func.attrs = func_attrs(&f.function_attributes);
+        if f.return_attributes.contains(&ParameterAttribute::NoAlias) {
+            func.attrs.insert(FuncAttrs::NOALIAS_RETURN);
+        }
+        if f.calling_convention == CallingConvention::PTX_Kernel || extras.kernels.contains(&f.name)
+        {
+            func.attrs.insert(FuncAttrs::KERNEL);
+        }
+        func.param_attrs = f
+            .parameters
+            .iter()
+            .map(|p| param_attrs(&p.attributes))
+            .collect();
+        let id = m.module.add_function(func);
+        m.funcs.insert(f.name.clone(), id);
+    }
+    for d in &llvm.func_declarations {
+        if is_expanded_intrinsic(&d.name) {
+            continue;
+        }
+        let sig =
+            signature(types, &d.parameters, &d.return_type, d.is_var_arg).map_err(|reason| {
+                ImportError::Function {
+                    function: d.name.clone(),
+                    reason,
+                }
+            })?;
+        let mut func = Function::new(d.name.clone(), sig);
+        func.linkage = linkage(&d.linkage);
+        if d.return_attributes.contains(&ParameterAttribute::NoAlias) {
+            func.attrs.insert(FuncAttrs::NOALIAS_RETURN);
+        }
+        func.param_attrs = d
+            .parameters
+            .iter()
+            .map(|p| param_attrs(&p.attributes))
+            .collect();
+        let id = m.module.add_function(func);
+        m.funcs.insert(d.name.clone(), id);
+    }
+
+    // Globals: ids and types first, initializers once every symbol exists.
+    let mut pending = Vec::new();
+    for g in &llvm.global_vars {
+        let name = global_name(&g.name);
+        if name == "llvm.used" || name == "llvm.compiler.used" {
+            continue;
+        }
+        let err = |reason: String| ImportError::Global {
+            global: name.clone(),
+            reason,
+        };
+        if name.starts_with("llvm.") {
+            return Err(err(
+                "special LLVM globals (constructors, destructors) are not supported".into(),
+            ));
+        }
+        if g.thread_local_mode != llvm_ir::module::ThreadLocalMode::NotThreadLocal {
+            return Err(err("thread-local globals are not supported".into()));
+        }
+        let ty = match &g.initializer {
+            Some(init) => types::convert(types, &types.type_of(init)).map_err(err)?,
+            None => extras
+                .global_types
+                .get(&name)
+                .cloned()
+                .unwrap_or(Type::array(Type::I8, 0)),
+        };
+        let id = m.module.add_global(Global {
+            name: name.clone(),
+            ty: ty.clone(),
+            linkage: linkage(&g.linkage),
+            constant: g.is_constant,
+            // LLVM's 0 means "the type's ABI alignment".
+            align: if g.alignment == 0 {
+                ty.align() as u32
+            } else {
+                g.alignment
+            },
+            addr_space: g.addr_space,
+            init: None,
+        });
+        m.globals.insert(name, id);
+        if let Some(init) = &g.initializer {
+            pending.push((id, init));
+        }
+    }
+    for a in &llvm.global_aliases {
+        m.aliases.insert(global_name(&a.name), a.aliasee.clone());
+    }
+    for a in &llvm.global_aliases {
+        let name = global_name(&a.name);
+        m.resolve_symbol(&name)
+            .map_err(|reason| ImportError::Global {
+                global: name,
+                reason,
+            })?;
+    }
+    for (id, init) in pending {
+        let value = m.initializer(init).map_err(|reason| ImportError::Global {
+            global: m.module.globals[id].name.clone(),
+            reason,
+        })?;
+        m.module.globals[id].init = Some(value);
+    }
+
+    for f in &llvm.functions {
+        if f.linkage == L::AvailableExternally {
+            // Its body is a copy of one defined elsewhere: keep the declaration only.
+            continue;
+        }
+        let id = m.funcs[&f.name];
+        let func = crate::function::translate_function(&mut m, f, id)?;
+        m.module.functions[id] = func;
+    }
+    Ok(m.module)
+}
+
+fn signature(
+    types: &llvm_ir::types::Types,
+    params: &[llvm_ir::function::Parameter],
+    ret: &llvm_ir::TypeRef,
+    varargs: bool,
+) -> Result<Signature, String> {
+    let params = params
+        .iter()
+        .map(|p| types::convert(types, &p.ty))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Signature {
+        params,
+        ret: types::return_type(types, ret)?,
+        varargs,
+    })
+}
