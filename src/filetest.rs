@@ -113,16 +113,9 @@ impl FileTest {
                 runs.push((index + 1, rest.trim().to_string()));
             } else if let Some(rest) = comment.strip_prefix("error:") {
                 errors.push(rest.trim().to_string());
-            } else if [
-                "check:",
-                "nextln:",
-                "sameln:",
-                "not:",
-                "unordered:",
-                "regex:",
-            ]
-            .iter()
-            .any(|d| comment.starts_with(d))
+            } else if ["check:", "nextln:", "sameln:", "not:", "unordered:", "regex:"]
+                .iter()
+                .any(|d| comment.starts_with(d))
             {
                 checks.push(comment.to_string());
             }
@@ -141,10 +134,7 @@ impl FileTest {
     }
 
     fn file_name(&self) -> String {
-        self.path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
+        self.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
     }
 
     /// Runs the test. `bless` rewrites a precise-output block instead of failing on it.
@@ -164,11 +154,8 @@ impl FileTest {
                 if self.errors.is_empty() {
                     return Err(rendered);
                 }
-                let missing: Vec<_> = self
-                    .errors
-                    .iter()
-                    .filter(|e| !rendered.contains(e.as_str()))
-                    .collect();
+                let missing: Vec<_> =
+                    self.errors.iter().filter(|e| !rendered.contains(e.as_str())).collect();
                 if missing.is_empty() {
                     return Ok(());
                 }
@@ -218,9 +205,7 @@ impl FileTest {
         if !self.checks.is_empty() {
             let mut builder = filecheck::CheckerBuilder::new();
             for check in &self.checks {
-                builder
-                    .directive(check)
-                    .map_err(|e| format!("bad directive `{check}`: {e}"))?;
+                builder.directive(check).map_err(|e| format!("bad directive `{check}`: {e}"))?;
             }
             let (ok, explanation) = builder
                 .finish()
@@ -285,16 +270,11 @@ fn round_trip(module: &Module) -> Result<String, String> {
         )
     })?;
     verify_module(&reparsed).map_err(|d| {
-        format!(
-            "the re-parsed module does not verify:\n{}",
-            d.render("printed", &printed)
-        )
+        format!("the re-parsed module does not verify:\n{}", d.render("printed", &printed))
     })?;
     let again = print_module(&reparsed);
     if again != printed {
-        return Err(format!(
-            "printing is not a fixed point:\nfirst:\n{printed}\nsecond:\n{again}"
-        ));
+        return Err(format!("printing is not a fixed point:\nfirst:\n{printed}\nsecond:\n{again}"));
     }
     Ok(printed)
 }

@@ -29,10 +29,7 @@ pub struct Arg {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Literal {
     Atom(String),
-    List {
-        elem: Option<Type>,
-        items: Vec<Literal>,
-    },
+    List { elem: Option<Type>, items: Vec<Literal> },
     Struct(Vec<Literal>),
 }
 
@@ -82,23 +79,16 @@ impl Invocation {
         let (args, buffers) = self.materialize_args(module, func, &mut interp)?;
         let result = interp.call(func, &args);
         let ret_ty = module.functions[func].signature.ret.clone();
-        let mut outcome = Outcome {
-            output: interp.output().to_string(),
-            ..Outcome::default()
-        };
+        let mut outcome = Outcome { output: interp.output().to_string(), ..Outcome::default() };
         match (&self.expect, result) {
             (Some(Expect::Error(text)), Ok(value)) => {
                 let got = describe_result(value.as_ref(), ret_ty.as_ref());
-                return Err(format!(
-                    "expected an error containing \"{text}\", got {got}"
-                ));
+                return Err(format!("expected an error containing \"{text}\", got {got}"));
             }
             (Some(Expect::Error(text)), Err(e)) => {
                 let message = e.to_string();
                 if !message.contains(text.as_str()) {
-                    return Err(format!(
-                        "expected an error containing \"{text}\", got: {message}"
-                    ));
+                    return Err(format!("expected an error containing \"{text}\", got: {message}"));
                 }
                 return Ok(outcome);
             }
@@ -108,9 +98,7 @@ impl Invocation {
                     outcome.result = Some(format_val(v, ty));
                 }
                 if let Some(Expect::Value(expected)) = expect {
-                    let ty = ret_ty
-                        .as_ref()
-                        .ok_or("expected a value from a void function")?;
+                    let ty = ret_ty.as_ref().ok_or("expected a value from a void function")?;
                     let want = literal_to_val(expected, ty)?;
                     let got = value.ok_or("the function returned no value")?;
                     if !matches_expected(&got, &want) {
@@ -125,9 +113,7 @@ impl Invocation {
         }
         for (name, ptr, elem, len) in &buffers {
             let values = interp.read(ptr, elem, *len).map_err(|e| e.to_string())?;
-            outcome
-                .buffers
-                .push((name.clone(), format_buffer(elem, &values)));
+            outcome.buffers.push((name.clone(), format_buffer(elem, &values)));
         }
         for clause in &self.clauses {
             match clause {
@@ -177,10 +163,8 @@ impl Invocation {
                     let elem = elem.clone().ok_or_else(|| {
                         "a buffer argument needs an element type: [f64 1.0, 2.0]".to_string()
                     })?;
-                    let vals: Vec<Val> = items
-                        .iter()
-                        .map(|l| literal_to_val(l, &elem))
-                        .collect::<Result<_, _>>()?;
+                    let vals: Vec<Val> =
+                        items.iter().map(|l| literal_to_val(l, &elem)).collect::<Result<_, _>>()?;
                     let ptr = interp.alloc(&elem, &vals).map_err(|e| e.to_string())?;
                     if let Some(name) = &arg.binding {
                         buffers.push((name.clone(), ptr.clone(), elem, vals.len()));
@@ -207,26 +191,16 @@ fn check_buffer(
     len: usize,
     expected: &Literal,
 ) -> Result<(), String> {
-    let Literal::List {
-        elem: want_elem,
-        items,
-    } = expected
-    else {
+    let Literal::List { elem: want_elem, items } = expected else {
         return Err(format!("${name} must be compared with a [T ...] list"));
     };
     let want_elem = want_elem.as_ref().unwrap_or(elem);
     if items.len() > len || want_elem.size() != elem.size() {
-        return Err(format!(
-            "${name} holds {len} x {elem}; the check reads past it"
-        ));
+        return Err(format!("${name} holds {len} x {elem}; the check reads past it"));
     }
-    let got = interp
-        .read(ptr, want_elem, items.len())
-        .map_err(|e| e.to_string())?;
-    let want: Vec<Val> = items
-        .iter()
-        .map(|l| literal_to_val(l, want_elem))
-        .collect::<Result<_, _>>()?;
+    let got = interp.read(ptr, want_elem, items.len()).map_err(|e| e.to_string())?;
+    let want: Vec<Val> =
+        items.iter().map(|l| literal_to_val(l, want_elem)).collect::<Result<_, _>>()?;
     if got.len() != want.len() || !got.iter().zip(&want).all(|(g, w)| matches_expected(g, w)) {
         return Err(format!(
             "${name}: expected {}, got {}",
@@ -261,17 +235,11 @@ pub fn literal_to_val(literal: &Literal, ty: &Type) -> Result<Val, String> {
     match (literal, ty) {
         (Literal::Atom(atom), ty) if ty.is_scalar() => atom_to_val(atom, ty),
         (Literal::List { items, .. }, Type::Vector(elem, n)) if items.len() == *n as usize => {
-            let lanes = items
-                .iter()
-                .map(|l| literal_to_val(l, elem))
-                .collect::<Result<_, _>>()?;
+            let lanes = items.iter().map(|l| literal_to_val(l, elem)).collect::<Result<_, _>>()?;
             Ok(Val::Vector(lanes))
         }
         (Literal::List { items, .. }, Type::Array(elem, n)) if items.len() as u64 == *n => {
-            let elems = items
-                .iter()
-                .map(|l| literal_to_val(l, elem))
-                .collect::<Result<_, _>>()?;
+            let elems = items.iter().map(|l| literal_to_val(l, elem)).collect::<Result<_, _>>()?;
             Ok(Val::Aggregate(elems))
         }
         (Literal::Struct(items), Type::Struct(s)) if items.len() == s.fields.len() => {
@@ -289,17 +257,15 @@ pub fn literal_to_val(literal: &Literal, ty: &Type) -> Result<Val, String> {
 fn atom_to_val(atom: &str, ty: &Type) -> Result<Val, String> {
     let bad = || format!("`{atom}` is not a literal of type {ty}");
     match ty {
-        Type::F64 => parse_float_bits(atom, 64)
-            .map(|b| Val::F64(f64::from_bits(b)))
-            .ok_or_else(bad),
-        Type::F32 => parse_float_bits(atom, 32)
-            .map(|b| Val::F32(f32::from_bits(b as u32)))
-            .ok_or_else(bad),
+        Type::F64 => {
+            parse_float_bits(atom, 64).map(|b| Val::F64(f64::from_bits(b))).ok_or_else(bad)
+        }
+        Type::F32 => {
+            parse_float_bits(atom, 32).map(|b| Val::F32(f32::from_bits(b as u32))).ok_or_else(bad)
+        }
         Type::Ptr(_) => match atom {
             "null" => Ok(Val::Ptr(0)),
-            _ => parse_int(atom, 64)
-                .map(|v| Val::Ptr(v as u64))
-                .ok_or_else(bad),
+            _ => parse_int(atom, 64).map(|v| Val::Ptr(v as u64)).ok_or_else(bad),
         },
         _ => {
             let bits = ty.int_bits().ok_or_else(bad)?;
@@ -359,11 +325,8 @@ pub fn format_val(val: &Val, ty: &Type) -> String {
         (Val::Vector(items), ty) => format!("[{}]", join(items, ty.lane_type())),
         (Val::Aggregate(items), Type::Array(elem, _)) => format!("[{}]", join(items, elem)),
         (Val::Aggregate(items), Type::Struct(s)) => {
-            let parts: Vec<_> = items
-                .iter()
-                .zip(&s.fields)
-                .map(|(v, t)| format_val(v, t))
-                .collect();
+            let parts: Vec<_> =
+                items.iter().zip(&s.fields).map(|(v, t)| format_val(v, t)).collect();
             format!("{{{}}}", parts.join(", "))
         }
         (other, _) => format!("{other:?}"),
@@ -385,11 +348,7 @@ fn format_float(value: f64, bits: u64, is_f32: bool) -> String {
 }
 
 fn join(items: &[Val], ty: &Type) -> String {
-    items
-        .iter()
-        .map(|v| format_val(v, ty))
-        .collect::<Vec<_>>()
-        .join(", ")
+    items.iter().map(|v| format_val(v, ty)).collect::<Vec<_>>().join(", ")
 }
 
 fn format_buffer(elem: &Type, values: &[Val]) -> String {
@@ -476,26 +435,15 @@ impl<'a> Cursor<'a> {
             if self.eat("$") {
                 let name = self.word();
                 self.expect("==")?;
-                clauses.push(Clause::Buffer {
-                    name,
-                    expected: self.literal()?,
-                });
+                clauses.push(Clause::Buffer { name, expected: self.literal()? });
             } else if self.eat("output") {
                 self.expect("==")?;
                 clauses.push(Clause::Output(self.string()?));
             } else {
-                return Err(format!(
-                    "expected `$name ==` or `output ==` at `{}`",
-                    self.rest()
-                ));
+                return Err(format!("expected `$name ==` or `output ==` at `{}`", self.rest()));
             }
         }
-        Ok(Invocation {
-            function,
-            args,
-            expect,
-            clauses,
-        })
+        Ok(Invocation { function, args, expect, clauses })
     }
 
     fn arg(&mut self) -> Result<Arg, String> {
@@ -504,10 +452,7 @@ impl<'a> Cursor<'a> {
             binding = Some(self.word());
             self.expect("=")?;
         }
-        Ok(Arg {
-            binding,
-            literal: self.literal()?,
-        })
+        Ok(Arg { binding, literal: self.literal()? })
     }
 
     fn literal(&mut self) -> Result<Literal, String> {
@@ -654,10 +599,7 @@ mod tests {
         assert_eq!(literal_to_val(&atom("255"), &Type::I8), Ok(Val::Int(0xff)));
         assert!(literal_to_val(&atom("256"), &Type::I8).is_err());
         assert_eq!(literal_to_val(&atom("true"), &Type::I1), Ok(Val::Int(1)));
-        assert_eq!(
-            literal_to_val(&atom("-0.0"), &Type::F64),
-            Ok(Val::F64(-0.0))
-        );
+        assert_eq!(literal_to_val(&atom("-0.0"), &Type::F64), Ok(Val::F64(-0.0)));
         assert_eq!(literal_to_val(&atom("1"), &Type::F32), Ok(Val::F32(1.0)));
         let nan = literal_to_val(&atom("0x7ff8000000000001"), &Type::F64).unwrap();
         assert!(matches!(nan, Val::F64(f) if f.to_bits() == 0x7ff8000000000001));

@@ -17,7 +17,7 @@ use adc_ir::Module;
     name = "adc",
     version,
     about = "adc: an automatic-differentiation compiler for LLVM bitcode and adc IR",
-    after_help = "Examples:\n  adc opt examples/sum.adir --passes ''\n  adc interp examples/sum.adir --fn sum '[f64 1.0, 2.0, 3.0]' 3\n  adc test tests/filetests"
+    after_help = "Examples:\n  adc import prog.bc -o prog.adir\n  adc opt examples/sum.adir --passes ''\n  adc interp examples/sum.adir --fn sum '[f64 1.0, 2.0, 3.0]' 3\n  adc test tests/filetests"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -26,6 +26,17 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Import LLVM bitcode (clang 13 to 19) and print it as adc IR.
+    #[command(
+        after_help = "Example:\n  clang-19 -O2 -c -emit-llvm prog.c -o prog.bc\n  adc import prog.bc -o prog.adir"
+    )]
+    Import {
+        /// The bitcode file.
+        input: PathBuf,
+        /// Where to write the module (standard output by default).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
     /// Parse and verify an .adir file, run passes over it, and print the result.
     #[command(after_help = "Example:\n  adc opt in.adir --passes mem2reg,licm -o out.adir")]
     Opt {
@@ -74,11 +85,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() {
-                ExitCode::from(1)
-            } else {
-                ExitCode::SUCCESS
-            };
+            return if e.use_stderr() { ExitCode::from(1) } else { ExitCode::SUCCESS };
         }
     };
     match run(cli.command) {
@@ -92,45 +99,29 @@ fn main() -> ExitCode {
 
 fn run(command: Command) -> Result<ExitCode> {
     match command {
-        Command::Opt {
-            input,
-            passes,
-            verify_each,
-            output,
-        } => {
+        Command::Import { input, output } => {
+            let module = adc_frontend_llvm::import_bitcode_file(&input)
+                .map_err(|e| anyhow!("{}", e.to_diagnostic()))?;
+            verify_module(&module).map_err(|d| {
+                anyhow!("the imported module does not verify (an importer bug):\n{d}")
+            })?;
+            write_output(output.as_deref(), &print_module(&module))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Opt { input, passes, verify_each, output } => {
             let (_, mut module) = load(&input)?;
             let passes = adc_passes::parse_pass_list(&passes).map_err(|d| anyhow!("{d}"))?;
             adc_passes::run_passes(&mut module, &passes, verify_each)
                 .map_err(|d| anyhow!("{d}"))?;
             verify_module(&module).map_err(|d| anyhow!("after the passes:\n{d}"))?;
-            let text = print_module(&module);
-            match output {
-                Some(path) => std::fs::write(&path, text)
-                    .with_context(|| format!("cannot write {}", path.display()))?,
-                None => print!("{text}"),
-            }
+            write_output(output.as_deref(), &print_module(&module))?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Interp {
-            input,
-            function,
-            args,
-            fuel,
-        } => {
+        Command::Interp { input, function, args, fuel } => {
             let (_, module) = load(&input)?;
-            let args = args
-                .iter()
-                .map(|a| parse_arg(a))
-                .collect::<Result<Vec<_>>>()?;
-            let invocation = Invocation {
-                function,
-                args,
-                expect: None,
-                clauses: Vec::new(),
-            };
-            let outcome = invocation
-                .evaluate(&module, fuel)
-                .map_err(|e| anyhow!("error: {e}"))?;
+            let args = args.iter().map(|a| parse_arg(a)).collect::<Result<Vec<_>>>()?;
+            let invocation = Invocation { function, args, expect: None, clauses: Vec::new() };
+            let outcome = invocation.evaluate(&module, fuel).map_err(|e| anyhow!("error: {e}"))?;
             print!("{}", outcome.output);
             if let Some(result) = outcome.result {
                 println!("{result}");
@@ -153,11 +144,20 @@ fn run(command: Command) -> Result<ExitCode> {
                 }
             }
             println!("{passed} passed, {failed} failed");
-            Ok(if failed == 0 {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
+            Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+        }
+    }
+}
+
+/// Writes `text` to `path`, or to standard output without one.
+fn write_output(path: Option<&Path>, text: &str) -> Result<()> {
+    match path {
+        Some(path) => {
+            std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+        }
+        None => {
+            print!("{text}");
+            Ok(())
         }
     }
 }

@@ -36,10 +36,7 @@ fn assert_rejected(name: &str, text: &str, line_col: &str, message: &str) {
     let out = adc(&["opt", path.to_str().unwrap()]);
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "{name}: {err}");
-    assert!(
-        err.contains(&format!("{name}:{line_col}")),
-        "{name}: no {line_col} in:\n{err}"
-    );
+    assert!(err.contains(&format!("{name}:{line_col}")), "{name}: no {line_col} in:\n{err}");
     assert!(err.contains(message), "{name}: no `{message}` in:\n{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
@@ -79,22 +76,14 @@ fn wrong_block_argument_count_is_a_diagnostic() {
 fn missing_file_is_an_error_not_a_panic() {
     let out = adc(&["opt", "does/not/exist.adir"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("cannot read does/not/exist.adir"),
-        "{}",
-        stderr(&out)
-    );
+    assert!(stderr(&out).contains("cannot read does/not/exist.adir"), "{}", stderr(&out));
 }
 
 #[test]
 fn unknown_pass_lists_the_registry() {
     let out = adc(&["opt", "examples/sum.adir", "--passes", "licm"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("unknown pass `licm`"),
-        "{}",
-        stderr(&out)
-    );
+    assert!(stderr(&out).contains("unknown pass `licm`"), "{}", stderr(&out));
 }
 
 #[test]
@@ -108,39 +97,19 @@ fn opt_prints_a_fixed_point() {
 
 #[test]
 fn interp_runs_a_loop_and_shows_buffers() {
-    let out = adc(&[
-        "interp",
-        "examples/sum.adir",
-        "--fn",
-        "sum_of_squares",
-        "[f64 1.0, 2.0, 3.0]",
-        "3",
-    ]);
+    let out =
+        adc(&["interp", "examples/sum.adir", "--fn", "sum_of_squares", "[f64 1.0, 2.0, 3.0]", "3"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out).trim(), "14.0");
-    let out = adc(&[
-        "interp",
-        "examples/sum.adir",
-        "--fn",
-        "scale",
-        "$v = [f64 1.0, -2.0]",
-        "3.0",
-        "2",
-    ]);
+    let out =
+        adc(&["interp", "examples/sum.adir", "--fn", "scale", "$v = [f64 1.0, -2.0]", "3.0", "2"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out).trim(), "$v = [f64 3.0, -6.0]");
 }
 
 #[test]
 fn interp_reports_out_of_bounds() {
-    let out = adc(&[
-        "interp",
-        "examples/sum.adir",
-        "--fn",
-        "sum_of_squares",
-        "[f64 1.0]",
-        "2",
-    ]);
+    let out = adc(&["interp", "examples/sum.adir", "--fn", "sum_of_squares", "[f64 1.0]", "2"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("out of bounds"), "{}", stderr(&out));
 }
@@ -151,11 +120,7 @@ fn interp_rejects_bad_arguments() {
     assert_eq!(out.status.code(), Some(1));
     let out = adc(&["interp", "examples/sum.adir", "--fn", "nope"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("no function @nope"),
-        "{}",
-        stderr(&out)
-    );
+    assert!(stderr(&out).contains("no function @nope"), "{}", stderr(&out));
 }
 
 #[test]
@@ -170,16 +135,8 @@ fn test_subcommand_counts() {
     );
     let out = adc(&["test", good.to_str().unwrap(), bad.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stdout(&out).contains("1 passed, 1 failed"),
-        "{}",
-        stdout(&out)
-    );
-    assert!(
-        stdout(&out).contains("expected 8, got 7"),
-        "{}",
-        stdout(&out)
-    );
+    assert!(stdout(&out).contains("1 passed, 1 failed"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("expected 8, got 7"), "{}", stdout(&out));
 }
 
 #[test]
@@ -187,15 +144,38 @@ fn help_documents_every_subcommand() {
     let out = adc(&["--help"]);
     assert!(out.status.success());
     let help = stdout(&out);
-    for sub in ["opt", "interp", "test"] {
+    for sub in ["import", "opt", "interp", "test"] {
         assert!(help.contains(sub), "{help}");
         let sub_help = adc(&[sub, "--help"]);
-        assert!(
-            stdout(&sub_help).contains("Example"),
-            "{sub}: {}",
-            stdout(&sub_help)
-        );
+        assert!(stdout(&sub_help).contains("Example"), "{sub}: {}", stdout(&sub_help));
     }
     let out = adc(&["bogus"]);
     assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn import_prints_bitcode_as_adir_and_rejects_garbage() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli");
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let c = scratch("sq.c", "double sq(double x) { return x * x; }\n");
+    let bc = dir.join("sq.bc");
+    let clang =
+        Command::new("clang-19").args(["-O2", "-c", "-emit-llvm", "-o"]).arg(&bc).arg(&c).status();
+    if !clang.is_ok_and(|s| s.success()) {
+        eprintln!("clang-19 unavailable: skipping the bitcode half of this test");
+    } else {
+        let out = adc(&["import", bc.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = stdout(&out);
+        assert!(text.contains("func @sq(") && text.contains("fmul f64"), "{text}");
+        let adir = scratch("sq.adir", &text);
+        let out = adc(&["interp", adir.to_str().unwrap(), "--fn", "sq", "1.5"]);
+        assert_eq!(stdout(&out).trim(), "2.25", "{}", stderr(&out));
+    }
+    let junk = scratch("junk.bc", "this is not bitcode");
+    let out = adc(&["import", junk.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(!err.contains("panicked"), "{err}");
 }

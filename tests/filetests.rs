@@ -13,14 +13,8 @@ fn main() {
     let trials = files
         .into_iter()
         .map(|path: PathBuf| {
-            let name = path
-                .strip_prefix(&root)
-                .unwrap_or(&path)
-                .display()
-                .to_string();
-            Trial::test(name, move || {
-                adc::filetest::run_file(&path, bless).map_err(Failed::from)
-            })
+            let name = path.strip_prefix(&root).unwrap_or(&path).display().to_string();
+            Trial::test(name, move || adc::filetest::run_file(&path, bless).map_err(Failed::from))
         })
         .collect();
     libtest_mimic::run(&args, trials).exit();

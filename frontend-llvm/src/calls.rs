@@ -14,19 +14,14 @@ use crate::globals::{func_attrs, is_expanded_intrinsic};
 impl<'a> FuncCtx<'_, 'a> {
     /// The signature a call site uses (its function type).
     fn call_signature(&self, call: &Call) -> R<Signature> {
-        let llvm_ir::Type::FuncType {
-            result_type,
-            param_types,
-            is_var_arg,
-        } = call.function_ty.as_ref()
+        let llvm_ir::Type::FuncType { result_type, param_types, is_var_arg } =
+            call.function_ty.as_ref()
         else {
             return Err("call through a non-function type".into());
         };
         let types = &self.m.llvm.types;
-        let params = param_types
-            .iter()
-            .map(|t| crate::types::convert(types, t))
-            .collect::<R<Vec<_>>>()?;
+        let params =
+            param_types.iter().map(|t| crate::types::convert(types, t)).collect::<R<Vec<_>>>()?;
         Ok(Signature {
             params,
             ret: crate::types::return_type(types, result_type)?,
@@ -63,21 +58,12 @@ impl<'a> FuncCtx<'_, 'a> {
             _ => None,
         };
         let data = match direct {
-            Some(callee) => D::Call {
-                callee,
-                args,
-                attrs,
-            },
+            Some(callee) => D::Call { callee, args, attrs },
             // Also calls whose site type differs from the callee's declaration (K&R-style
             // declarations, `(void (*)(int))f` casts): the call site's type is what runs.
             None => {
                 let callee = self.operand(callee)?;
-                D::CallIndirect {
-                    sig: Box::new(sig),
-                    callee,
-                    args,
-                    attrs,
-                }
+                D::CallIndirect { sig: Box::new(sig), callee, args, attrs }
             }
         };
         let (_, result) = self.ins(data);
@@ -97,25 +83,15 @@ impl<'a> FuncCtx<'_, 'a> {
             Type::F32 => format!("{name}f"),
             other => return Err(format!("{name} on {other}")),
         };
-        let params: Vec<Type> = args
-            .iter()
-            .map(|a| self.ty(*a).lane_type().clone())
-            .collect();
+        let params: Vec<Type> = args.iter().map(|a| self.ty(*a).lane_type().clone()).collect();
         let attrs = adc_ir::FuncAttrs::NOUNWIND | adc_ir::FuncAttrs::WILLRETURN;
-        let callee = self.m.declare(
-            &name,
-            Signature::new(params.clone(), Some(lane.clone())),
-            attrs,
-        );
+        let callee =
+            self.m.declare(&name, Signature::new(params.clone(), Some(lane.clone())), attrs);
         if self.m.module.functions[callee].signature.params != params {
             return Err(format!("@{name} is declared with another signature"));
         }
         if !ty.is_vector() {
-            return self.val(D::Call {
-                callee,
-                args: args.to_vec(),
-                attrs,
-            });
+            return self.val(D::Call { callee, args: args.to_vec(), attrs });
         }
         let mut acc = self.constant(ty.clone(), Constant::Undef);
         for k in 0..ty.lanes() {
@@ -129,16 +105,8 @@ impl<'a> FuncCtx<'_, 'a> {
                 };
                 lane_args.push(v);
             }
-            let r = self.val(D::Call {
-                callee,
-                args: lane_args,
-                attrs,
-            })?;
-            acc = self.val(D::InsertLane {
-                vector: acc,
-                value: r,
-                index,
-            })?;
+            let r = self.val(D::Call { callee, args: lane_args, attrs })?;
+            acc = self.val(D::InsertLane { vector: acc, value: r, index })?;
         }
         Ok(acc)
     }

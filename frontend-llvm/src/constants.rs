@@ -24,10 +24,7 @@ pub fn global_name(name: &Name) -> String {
 /// The llvm-ir side of `extras::fingerprint`; both must build the same string.
 pub fn fingerprint(c: &L) -> String {
     match c {
-        L::GlobalReference {
-            name: Name::Name(s),
-            ..
-        } => format!("@{s}"),
+        L::GlobalReference { name: Name::Name(s), .. } => format!("@{s}"),
         L::Int { bits, value } if *bits <= 64 => format!("i{bits}:{value}"),
         L::Null(_) => "null".into(),
         L::GetElementPtr(g) => {
@@ -64,10 +61,7 @@ impl ModuleCtx<'_> {
         let L::GetElementPtr(g) = c else {
             return Err("not a GEP".into());
         };
-        let all_zero = g
-            .indices
-            .iter()
-            .all(|i| matches!(i.as_ref(), L::Int { value: 0, .. }));
+        let all_zero = g.indices.iter().all(|i| matches!(i.as_ref(), L::Int { value: 0, .. }));
         if all_zero {
             return Ok(0);
         }
@@ -106,9 +100,7 @@ impl ModuleCtx<'_> {
             L::Float(Float::Single(f)) => Constant::f32(*f),
             L::Float(Float::Double(f)) => Constant::f64(*f),
             L::Float(other) => {
-                return Err(format!(
-                    "floating-point constant {other:?} is not supported"
-                ))
+                return Err(format!("floating-point constant {other:?} is not supported"))
             }
             L::Null(_) => Constant::Int(0),
             L::AggregateZero(_) => Constant::Zero,
@@ -122,14 +114,8 @@ impl ModuleCtx<'_> {
                 Some(elems) => Constant::Elements(elems),
                 None => return Ok(None),
             },
-            L::Array {
-                element_type,
-                elements,
-            } => {
-                let is_i8 = matches!(
-                    element_type.as_ref(),
-                    llvm_ir::Type::IntegerType { bits: 8 }
-                );
+            L::Array { element_type, elements } => {
+                let is_i8 = matches!(element_type.as_ref(), llvm_ir::Type::IntegerType { bits: 8 });
                 let bytes: Option<Vec<u8>> = elements
                     .iter()
                     .map(|e| match e.as_ref() {
@@ -152,10 +138,7 @@ impl ModuleCtx<'_> {
             L::GetElementPtr(g) => match self.fold(&g.address, in_global)? {
                 Some(Constant::Address { symbol, offset }) => {
                     let extra = self.const_gep_offset(c)?;
-                    Constant::Address {
-                        symbol,
-                        offset: offset.wrapping_add(extra),
-                    }
+                    Constant::Address { symbol, offset: offset.wrapping_add(extra) }
                 }
                 _ => return Ok(None),
             },
@@ -186,10 +169,8 @@ impl ModuleCtx<'_> {
     }
 
     fn is_ptr_constant(&self, c: &ConstantRef) -> bool {
-        matches!(
-            self.llvm.types.type_of(c).as_ref(),
-            llvm_ir::Type::PointerType { .. }
-        ) || matches!(c.as_ref(), L::GlobalReference { .. } | L::GetElementPtr(_))
+        matches!(self.llvm.types.type_of(c).as_ref(), llvm_ir::Type::PointerType { .. })
+            || matches!(c.as_ref(), L::GlobalReference { .. } | L::GetElementPtr(_))
     }
 
     /// A global initializer: everything must fold.

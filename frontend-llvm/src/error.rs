@@ -19,11 +19,7 @@ pub enum ImportError {
     LlvmIr { path: PathBuf, reason: String },
     /// An instruction (or terminator) of a function that adc cannot represent.
     #[error("in function @{function}: cannot import `{inst}`: {reason}")]
-    Unsupported {
-        function: String,
-        inst: String,
-        reason: String,
-    },
+    Unsupported { function: String, inst: String, reason: String },
     /// A function-level problem (signature, attributes, varargs definitions).
     #[error("in function @{function}: {reason}")]
     Function { function: String, reason: String },
@@ -37,15 +33,11 @@ impl ImportError {
     /// function as a note, so that the CLI renders it like any other adc error.
     pub fn to_diagnostic(&self) -> Diagnostic {
         match self {
-            ImportError::Unsupported {
-                function,
-                inst,
-                reason,
-            } => Diagnostic::new(format!(
-                "cannot import instruction in @{function}: {reason}"
-            ))
-            .with_label(format!("LLVM: {inst}"))
-            .with_note(format!("in function @{function}")),
+            ImportError::Unsupported { function, inst, reason } => {
+                Diagnostic::new(format!("cannot import instruction in @{function}: {reason}"))
+                    .with_label(format!("LLVM: {inst}"))
+                    .with_note(format!("in function @{function}"))
+            }
             ImportError::Function { function, .. } => {
                 Diagnostic::new(self.to_string()).with_note(format!("in function @{function}"))
             }

@@ -56,16 +56,12 @@ impl Extras {
 
 /// Reads and checks the file, parses it with LLVM and collects the extras.
 pub fn read_extras(path: &Path) -> Result<Extras, ImportError> {
-    let bytes = std::fs::read(path).map_err(|e| ImportError::Unreadable {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
-    })?;
+    let bytes = std::fs::read(path)
+        .map_err(|e| ImportError::Unreadable { path: path.to_path_buf(), reason: e.to_string() })?;
     let raw_magic = bytes.starts_with(b"BC\xC0\xDE");
     let wrapper_magic = bytes.starts_with(&[0xDE, 0xC0, 0x17, 0x0B]);
     if !raw_magic && !wrapper_magic {
-        return Err(ImportError::NotBitcode {
-            path: path.to_path_buf(),
-        });
+        return Err(ImportError::NotBitcode { path: path.to_path_buf() });
     }
     // SAFETY: every LLVM object created here is disposed of before returning; the
     // diagnostic handler only writes into `message`, which outlives the context.
@@ -88,15 +84,8 @@ pub fn read_extras(path: &Path) -> Result<Extras, ImportError> {
         if failed != 0 || module.is_null() {
             LLVMContextDispose(context);
             let reason = message.unwrap_or_else(|| "invalid bitcode".to_string());
-            let reason = reason
-                .lines()
-                .next()
-                .unwrap_or("invalid bitcode")
-                .to_string();
-            return Err(ImportError::BadBitcode {
-                path: path.to_path_buf(),
-                reason,
-            });
+            let reason = reason.lines().next().unwrap_or("invalid bitcode").to_string();
+            return Err(ImportError::BadBitcode { path: path.to_path_buf(), reason });
         }
         let extras = collect(context, module);
         LLVMDisposeModule(module);
@@ -163,12 +152,8 @@ unsafe fn collect(context: LLVMContextRef, module: LLVMModuleRef) -> Extras {
     let layout = LLVMGetDataLayoutStr(module);
     let target_data = LLVMCreateTargetData(layout);
     let tbaa_kind = LLVMGetMDKindIDInContext(context, c"tbaa".as_ptr(), 4);
-    let mut c = Collector {
-        target_data,
-        tbaa_kind,
-        visited: HashSet::new(),
-        extras: Extras::default(),
-    };
+    let mut c =
+        Collector { target_data, tbaa_kind, visited: HashSet::new(), extras: Extras::default() };
 
     let mut global = LLVMGetFirstGlobal(module);
     while !global.is_null() {
@@ -219,9 +204,8 @@ unsafe fn collect(context: LLVMContextRef, module: LLVMModuleRef) -> Extras {
         LLVMGetNamedMetadataOperands(module, annotations.as_ptr(), nodes.as_mut_ptr());
         for node in nodes {
             let ops = md_operands(node);
-            let is_kernel = (1..ops.len())
-                .step_by(2)
-                .any(|k| md_string(ops[k]).as_deref() == Some("kernel"));
+            let is_kernel =
+                (1..ops.len()).step_by(2).any(|k| md_string(ops[k]).as_deref() == Some("kernel"));
             if let Some(&f) = ops.first() {
                 if is_kernel && !f.is_null() && !LLVMIsAFunction(f).is_null() {
                     c.extras.kernels.insert(value_name(f));
@@ -354,11 +338,7 @@ unsafe fn wide_int_value(value: LLVMValueRef, bits: u32) -> Option<u128> {
 unsafe fn fingerprint(value: LLVMValueRef) -> String {
     if !LLVMIsAGlobalValue(value).is_null() {
         let name = value_name(value);
-        return if name.is_empty() {
-            "?".into()
-        } else {
-            format!("@{name}")
-        };
+        return if name.is_empty() { "?".into() } else { format!("@{name}") };
     }
     if !LLVMIsAConstantInt(value).is_null() {
         let bits = LLVMGetIntTypeWidth(LLVMTypeOf(value));
@@ -375,9 +355,8 @@ unsafe fn fingerprint(value: LLVMValueRef) -> String {
         let n = LLVMGetNumOperands(value).max(0) as u32;
         match LLVMGetConstOpcode(value) {
             LLVMOpcode::LLVMGetElementPtr => {
-                let parts: Vec<String> = (1..n)
-                    .map(|i| fingerprint(LLVMGetOperand(value, i)))
-                    .collect();
+                let parts: Vec<String> =
+                    (1..n).map(|i| fingerprint(LLVMGetOperand(value, i))).collect();
                 return format!(
                     "gep({};{})",
                     fingerprint(LLVMGetOperand(value, 0)),

@@ -47,13 +47,15 @@ pub struct FuncCtx<'m, 'a> {
 /// Keeps a name printable without quoting: `[A-Za-z0-9_.$-]`, anything else becomes `_`.
 pub fn sanitize(name: &str) -> String {
     name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
+        .map(
+            |c| {
+                if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$' | '-') {
+                    c
+                } else {
+                    '_'
+                }
+            },
+        )
         .collect()
 }
 
@@ -81,9 +83,9 @@ fn successors(term: &T) -> Vec<&Name> {
     match term {
         T::Br(b) => vec![&b.dest],
         T::CondBr(b) => vec![&b.true_dest, &b.false_dest],
-        T::Switch(s) => std::iter::once(&s.default_dest)
-            .chain(s.dests.iter().map(|(_, d)| d))
-            .collect(),
+        T::Switch(s) => {
+            std::iter::once(&s.default_dest).chain(s.dests.iter().map(|(_, d)| d)).collect()
+        }
         _ => Vec::new(),
     }
 }
@@ -100,21 +102,14 @@ pub fn translate_function<'a>(
     f: &'a llvm_ir::Function,
     id: FuncId,
 ) -> Result<Function, ImportError> {
-    let fn_err = |reason: String| ImportError::Function {
-        function: f.name.clone(),
-        reason,
-    };
+    let fn_err = |reason: String| ImportError::Function { function: f.name.clone(), reason };
     let mut func = m.module.functions[id].clone();
     if f.basic_blocks.is_empty() {
         return Ok(func);
     }
     let llvm_types = &m.llvm.types;
-    let index: HashMap<&Name, usize> = f
-        .basic_blocks
-        .iter()
-        .enumerate()
-        .map(|(i, bb)| (&bb.name, i))
-        .collect();
+    let index: HashMap<&Name, usize> =
+        f.basic_blocks.iter().enumerate().map(|(i, bb)| (&bb.name, i)).collect();
 
     // Reverse post-order from the entry (iterative DFS).
     let mut order = Vec::new();
@@ -202,25 +197,16 @@ pub fn translate_function<'a>(
                 continue;
             }
             cx.set_context(b, k, llvm_ir::HasDebugLoc::get_debug_loc(inst));
-            cx.instruction(inst)
-                .map_err(|reason| ImportError::Unsupported {
-                    function: f.name.clone(),
-                    inst: inst.to_string(),
-                    reason,
-                })?;
+            cx.instruction(inst).map_err(|reason| ImportError::Unsupported {
+                function: f.name.clone(),
+                inst: inst.to_string(),
+                reason,
+            })?;
         }
-        cx.set_context(
-            b,
-            bb.instrs.len(),
-            llvm_ir::HasDebugLoc::get_debug_loc(&bb.term),
-        );
-        let splits =
-            cx.terminator(&bb.name, &bb.term)
-                .map_err(|reason| ImportError::Unsupported {
-                    function: f.name.clone(),
-                    inst: bb.term.to_string(),
-                    reason,
-                })?;
+        cx.set_context(b, bb.instrs.len(), llvm_ir::HasDebugLoc::get_debug_loc(&bb.term));
+        let splits = cx.terminator(&bb.name, &bb.term).map_err(|reason| {
+            ImportError::Unsupported { function: f.name.clone(), inst: bb.term.to_string(), reason }
+        })?;
         split_blocks.insert(b, splits);
     }
 
@@ -262,11 +248,8 @@ impl<'m, 'a> FuncCtx<'m, 'a> {
                 })
                 .unwrap_or(ty.align() as u32);
             let size = ty.size();
-            let copy = self.val(InstructionData::Alloca {
-                ty,
-                count: None,
-                align: align.max(1),
-            })?;
+            let copy =
+                self.val(InstructionData::Alloca { ty, count: None, align: align.max(1) })?;
             let len = self.iconst(&Type::I64, i128::from(size));
             self.ins(InstructionData::MemCopy {
                 dst: copy,
@@ -276,9 +259,7 @@ impl<'m, 'a> FuncCtx<'m, 'a> {
                 volatile: false,
             });
             if let Name::Name(s) = &p.name {
-                self.func
-                    .dfg
-                    .set_value_name(copy, &format!("{}.copy", sanitize(s)));
+                self.func.dfg.set_value_name(copy, &format!("{}.copy", sanitize(s)));
             }
             self.values.insert(&p.name, copy);
         }
@@ -286,12 +267,8 @@ impl<'m, 'a> FuncCtx<'m, 'a> {
     }
 
     fn set_context(&mut self, block: usize, inst: usize, loc: &Option<llvm_ir::DebugLoc>) {
-        self.extra = self
-            .m
-            .extras
-            .inst(&self.llvm_func.name, block, inst)
-            .cloned()
-            .unwrap_or_default();
+        self.extra =
+            self.m.extras.inst(&self.llvm_func.name, block, inst).cloned().unwrap_or_default();
         self.loc = loc.as_ref().map(|l| {
             let file = match self.files.get(&l.filename) {
                 Some(f) => f.clone(),
@@ -301,11 +278,7 @@ impl<'m, 'a> FuncCtx<'m, 'a> {
                     f
                 }
             };
-            DebugLoc {
-                file,
-                line: l.line,
-                column: l.col.unwrap_or(0),
-            }
+            DebugLoc { file, line: l.line, column: l.col.unwrap_or(0) }
         });
     }
 
@@ -322,9 +295,7 @@ impl<'m, 'a> FuncCtx<'m, 'a> {
     /// Appends an instruction that must produce a value.
     pub fn val(&mut self, data: InstructionData) -> R<Value> {
         let name = data.opcode_name();
-        self.ins(data)
-            .1
-            .ok_or_else(|| format!("`{name}` with ill-typed operands"))
+        self.ins(data).1.ok_or_else(|| format!("`{name}` with ill-typed operands"))
     }
 
     pub fn ty(&self, v: Value) -> Type {
@@ -348,11 +319,7 @@ impl<'m, 'a> FuncCtx<'m, 'a> {
 
     pub fn iconst(&mut self, ty: &Type, value: i128) -> Value {
         let c = Constant::int(ty.lane_type(), value);
-        let c = if ty.is_vector() {
-            Constant::Elements(vec![c; ty.lanes() as usize])
-        } else {
-            c
-        };
+        let c = if ty.is_vector() { Constant::Elements(vec![c; ty.lanes() as usize]) } else { c };
         self.constant(ty.clone(), c)
     }
 
@@ -391,18 +358,14 @@ impl<'m, 'a> FuncCtx<'m, 'a> {
                 };
                 InstructionData::Return { value }
             }
-            T::Br(b) => InstructionData::Jump {
-                dest: self.edge(from, &b.dest, false, &mut splits)?,
-            },
+            T::Br(b) => {
+                InstructionData::Jump { dest: self.edge(from, &b.dest, false, &mut splits)? }
+            }
             T::CondBr(b) => {
                 let cond = self.operand(&b.condition)?;
                 let then_dest = self.edge(from, &b.true_dest, multi, &mut splits)?;
                 let else_dest = self.edge(from, &b.false_dest, multi, &mut splits)?;
-                InstructionData::Brif {
-                    cond,
-                    then_dest,
-                    else_dest,
-                }
+                InstructionData::Brif { cond, then_dest, else_dest }
             }
             T::Switch(s) => {
                 let value = self.operand(&s.operand)?;
@@ -416,11 +379,7 @@ impl<'m, 'a> FuncCtx<'m, 'a> {
                     let k = adc_ir::constant::mask_to_width(k, bits);
                     cases.push((k, self.edge(from, dest, multi, &mut splits)?));
                 }
-                InstructionData::Switch {
-                    value,
-                    default,
-                    cases,
-                }
+                InstructionData::Switch { value, default, cases }
             }
             T::Unreachable(_) => InstructionData::Unreachable,
             T::Invoke(_) | T::Resume(_) | T::CleanupRet(_) | T::CatchRet(_) | T::CatchSwitch(_) => {
@@ -442,10 +401,7 @@ impl<'m, 'a> FuncCtx<'m, 'a> {
         multi: bool,
         splits: &mut Vec<(&'a Name, Block)>,
     ) -> R<BlockCall> {
-        let target = *self
-            .blocks
-            .get(to)
-            .ok_or_else(|| format!("branch to unknown block {to}"))?;
+        let target = *self.blocks.get(to).ok_or_else(|| format!("branch to unknown block {to}"))?;
         let f = self.llvm_func;
         let bb = &f.basic_blocks[*self.block_index.get(to).ok_or("unknown block")?];
         let incoming: Vec<&Operand> = phis(bb)
@@ -461,10 +417,7 @@ impl<'m, 'a> FuncCtx<'m, 'a> {
             return Ok(BlockCall::new(target, Vec::new()));
         }
         if !multi {
-            let args = incoming
-                .into_iter()
-                .map(|op| self.operand(op))
-                .collect::<R<_>>()?;
+            let args = incoming.into_iter().map(|op| self.operand(op)).collect::<R<_>>()?;
             return Ok(BlockCall::new(target, args));
         }
         // Several switch cases may share an edge; their phi inputs are the same.
@@ -479,10 +432,7 @@ impl<'m, 'a> FuncCtx<'m, 'a> {
             self.func.dfg.set_block_name(split, &format!("{a}.to.{b}"));
         }
         self.cur = split;
-        let args = incoming
-            .into_iter()
-            .map(|op| self.operand(op))
-            .collect::<R<Vec<_>>>();
+        let args = incoming.into_iter().map(|op| self.operand(op)).collect::<R<Vec<_>>>();
         let args = match args {
             Ok(args) => args,
             Err(e) => {
@@ -490,9 +440,7 @@ impl<'m, 'a> FuncCtx<'m, 'a> {
                 return Err(e);
             }
         };
-        self.ins(InstructionData::Jump {
-            dest: BlockCall::new(target, args),
-        });
+        self.ins(InstructionData::Jump { dest: BlockCall::new(target, args) });
         self.cur = source;
         splits.push((to, split));
         Ok(BlockCall::new(split, Vec::new()))

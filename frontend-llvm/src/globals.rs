@@ -61,18 +61,12 @@ pub fn func_attrs(attrs: &[FunctionAttribute]) -> FuncAttrs {
             FunctionAttribute::ReadOnly => out.insert(FuncAttrs::READONLY),
             FunctionAttribute::WriteOnly => out.insert(FuncAttrs::WRITEONLY),
             FunctionAttribute::ArgMemOnly => out.insert(FuncAttrs::ARGMEMONLY),
-            FunctionAttribute::Memory {
-                default,
-                argmem,
-                inaccessible_mem,
-            } => {
+            FunctionAttribute::Memory { default, argmem, inaccessible_mem } => {
                 let all = [default, argmem, inaccessible_mem];
-                let reads = all
-                    .iter()
-                    .any(|e| matches!(e, MemoryEffect::Read | MemoryEffect::ReadWrite));
-                let writes = all
-                    .iter()
-                    .any(|e| matches!(e, MemoryEffect::Write | MemoryEffect::ReadWrite));
+                let reads =
+                    all.iter().any(|e| matches!(e, MemoryEffect::Read | MemoryEffect::ReadWrite));
+                let writes =
+                    all.iter().any(|e| matches!(e, MemoryEffect::Write | MemoryEffect::ReadWrite));
                 match (reads, writes) {
                     (false, false) => out.insert(FuncAttrs::READNONE),
                     (true, false) => out.insert(FuncAttrs::READONLY),
@@ -123,18 +117,16 @@ impl<'a> ModuleCtx<'a> {
             return Ok((Symbol::Global(*g), 0));
         }
         let Some(aliasee) = self.aliases.get(name) else {
-            return Err(format!(
-                "reference to unknown symbol @{name} (ifunc or intrinsic?)"
-            ));
+            return Err(format!("reference to unknown symbol @{name} (ifunc or intrinsic?)"));
         };
         if depth > 16 {
             return Err(format!("alias @{name} is part of a cycle"));
         }
         match self.fold(aliasee, true)? {
             Some(Constant::Address { symbol, offset }) => Ok((symbol, offset)),
-            _ => Err(format!(
-                "alias @{name} = `{aliasee}` does not resolve to a symbol plus offset"
-            )),
+            _ => {
+                Err(format!("alias @{name} = `{aliasee}` does not resolve to a symbol plus offset"))
+            }
         }
     }
 
@@ -165,13 +157,8 @@ pub fn translate_module(llvm: &llvm_ir::Module, extras: &Extras) -> Result<Modul
 
     // Functions: defined ones in order, then declarations.
     for f in &llvm.functions {
-        let sig =
-            signature(types, &f.parameters, &f.return_type, f.is_var_arg).map_err(|reason| {
-                ImportError::Function {
-                    function: f.name.clone(),
-                    reason,
-                }
-            })?;
+        let sig = signature(types, &f.parameters, &f.return_type, f.is_var_arg)
+            .map_err(|reason| ImportError::Function { function: f.name.clone(), reason })?;
         let mut func = Function::new(f.name.clone(), sig);
         func.linkage = linkage(&f.linkage);
         func.attrs = func_attrs(&f.function_attributes);
@@ -182,11 +169,7 @@ pub fn translate_module(llvm: &llvm_ir::Module, extras: &Extras) -> Result<Modul
         {
             func.attrs.insert(FuncAttrs::KERNEL);
         }
-        func.param_attrs = f
-            .parameters
-            .iter()
-            .map(|p| param_attrs(&p.attributes))
-            .collect();
+        func.param_attrs = f.parameters.iter().map(|p| param_attrs(&p.attributes)).collect();
         let id = m.module.add_function(func);
         m.funcs.insert(f.name.clone(), id);
     }
@@ -194,23 +177,14 @@ pub fn translate_module(llvm: &llvm_ir::Module, extras: &Extras) -> Result<Modul
         if is_expanded_intrinsic(&d.name) {
             continue;
         }
-        let sig =
-            signature(types, &d.parameters, &d.return_type, d.is_var_arg).map_err(|reason| {
-                ImportError::Function {
-                    function: d.name.clone(),
-                    reason,
-                }
-            })?;
+        let sig = signature(types, &d.parameters, &d.return_type, d.is_var_arg)
+            .map_err(|reason| ImportError::Function { function: d.name.clone(), reason })?;
         let mut func = Function::new(d.name.clone(), sig);
         func.linkage = linkage(&d.linkage);
         if d.return_attributes.contains(&ParameterAttribute::NoAlias) {
             func.attrs.insert(FuncAttrs::NOALIAS_RETURN);
         }
-        func.param_attrs = d
-            .parameters
-            .iter()
-            .map(|p| param_attrs(&p.attributes))
-            .collect();
+        func.param_attrs = d.parameters.iter().map(|p| param_attrs(&p.attributes)).collect();
         let id = m.module.add_function(func);
         m.funcs.insert(d.name.clone(), id);
     }
@@ -222,13 +196,10 @@ pub fn translate_module(llvm: &llvm_ir::Module, extras: &Extras) -> Result<Modul
         if name == "llvm.used" || name == "llvm.compiler.used" {
             continue;
         }
-        let err = |reason: String| ImportError::Global {
-            global: name.clone(),
-            reason,
-        };
+        let err = |reason: String| ImportError::Global { global: name.clone(), reason };
         if name.starts_with("llvm.") {
             return Err(err(
-                "special LLVM globals (constructors, destructors) are not supported".into(),
+                "special LLVM globals (constructors, destructors) are not supported".into()
             ));
         }
         if g.thread_local_mode != llvm_ir::module::ThreadLocalMode::NotThreadLocal {
@@ -236,11 +207,7 @@ pub fn translate_module(llvm: &llvm_ir::Module, extras: &Extras) -> Result<Modul
         }
         let ty = match &g.initializer {
             Some(init) => types::convert(types, &types.type_of(init)).map_err(err)?,
-            None => extras
-                .global_types
-                .get(&name)
-                .cloned()
-                .unwrap_or(Type::array(Type::I8, 0)),
+            None => extras.global_types.get(&name).cloned().unwrap_or(Type::array(Type::I8, 0)),
         };
         let id = m.module.add_global(Global {
             name: name.clone(),
@@ -248,11 +215,7 @@ pub fn translate_module(llvm: &llvm_ir::Module, extras: &Extras) -> Result<Modul
             linkage: linkage(&g.linkage),
             constant: g.is_constant,
             // LLVM's 0 means "the type's ABI alignment".
-            align: if g.alignment == 0 {
-                ty.align() as u32
-            } else {
-                g.alignment
-            },
+            align: if g.alignment == 0 { ty.align() as u32 } else { g.alignment },
             addr_space: g.addr_space,
             init: None,
         });
@@ -266,11 +229,7 @@ pub fn translate_module(llvm: &llvm_ir::Module, extras: &Extras) -> Result<Modul
     }
     for a in &llvm.global_aliases {
         let name = global_name(&a.name);
-        m.resolve_symbol(&name)
-            .map_err(|reason| ImportError::Global {
-                global: name,
-                reason,
-            })?;
+        m.resolve_symbol(&name).map_err(|reason| ImportError::Global { global: name, reason })?;
     }
     for (id, init) in pending {
         let value = m.initializer(init).map_err(|reason| ImportError::Global {
@@ -298,13 +257,7 @@ fn signature(
     ret: &llvm_ir::TypeRef,
     varargs: bool,
 ) -> Result<Signature, String> {
-    let params = params
-        .iter()
-        .map(|p| types::convert(types, &p.ty))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Signature {
-        params,
-        ret: types::return_type(types, ret)?,
-        varargs,
-    })
+    let params =
+        params.iter().map(|p| types::convert(types, &p.ty)).collect::<Result<Vec<_>, _>>()?;
+    Ok(Signature { params, ret: types::return_type(types, ret)?, varargs })
 }

@@ -119,11 +119,9 @@ impl<'a> FuncCtx<'_, 'a> {
         let bits = self.ty(v).int_bits().ok_or("index is not an integer")?;
         match bits.cmp(&64) {
             std::cmp::Ordering::Equal => Ok(v),
-            std::cmp::Ordering::Less => self.cast_value(
-                if signed { CastOp::Sext } else { CastOp::Zext },
-                v,
-                Type::I64,
-            ),
+            std::cmp::Ordering::Less => {
+                self.cast_value(if signed { CastOp::Sext } else { CastOp::Zext }, v, Type::I64)
+            }
             std::cmp::Ordering::Greater => self.cast_value(CastOp::Trunc, v, Type::I64),
         }
     }
@@ -165,42 +163,23 @@ impl<'a> FuncCtx<'_, 'a> {
                 &i.operand1,
                 &i.dest,
             ),
-            I::URem(i) => self.binary(
-                BinaryOp::Urem,
-                InstFlags::empty(),
-                &i.operand0,
-                &i.operand1,
-                &i.dest,
-            ),
-            I::SRem(i) => self.binary(
-                BinaryOp::Srem,
-                InstFlags::empty(),
-                &i.operand0,
-                &i.operand1,
-                &i.dest,
-            ),
-            I::And(i) => self.binary(
-                BinaryOp::And,
-                InstFlags::empty(),
-                &i.operand0,
-                &i.operand1,
-                &i.dest,
-            ),
+            I::URem(i) => {
+                self.binary(BinaryOp::Urem, InstFlags::empty(), &i.operand0, &i.operand1, &i.dest)
+            }
+            I::SRem(i) => {
+                self.binary(BinaryOp::Srem, InstFlags::empty(), &i.operand0, &i.operand1, &i.dest)
+            }
+            I::And(i) => {
+                self.binary(BinaryOp::And, InstFlags::empty(), &i.operand0, &i.operand1, &i.dest)
+            }
             I::Or(i) => {
-                let flags = if self.extra.disjoint {
-                    InstFlags::DISJOINT
-                } else {
-                    InstFlags::empty()
-                };
+                let flags =
+                    if self.extra.disjoint { InstFlags::DISJOINT } else { InstFlags::empty() };
                 self.binary(BinaryOp::Or, flags, &i.operand0, &i.operand1, &i.dest)
             }
-            I::Xor(i) => self.binary(
-                BinaryOp::Xor,
-                InstFlags::empty(),
-                &i.operand0,
-                &i.operand1,
-                &i.dest,
-            ),
+            I::Xor(i) => {
+                self.binary(BinaryOp::Xor, InstFlags::empty(), &i.operand0, &i.operand1, &i.dest)
+            }
             I::Shl(i) => self.binary(
                 BinaryOp::Shl,
                 int_flags(i.nuw, i.nsw, false),
@@ -222,48 +201,24 @@ impl<'a> FuncCtx<'_, 'a> {
                 &i.operand1,
                 &i.dest,
             ),
-            I::FAdd(i) => self.binary(
-                BinaryOp::Fadd,
-                self.fmf(),
-                &i.operand0,
-                &i.operand1,
-                &i.dest,
-            ),
-            I::FSub(i) => self.binary(
-                BinaryOp::Fsub,
-                self.fmf(),
-                &i.operand0,
-                &i.operand1,
-                &i.dest,
-            ),
-            I::FMul(i) => self.binary(
-                BinaryOp::Fmul,
-                self.fmf(),
-                &i.operand0,
-                &i.operand1,
-                &i.dest,
-            ),
-            I::FDiv(i) => self.binary(
-                BinaryOp::Fdiv,
-                self.fmf(),
-                &i.operand0,
-                &i.operand1,
-                &i.dest,
-            ),
-            I::FRem(i) => self.binary(
-                BinaryOp::Frem,
-                self.fmf(),
-                &i.operand0,
-                &i.operand1,
-                &i.dest,
-            ),
+            I::FAdd(i) => {
+                self.binary(BinaryOp::Fadd, self.fmf(), &i.operand0, &i.operand1, &i.dest)
+            }
+            I::FSub(i) => {
+                self.binary(BinaryOp::Fsub, self.fmf(), &i.operand0, &i.operand1, &i.dest)
+            }
+            I::FMul(i) => {
+                self.binary(BinaryOp::Fmul, self.fmf(), &i.operand0, &i.operand1, &i.dest)
+            }
+            I::FDiv(i) => {
+                self.binary(BinaryOp::Fdiv, self.fmf(), &i.operand0, &i.operand1, &i.dest)
+            }
+            I::FRem(i) => {
+                self.binary(BinaryOp::Frem, self.fmf(), &i.operand0, &i.operand1, &i.dest)
+            }
             I::FNeg(i) => {
                 let arg = self.operand(&i.operand)?;
-                let v = self.val(D::Unary {
-                    op: UnaryOp::Fneg,
-                    flags: self.fmf(),
-                    arg,
-                })?;
+                let v = self.val(D::Unary { op: UnaryOp::Fneg, flags: self.fmf(), arg })?;
                 self.define(&i.dest, v);
                 Ok(())
             }
@@ -278,11 +233,7 @@ impl<'a> FuncCtx<'_, 'a> {
                 let vector = self.operand(&i.vector)?;
                 let value = self.operand(&i.element)?;
                 let index = self.operand(&i.index)?;
-                let v = self.val(D::InsertLane {
-                    vector,
-                    value,
-                    index,
-                })?;
+                let v = self.val(D::InsertLane { vector, value, index })?;
                 self.define(&i.dest, v);
                 Ok(())
             }
@@ -295,21 +246,15 @@ impl<'a> FuncCtx<'_, 'a> {
             }
             I::ExtractValue(i) => {
                 let aggregate = self.operand(&i.aggregate)?;
-                let v = self.val(D::ExtractValue {
-                    aggregate,
-                    indices: i.indices.clone(),
-                })?;
+                let v = self.val(D::ExtractValue { aggregate, indices: i.indices.clone() })?;
                 self.define(&i.dest, v);
                 Ok(())
             }
             I::InsertValue(i) => {
                 let aggregate = self.operand(&i.aggregate)?;
                 let value = self.operand(&i.element)?;
-                let v = self.val(D::InsertValue {
-                    aggregate,
-                    value,
-                    indices: i.indices.clone(),
-                })?;
+                let v =
+                    self.val(D::InsertValue { aggregate, value, indices: i.indices.clone() })?;
                 self.define(&i.dest, v);
                 Ok(())
             }
@@ -322,11 +267,7 @@ impl<'a> FuncCtx<'_, 'a> {
                         Some(self.index_to_i64(n, false)?)
                     }
                 };
-                let v = self.val(D::Alloca {
-                    ty,
-                    count,
-                    align: i.alignment.max(1),
-                })?;
+                let v = self.val(D::Alloca { ty, count, align: i.alignment.max(1) })?;
                 self.define(&i.dest, v);
                 Ok(())
             }
@@ -335,26 +276,15 @@ impl<'a> FuncCtx<'_, 'a> {
                 let ptr = self.operand(&i.address)?;
                 let order = i.atomicity.as_ref().map(|a| ordering(a.mem_ordering));
                 if order == Some(Ordering::SeqCst) {
-                    self.ins(D::Fence {
-                        ordering: Ordering::SeqCst,
-                    });
+                    self.ins(D::Fence { ordering: Ordering::SeqCst });
                 }
-                let (inst, v) = self.ins(D::Load {
-                    ty,
-                    ptr,
-                    align: i.alignment.max(1),
-                    volatile: i.volatile,
-                });
+                let (inst, v) =
+                    self.ins(D::Load { ty, ptr, align: i.alignment.max(1), volatile: i.volatile });
                 self.func.dfg.tbaa[inst] = self.extra.tbaa.clone();
                 // An atomic load is a load plus the fence its ordering implies; adc has no
                 // atomic loads (C programs rarely use them, kernels use atomicrmw).
-                if matches!(
-                    order,
-                    Some(Ordering::Acquire | Ordering::AcqRel | Ordering::SeqCst)
-                ) {
-                    self.ins(D::Fence {
-                        ordering: Ordering::Acquire,
-                    });
+                if matches!(order, Some(Ordering::Acquire | Ordering::AcqRel | Ordering::SeqCst)) {
+                    self.ins(D::Fence { ordering: Ordering::Acquire });
                 }
                 self.define(&i.dest, v.ok_or("load without result")?);
                 Ok(())
@@ -363,13 +293,8 @@ impl<'a> FuncCtx<'_, 'a> {
                 let value = self.operand(&i.value)?;
                 let ptr = self.operand(&i.address)?;
                 let order = i.atomicity.as_ref().map(|a| ordering(a.mem_ordering));
-                if matches!(
-                    order,
-                    Some(Ordering::Release | Ordering::AcqRel | Ordering::SeqCst)
-                ) {
-                    self.ins(D::Fence {
-                        ordering: Ordering::Release,
-                    });
+                if matches!(order, Some(Ordering::Release | Ordering::AcqRel | Ordering::SeqCst)) {
+                    self.ins(D::Fence { ordering: Ordering::Release });
                 }
                 let (inst, _) = self.ins(D::Store {
                     value,
@@ -379,16 +304,12 @@ impl<'a> FuncCtx<'_, 'a> {
                 });
                 self.func.dfg.tbaa[inst] = self.extra.tbaa.clone();
                 if order == Some(Ordering::SeqCst) {
-                    self.ins(D::Fence {
-                        ordering: Ordering::SeqCst,
-                    });
+                    self.ins(D::Fence { ordering: Ordering::SeqCst });
                 }
                 Ok(())
             }
             I::Fence(i) => {
-                self.ins(D::Fence {
-                    ordering: ordering(i.atomicity.mem_ordering),
-                });
+                self.ins(D::Fence { ordering: ordering(i.atomicity.mem_ordering) });
                 Ok(())
             }
             I::CmpXchg(i) => {
@@ -445,20 +366,14 @@ impl<'a> FuncCtx<'_, 'a> {
             }
             I::ICmp(i) => {
                 let args = [self.operand(&i.operand0)?, self.operand(&i.operand1)?];
-                let v = self.val(D::Icmp {
-                    cond: int_cc(i.predicate),
-                    args,
-                })?;
+                let v = self.val(D::Icmp { cond: int_cc(i.predicate), args })?;
                 self.define(&i.dest, v);
                 Ok(())
             }
             I::FCmp(i) => {
                 let args = [self.operand(&i.operand0)?, self.operand(&i.operand1)?];
-                let v = self.val(D::Fcmp {
-                    cond: float_cc(i.predicate),
-                    flags: self.fmf(),
-                    args,
-                })?;
+                let v =
+                    self.val(D::Fcmp { cond: float_cc(i.predicate), flags: self.fmf(), args })?;
                 self.define(&i.dest, v);
                 Ok(())
             }
@@ -469,20 +384,14 @@ impl<'a> FuncCtx<'_, 'a> {
                     self.operand(&i.true_value)?,
                     self.operand(&i.false_value)?,
                 ];
-                let v = self.val(D::Select {
-                    flags: self.fmf(),
-                    args,
-                })?;
+                let v = self.val(D::Select { flags: self.fmf(), args })?;
                 self.define(&i.dest, v);
                 Ok(())
             }
             I::Freeze(i) => {
                 let arg = self.operand(&i.operand)?;
-                let v = self.val(D::Unary {
-                    op: UnaryOp::Freeze,
-                    flags: InstFlags::empty(),
-                    arg,
-                })?;
+                let v =
+                    self.val(D::Unary { op: UnaryOp::Freeze, flags: InstFlags::empty(), arg })?;
                 self.define(&i.dest, v);
                 Ok(())
             }
@@ -518,14 +427,11 @@ impl<'a> FuncCtx<'_, 'a> {
                         let Some(C::Int { value, .. }) = index.as_constant() else {
                             return Err("struct GEP index is not a constant".into());
                         };
-                        let offset = ty
-                            .element_offset(*value)
-                            .ok_or("struct GEP index out of range")?;
+                        let offset =
+                            ty.element_offset(*value).ok_or("struct GEP index out of range")?;
                         constant = constant.wrapping_add(offset as i64);
-                        ty = ty
-                            .element_type(*value)
-                            .ok_or("struct GEP index out of range")?
-                            .clone();
+                        ty =
+                            ty.element_type(*value).ok_or("struct GEP index out of range")?.clone();
                         continue;
                     }
                     Type::Array(elem, _) | Type::Vector(elem, _) => {
@@ -550,16 +456,8 @@ impl<'a> FuncCtx<'_, 'a> {
                         v
                     } else {
                         let s = self.iconst(&Type::I64, i128::from(scale));
-                        let flags = if in_bounds {
-                            InstFlags::NSW
-                        } else {
-                            InstFlags::empty()
-                        };
-                        self.val(D::Binary {
-                            op: BinaryOp::Mul,
-                            flags,
-                            args: [v, s],
-                        })?
+                        let flags = if in_bounds { InstFlags::NSW } else { InstFlags::empty() };
+                        self.val(D::Binary { op: BinaryOp::Mul, flags, args: [v, s] })?
                     };
                     variable = Some(match variable {
                         None => term,
@@ -579,23 +477,11 @@ impl<'a> FuncCtx<'_, 'a> {
             (Some(v), 0) => v,
             (Some(v), c) => {
                 let c = self.iconst(&Type::I64, i128::from(c));
-                self.val(D::Binary {
-                    op: BinaryOp::Add,
-                    flags: InstFlags::empty(),
-                    args: [v, c],
-                })?
+                self.val(D::Binary { op: BinaryOp::Add, flags: InstFlags::empty(), args: [v, c] })?
             }
         };
-        let flags = if in_bounds {
-            InstFlags::INBOUNDS
-        } else {
-            InstFlags::empty()
-        };
-        self.val(D::PtrAdd {
-            flags,
-            ptr: base,
-            offset,
-        })
+        let flags = if in_bounds { InstFlags::INBOUNDS } else { InstFlags::empty() };
+        self.val(D::PtrAdd { flags, ptr: base, offset })
     }
 
     /// A constant operand as a value: folded data becomes one `const`; other constant
@@ -618,16 +504,8 @@ impl<'a> FuncCtx<'_, 'a> {
                     return Ok(base);
                 }
                 let offset = self.iconst(&Type::I64, i128::from(offset));
-                let flags = if g.in_bounds {
-                    InstFlags::INBOUNDS
-                } else {
-                    InstFlags::empty()
-                };
-                self.val(D::PtrAdd {
-                    flags,
-                    ptr: base,
-                    offset,
-                })
+                let flags = if g.in_bounds { InstFlags::INBOUNDS } else { InstFlags::empty() };
+                self.val(D::PtrAdd { flags, ptr: base, offset })
             }
             C::Trunc(x) => cast(CastOp::Trunc, &x.operand, &x.to_type, self),
             C::PtrToInt(x) => cast(CastOp::Ptrtoint, &x.operand, &x.to_type, self),
@@ -647,17 +525,10 @@ impl<'a> FuncCtx<'_, 'a> {
                 let vector = self.const_value(&x.vector)?;
                 let value = self.const_value(&x.element)?;
                 let index = self.const_value(&x.index)?;
-                self.val(D::InsertLane {
-                    vector,
-                    value,
-                    index,
-                })
+                self.val(D::InsertLane { vector, value, index })
             }
             C::ShuffleVector(x) => {
-                let args = [
-                    self.const_value(&x.operand0)?,
-                    self.const_value(&x.operand1)?,
-                ];
+                let args = [self.const_value(&x.operand0)?, self.const_value(&x.operand1)?];
                 let mask = shuffle_mask(&self.m.llvm.types, &x.mask)?;
                 self.val(D::Shuffle { args, mask })
             }
@@ -666,18 +537,11 @@ impl<'a> FuncCtx<'_, 'a> {
                 for (k, e) in elems.iter().enumerate() {
                     let value = self.const_value(e)?;
                     let index = self.iconst(&Type::I32, k as i128);
-                    acc = self.val(D::InsertLane {
-                        vector: acc,
-                        value,
-                        index,
-                    })?;
+                    acc = self.val(D::InsertLane { vector: acc, value, index })?;
                 }
                 Ok(acc)
             }
-            C::Struct { values: elems, .. }
-            | C::Array {
-                elements: elems, ..
-            } => {
+            C::Struct { values: elems, .. } | C::Array { elements: elems, .. } => {
                 let mut acc = self.constant(ty, Constant::Undef);
                 for (k, e) in elems.iter().enumerate() {
                     let value = self.const_value(e)?;
@@ -695,11 +559,7 @@ impl<'a> FuncCtx<'_, 'a> {
 
     fn const_binary(&mut self, op: BinaryOp, a: &ConstantRef, b: &ConstantRef) -> R<Value> {
         let args = [self.const_value(a)?, self.const_value(b)?];
-        self.val(D::Binary {
-            op,
-            flags: InstFlags::empty(),
-            args,
-        })
+        self.val(D::Binary { op, flags: InstFlags::empty(), args })
     }
 }
 
@@ -741,11 +601,7 @@ fn shuffle_mask(types: &llvm_ir::types::Types, mask: &ConstantRef) -> R<Vec<Opti
             else {
                 return Err("shuffle mask is not a vector".into());
             };
-            let lane = if matches!(mask.as_ref(), C::AggregateZero(_)) {
-                Some(0)
-            } else {
-                None
-            };
+            let lane = if matches!(mask.as_ref(), C::AggregateZero(_)) { Some(0) } else { None };
             Ok(vec![lane; num_elements])
         }
         other => Err(format!("shuffle mask `{other}` is not supported")),

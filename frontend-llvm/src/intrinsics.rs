@@ -63,18 +63,11 @@ impl<'a> FuncCtx<'_, 'a> {
         if call.arguments.len() < n {
             return Err(format!("expected {n} arguments"));
         }
-        call.arguments[..n]
-            .iter()
-            .map(|(op, _)| self.operand(op))
-            .collect()
+        call.arguments[..n].iter().map(|(op, _)| self.operand(op)).collect()
     }
 
     fn bin(&mut self, op: BinaryOp, flags: InstFlags, a: Value, b: Value) -> R<Value> {
-        self.val(D::Binary {
-            op,
-            flags,
-            args: [a, b],
-        })
+        self.val(D::Binary { op, flags, args: [a, b] })
     }
 
     fn un(&mut self, op: UnaryOp, flags: InstFlags, arg: Value) -> R<Value> {
@@ -86,18 +79,11 @@ impl<'a> FuncCtx<'_, 'a> {
     }
 
     fn fcmp(&mut self, cond: FloatCC, a: Value, b: Value) -> R<Value> {
-        self.val(D::Fcmp {
-            cond,
-            flags: InstFlags::empty(),
-            args: [a, b],
-        })
+        self.val(D::Fcmp { cond, flags: InstFlags::empty(), args: [a, b] })
     }
 
     fn select(&mut self, c: Value, a: Value, b: Value) -> R<Value> {
-        self.val(D::Select {
-            flags: InstFlags::empty(),
-            args: [c, a, b],
-        })
+        self.val(D::Select { flags: InstFlags::empty(), args: [c, a, b] })
     }
 
     pub fn intrinsic(&mut self, name: &str, call: &'a Call) -> R<()> {
@@ -188,10 +174,7 @@ impl<'a> FuncCtx<'_, 'a> {
                 }
                 "fma" => {
                     let a = self.args(call, 3)?;
-                    Some(self.val(D::Fma {
-                        flags: fmf,
-                        args: [a[0], a[1], a[2]],
-                    })?)
+                    Some(self.val(D::Fma { flags: fmf, args: [a[0], a[1], a[2]] })?)
                 }
                 "minimum" | "maximum" => {
                     let a = self.args(call, 2)?;
@@ -201,11 +184,8 @@ impl<'a> FuncCtx<'_, 'a> {
                 // the caller's responsibility as in C.
                 "lround" | "llround" | "lrint" | "llrint" => {
                     let a = self.args(call, 1)?[0];
-                    let op = if base.ends_with("round") {
-                        UnaryOp::Round
-                    } else {
-                        UnaryOp::Roundeven
-                    };
+                    let op =
+                        if base.ends_with("round") { UnaryOp::Round } else { UnaryOp::Roundeven };
                     let r = self.un(op, fmf, a)?;
                     let to = self.convert_type(&call_return_type(call)?)?;
                     Some(self.cast_value(CastOp::Fptosi, r, to)?)
@@ -276,10 +256,7 @@ impl<'a> FuncCtx<'_, 'a> {
     /// NaN if either is NaN; otherwise the smaller/larger, with -0 < +0.
     fn min_max(&mut self, minimum: bool, a: Value, b: Value) -> R<Value> {
         let ty = self.ty(a);
-        let bits = ty
-            .lane_type()
-            .scalar_bits()
-            .ok_or("minimum/maximum on a non-float")?;
+        let bits = ty.lane_type().scalar_bits().ok_or("minimum/maximum on a non-float")?;
         let int_ty = ty.with_lane(Type::int(bits).ok_or("bad float width")?);
         let cond = if minimum { FloatCC::Olt } else { FloatCC::Ogt };
         let strict = self.fcmp(cond, a, b)?;
@@ -303,10 +280,7 @@ impl<'a> FuncCtx<'_, 'a> {
     /// fshl(a, b, c) = high half of (a:b) << (c mod w); fshr = low half of (a:b) >> (c mod w).
     fn funnel_shift(&mut self, left: bool, a: Value, b: Value, c: Value) -> R<Value> {
         let ty = self.ty(a);
-        let w = ty
-            .lane_type()
-            .int_bits()
-            .ok_or("funnel shift on a non-integer")?;
+        let w = ty.lane_type().int_bits().ok_or("funnel shift on a non-integer")?;
         let none = InstFlags::empty();
         let mask = self.iconst(&ty, i128::from(w - 1));
         let sh = self.bin(BinaryOp::And, none, c, mask)?;
@@ -315,15 +289,9 @@ impl<'a> FuncCtx<'_, 'a> {
         // Shift amounts are taken modulo the width, so `inv == w` shifts by 0: the
         // select below handles `sh == 0` instead.
         let (hi, lo) = if left {
-            (
-                self.bin(BinaryOp::Shl, none, a, sh)?,
-                self.bin(BinaryOp::Lshr, none, b, inv)?,
-            )
+            (self.bin(BinaryOp::Shl, none, a, sh)?, self.bin(BinaryOp::Lshr, none, b, inv)?)
         } else {
-            (
-                self.bin(BinaryOp::Shl, none, a, inv)?,
-                self.bin(BinaryOp::Lshr, none, b, sh)?,
-            )
+            (self.bin(BinaryOp::Shl, none, a, inv)?, self.bin(BinaryOp::Lshr, none, b, sh)?)
         };
         let joined = self.bin(BinaryOp::Or, none, hi, lo)?;
         let zero = self.iconst(&ty, 0);
@@ -340,10 +308,9 @@ impl<'a> FuncCtx<'_, 'a> {
                 let r = self.bin(BinaryOp::Add, none, a, b)?;
                 (r, self.icmp(IntCC::Ult, r, a)?)
             }
-            "usub.with.overflow" => (
-                self.bin(BinaryOp::Sub, none, a, b)?,
-                self.icmp(IntCC::Ult, a, b)?,
-            ),
+            "usub.with.overflow" => {
+                (self.bin(BinaryOp::Sub, none, a, b)?, self.icmp(IntCC::Ult, a, b)?)
+            }
             "sadd.with.overflow" | "ssub.with.overflow" => {
                 let add = base == "sadd.with.overflow";
                 let r = self.bin(if add { BinaryOp::Add } else { BinaryOp::Sub }, none, a, b)?;
@@ -359,10 +326,7 @@ impl<'a> FuncCtx<'_, 'a> {
             }
             _ => {
                 let signed = base == "smul.with.overflow";
-                let bits = ty
-                    .lane_type()
-                    .int_bits()
-                    .ok_or("mul.with.overflow on a non-integer")?;
+                let bits = ty.lane_type().int_bits().ok_or("mul.with.overflow on a non-integer")?;
                 let wide_lane = Type::int(bits * 2).ok_or("mul.with.overflow wider than i64")?;
                 let wide = ty.with_lane(wide_lane);
                 let ext = if signed { CastOp::Sext } else { CastOp::Zext };
@@ -376,24 +340,13 @@ impl<'a> FuncCtx<'_, 'a> {
         };
         let pair = Type::structure(vec![ty, self.ty(ov)], false);
         let undef = self.constant(pair, Constant::Undef);
-        let with_r = self.val(D::InsertValue {
-            aggregate: undef,
-            value: r,
-            indices: vec![0],
-        })?;
-        self.val(D::InsertValue {
-            aggregate: with_r,
-            value: ov,
-            indices: vec![1],
-        })
+        let with_r = self.val(D::InsertValue { aggregate: undef, value: r, indices: vec![0] })?;
+        self.val(D::InsertValue { aggregate: with_r, value: ov, indices: vec![1] })
     }
 
     fn saturating(&mut self, base: &str, a: Value, b: Value) -> R<Value> {
         let ty = self.ty(a);
-        let bits = ty
-            .lane_type()
-            .int_bits()
-            .ok_or("saturating op on a non-integer")?;
+        let bits = ty.lane_type().int_bits().ok_or("saturating op on a non-integer")?;
         let none = InstFlags::empty();
         let zero = self.iconst(&ty, 0);
         match base {
@@ -445,11 +398,7 @@ impl<'a> FuncCtx<'_, 'a> {
             "fmax" => ReduceOp::Fmax,
             other => return Err(format!("vector.reduce.{other} is not supported")),
         };
-        let flags = if op.is_float() {
-            self.fmf()
-        } else {
-            InstFlags::empty()
-        };
+        let flags = if op.is_float() { self.fmf() } else { InstFlags::empty() };
         let args = if op.has_start() {
             // LLVM: (start, vector); adc: [vector, start].
             let a = self.args(call, 2)?;
@@ -471,11 +420,7 @@ impl<'a> FuncCtx<'_, 'a> {
         };
         let helper = self.m.powi_helper(&ty)?;
         let attrs = FuncAttrs::READNONE | FuncAttrs::NOUNWIND | FuncAttrs::WILLRETURN;
-        self.val(D::Call {
-            callee: helper,
-            args: vec![x, n],
-            attrs,
-        })
+        self.val(D::Call { callee: helper, args: vec![x, n], attrs })
     }
 }
 
@@ -504,11 +449,7 @@ impl crate::globals::ModuleCtx<'_> {
         let r = b.append_block_param(head, ty.clone());
         let next = b.create_block();
         let exit = b.create_block();
-        let one_bits = if *ty == Type::F64 {
-            Constant::f64(1.0)
-        } else {
-            Constant::f32(1.0)
-        };
+        let one_bits = if *ty == Type::F64 { Constant::f64(1.0) } else { Constant::f32(1.0) };
 
         b.switch_to_block(entry);
         let zero = b.iconst(Type::I32, 0);
@@ -527,11 +468,7 @@ impl crate::globals::ModuleCtx<'_> {
         let n2 = b.binary(BinaryOp::Sdiv, n, c2);
         let c0b = b.iconst(Type::I32, 0);
         let done = b.icmp(IntCC::Eq, n2, c0b);
-        b.brif(
-            done,
-            BlockCall::new(exit, vec![]),
-            BlockCall::new(next, vec![]),
-        );
+        b.brif(done, BlockCall::new(exit, vec![]), BlockCall::new(next, vec![]));
 
         b.switch_to_block(next);
         let xx = b.binary(BinaryOp::Fmul, x, x);
@@ -556,14 +493,8 @@ mod tests {
     #[test]
     fn base_names_drop_type_suffixes() {
         assert_eq!(base_name("llvm.memcpy.p0.p0.i64"), "memcpy");
-        assert_eq!(
-            base_name("llvm.vector.reduce.fadd.v4f64"),
-            "vector.reduce.fadd"
-        );
-        assert_eq!(
-            base_name("llvm.sadd.with.overflow.i32"),
-            "sadd.with.overflow"
-        );
+        assert_eq!(base_name("llvm.vector.reduce.fadd.v4f64"), "vector.reduce.fadd");
+        assert_eq!(base_name("llvm.sadd.with.overflow.i32"), "sadd.with.overflow");
         assert_eq!(base_name("llvm.lifetime.start.p0"), "lifetime.start");
         assert_eq!(
             base_name("llvm.experimental.noalias.scope.decl"),

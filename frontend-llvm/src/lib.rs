@@ -33,10 +33,7 @@ pub fn import_bitcode_file(path: &Path) -> Result<Module, ImportError> {
     let llvm = match parsed {
         Ok(Ok(module)) => module,
         Ok(Err(reason)) => {
-            return Err(ImportError::BadBitcode {
-                path: path.to_path_buf(),
-                reason,
-            });
+            return Err(ImportError::BadBitcode { path: path.to_path_buf(), reason });
         }
         Err(panic) => {
             return Err(ImportError::LlvmIr {
@@ -60,10 +57,7 @@ pub fn import_module_with(llvm: &llvm_ir::Module, extras: &Extras) -> Result<Mod
         Ok(result) => result,
         Err(panic) => Err(ImportError::LlvmIr {
             path: llvm.name.clone().into(),
-            reason: format!(
-                "internal error while translating: {}",
-                panic_message(&panic)
-            ),
+            reason: format!("internal error while translating: {}", panic_message(&panic)),
         }),
     }
 }

@@ -32,16 +32,10 @@ fn convert_depth(types: &Types, ty: &TypeRef, depth: u32) -> Result<Type, String
         L::FPType(FPType::Single) => Type::F32,
         L::FPType(FPType::Double) => Type::F64,
         L::FPType(other) => {
-            return Err(format!(
-                "floating-point type `{other:?}` is not supported (f32/f64 only)"
-            ))
+            return Err(format!("floating-point type `{other:?}` is not supported (f32/f64 only)"))
         }
         L::PointerType { addr_space } => Type::Ptr(*addr_space),
-        L::VectorType {
-            element_type,
-            num_elements,
-            scalable,
-        } => {
+        L::VectorType { element_type, num_elements, scalable } => {
             if *scalable {
                 return Err("scalable vectors are not supported".into());
             }
@@ -51,17 +45,10 @@ fn convert_depth(types: &Types, ty: &TypeRef, depth: u32) -> Result<Type, String
             }
             Type::vector(elem, *num_elements as u32)
         }
-        L::ArrayType {
-            element_type,
-            num_elements,
-        } => Type::array(
-            convert_depth(types, element_type, depth + 1)?,
-            *num_elements as u64,
-        ),
-        L::StructType {
-            element_types,
-            is_packed,
-        } => {
+        L::ArrayType { element_type, num_elements } => {
+            Type::array(convert_depth(types, element_type, depth + 1)?, *num_elements as u64)
+        }
+        L::StructType { element_types, is_packed } => {
             let fields = element_types
                 .iter()
                 .map(|t| convert_depth(types, t, depth + 1))

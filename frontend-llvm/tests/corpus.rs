@@ -1,7 +1,6 @@
 //! The importer corpus: every `tests/c/import/*.c` compiled by clang-19 and clang-14 at
-//! several optimization levels, imported, round-tripped through the text form and (with the
-//! `pipeline` feature, once the verifier and interpreter are in adc-ir) verified and run in
-//! the interpreter against the native program built from the same bitcode.
+//! several optimization levels, imported, round-tripped through the text form, verified and
+//! run in the interpreter against the native program built from the same bitcode.
 //!
 //! One test per (compiler, level, program); a missing compiler is skipped with a notice.
 //! The native reference is the bitcode itself compiled at -O0 (no further optimization),
@@ -29,13 +28,7 @@ const COMPILERS: &[&str] = &["clang-19", "clang-14"];
 
 /// Stages a case goes through, in order; a case counts as passing a stage only if it
 /// passed all earlier ones.
-const STAGES: &[&str] = &[
-    "compile",
-    "import",
-    "round-trip",
-    "verify",
-    "interp-matches",
-];
+const STAGES: &[&str] = &["compile", "import", "round-trip", "verify", "interp-matches"];
 
 type Table = Arc<Mutex<BTreeMap<(String, String), [usize; 6]>>>;
 
@@ -53,21 +46,16 @@ fn main() {
 
     let mut trials = Vec::new();
     for compiler in COMPILERS {
-        let present = Command::new(compiler)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success());
+        let present =
+            Command::new(compiler).arg("--version").output().is_ok_and(|o| o.status.success());
         if !present {
             eprintln!("notice: {compiler} not found, its corpus cases are skipped");
             continue;
         }
         for (level, flags) in LEVELS {
             for program in &programs {
-                let stem = program
-                    .file_stem()
-                    .and_then(|s| s.to_str())
-                    .unwrap_or("prog")
-                    .to_string();
+                let stem =
+                    program.file_stem().and_then(|s| s.to_str()).unwrap_or("prog").to_string();
                 let case = Case {
                     compiler: compiler.to_string(),
                     level: level.to_string(),
@@ -77,10 +65,7 @@ fn main() {
                     stem: stem.clone(),
                     table: table.clone(),
                 };
-                trials.push(Trial::test(
-                    format!("{compiler}/{level}/{stem}"),
-                    move || case.run(),
-                ));
+                trials.push(Trial::test(format!("{compiler}/{level}/{stem}"), move || case.run()));
             }
         }
     }
@@ -130,9 +115,7 @@ impl Case {
         let mut passed = 0;
         let result = self.stages(&mut passed);
         let mut table = self.table.lock().unwrap_or_else(|e| e.into_inner());
-        let row = table
-            .entry((self.compiler.clone(), self.level.clone()))
-            .or_default();
+        let row = table.entry((self.compiler.clone(), self.level.clone())).or_default();
         for count in row.iter_mut().take(passed) {
             *count += 1;
         }
@@ -151,11 +134,9 @@ impl Case {
             .output()
             .map_err(|e| format!("running {}: {e}", self.compiler))?;
         if !status.status.success() {
-            return Err(format!(
-                "compile failed: {}",
-                String::from_utf8_lossy(&status.stderr)
-            )
-            .into());
+            return Err(
+                format!("compile failed: {}", String::from_utf8_lossy(&status.stderr)).into()
+            );
         }
         *passed = 1;
 
@@ -169,18 +150,11 @@ impl Case {
         *passed = 2;
 
         let reparsed = adc_ir::text::parse_module(&text).map_err(|d| {
-            format!(
-                "parse of printed module: {}",
-                d.render("imported.adir", &text)
-            )
+            format!("parse of printed module: {}", d.render("imported.adir", &text))
         })?;
         let again = adc_ir::text::print_module(&reparsed);
         if again != text {
-            let line = text
-                .lines()
-                .zip(again.lines())
-                .position(|(a, b)| a != b)
-                .unwrap_or(0);
+            let line = text.lines().zip(again.lines()).position(|(a, b)| a != b).unwrap_or(0);
             return Err(format!(
                 "print(parse(text)) differs at line {}:\n  printed: {}\n  again:   {}",
                 line + 1,
@@ -194,7 +168,6 @@ impl Case {
     }
 
     /// stdout of the native program built from the same bitcode, without optimization.
-    #[cfg_attr(not(feature = "pipeline"), allow(dead_code))]
     fn native_output(&self, bc: &Path) -> Result<String, String> {
         let exe = self.dir.join(format!("{}.native", self.stem));
         let out = Command::new(&self.compiler)
@@ -205,35 +178,14 @@ impl Case {
             .output()
             .map_err(|e| format!("linking: {e}"))?;
         if !out.status.success() {
-            return Err(format!(
-                "native link failed: {}",
-                String::from_utf8_lossy(&out.stderr)
-            ));
+            return Err(format!("native link failed: {}", String::from_utf8_lossy(&out.stderr)));
         }
-        let run = Command::new(&exe)
-            .output()
-            .map_err(|e| format!("running native: {e}"))?;
+        let run = Command::new(&exe).output().map_err(|e| format!("running native: {e}"))?;
         Ok(String::from_utf8_lossy(&run.stdout).into_owned())
     }
 }
 
-#[cfg(not(feature = "pipeline"))]
-mod pipeline {
-    use super::*;
-
-    /// Without the verifier and the interpreter, import and round trip are all that is checked.
-    pub fn check(
-        _: &Case,
-        _: &Path,
-        _: &adc_ir::Module,
-        _: &str,
-        _: &mut usize,
-    ) -> Result<(), Failed> {
-        Ok(())
-    }
-}
-
-#[cfg(feature = "pipeline")]
+/// Verification and the differential run against the native program.
 mod pipeline {
     use super::*;
     use adc_ir::interp::{Interpreter, Val};
@@ -256,9 +208,7 @@ mod pipeline {
         let args = if module.functions[main].signature.params.len() >= 2 {
             let name: Vec<Val> = b"prog\0".iter().map(|b| Val::Int(u128::from(*b))).collect();
             let name = interp.alloc(&Type::I8, &name).map_err(|e| e.message())?;
-            let argv = interp
-                .alloc(&Type::PTR, &[name, Val::Ptr(0)])
-                .map_err(|e| e.message())?;
+            let argv = interp.alloc(&Type::PTR, &[name, Val::Ptr(0)]).map_err(|e| e.message())?;
             vec![Val::Int(1), argv]
         } else {
             Vec::new()

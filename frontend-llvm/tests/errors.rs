@@ -14,10 +14,7 @@ fn tmp(name: &str) -> PathBuf {
 }
 
 fn tool(name: &str) -> bool {
-    let ok = Command::new(name)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
+    let ok = Command::new(name).arg("--version").output().is_ok_and(|o| o.status.success());
     if !ok {
         eprintln!("notice: {name} not found, test skipped");
     }
@@ -32,17 +29,8 @@ fn assemble(name: &str, ll: &str) -> Option<PathBuf> {
     let src = tmp(&format!("{name}.ll"));
     let bc = tmp(&format!("{name}.bc"));
     std::fs::write(&src, ll).expect("write .ll");
-    let out = Command::new("llvm-as-19")
-        .arg(&src)
-        .arg("-o")
-        .arg(&bc)
-        .output()
-        .expect("llvm-as-19");
-    assert!(
-        out.status.success(),
-        "llvm-as: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = Command::new("llvm-as-19").arg(&src).arg("-o").arg(&bc).output().expect("llvm-as-19");
+    assert!(out.status.success(), "llvm-as: {}", String::from_utf8_lossy(&out.stderr));
     Some(bc)
 }
 
@@ -51,10 +39,7 @@ fn compile(name: &str, lang: &str, flags: &[&str], code: &str) -> Option<PathBuf
     if !tool("clang-19") {
         return None;
     }
-    let src = tmp(&format!(
-        "{name}.{}",
-        if lang == "c++" { "cpp" } else { "c" }
-    ));
+    let src = tmp(&format!("{name}.{}", if lang == "c++" { "cpp" } else { "c" }));
     let bc = tmp(&format!("{name}.bc"));
     std::fs::write(&src, code).expect("write source");
     let out = Command::new("clang-19")
@@ -65,11 +50,7 @@ fn compile(name: &str, lang: &str, flags: &[&str], code: &str) -> Option<PathBuf
         .arg(&bc)
         .output()
         .expect("clang-19");
-    assert!(
-        out.status.success(),
-        "clang: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "clang: {}", String::from_utf8_lossy(&out.stderr));
     Some(bc)
 }
 
@@ -100,51 +81,26 @@ fn text_file_is_not_bitcode() {
     std::fs::write(&path, "int main(void) { return 0; }\n").unwrap();
     let e = import_error(&path);
     assert!(matches!(e, ImportError::NotBitcode { .. }), "{e}");
-    assert!(
-        e.to_string().ends_with("is not an LLVM bitcode file"),
-        "{e}"
-    );
+    assert!(e.to_string().ends_with("is not an LLVM bitcode file"), "{e}");
     let empty = tmp("empty.bc");
     std::fs::write(&empty, "").unwrap();
-    assert!(matches!(
-        import_error(&empty),
-        ImportError::NotBitcode { .. }
-    ));
+    assert!(matches!(import_error(&empty), ImportError::NotBitcode { .. }));
 }
 
 #[test]
 fn truncated_bitcode_is_a_one_line_error_at_every_length() {
-    let Some(bc) = compile(
-        "truncate_me",
-        "c",
-        &["-O2"],
-        "int f(int x) { return x * 3; }\n",
-    ) else {
+    let Some(bc) = compile("truncate_me", "c", &["-O2"], "int f(int x) { return x * 3; }\n") else {
         return;
     };
     let bytes = std::fs::read(&bc).unwrap();
-    for cut in [
-        4,
-        8,
-        20,
-        64,
-        bytes.len() / 3,
-        bytes.len() / 2,
-        bytes.len() - 8,
-    ] {
+    for cut in [4, 8, 20, 64, bytes.len() / 3, bytes.len() / 2, bytes.len() - 8] {
         let path = tmp(&format!("truncated_{cut}.bc"));
         std::fs::write(&path, &bytes[..cut]).unwrap();
         let e = import_error(&path);
-        assert!(
-            matches!(e, ImportError::BadBitcode { .. }),
-            "cut {cut}: {e}"
-        );
+        assert!(matches!(e, ImportError::BadBitcode { .. }), "cut {cut}: {e}");
         let text = e.to_string();
         assert_eq!(text.lines().count(), 1, "{text}");
-        assert!(
-            text.contains("truncated, or written by an LLVM newer than 19"),
-            "{text}"
-        );
+        assert!(text.contains("truncated, or written by an LLVM newer than 19"), "{text}");
     }
 }
 
@@ -155,44 +111,25 @@ fn invoke_and_landingpad_are_errors() {
         return;
     };
     let e = import_error(&bc);
-    let ImportError::Unsupported {
-        function,
-        inst,
-        reason,
-    } = &e
-    else {
-        panic!("{e}")
-    };
+    let ImportError::Unsupported { function, inst, reason } = &e else { panic!("{e}") };
     assert_eq!(function, "_Z1fv");
-    assert!(
-        inst.contains("invoke") || inst.contains("landingpad"),
-        "{inst}"
-    );
+    assert!(inst.contains("invoke") || inst.contains("landingpad"), "{inst}");
     assert!(reason.contains("exception handling"), "{reason}");
     let d = e.to_diagnostic();
     assert!(d.message.contains("@_Z1fv"), "{d}");
-    assert!(
-        d.label.as_deref().is_some_and(|l| l.starts_with("LLVM: ")),
-        "{d}"
-    );
+    assert!(d.label.as_deref().is_some_and(|l| l.starts_with("LLVM: ")), "{d}");
 }
 
 #[test]
 fn inline_asm_is_an_error() {
-    let Some(bc) = compile(
-        "asm",
-        "c",
-        &["-O1"],
-        "int f(int x) { __asm__ volatile(\"nop\"); return x; }\n",
-    ) else {
+    let Some(bc) =
+        compile("asm", "c", &["-O1"], "int f(int x) { __asm__ volatile(\"nop\"); return x; }\n")
+    else {
         return;
     };
     let e = import_error(&bc);
     assert!(e.to_string().contains("in function @f"), "{e}");
-    assert!(
-        e.to_string().contains("inline assembly is not supported"),
-        "{e}"
-    );
+    assert!(e.to_string().contains("inline assembly is not supported"), "{e}");
 }
 
 #[test]
@@ -202,10 +139,7 @@ fn computed_goto_is_an_error() {
         return;
     };
     let e = import_error(&bc).to_string();
-    assert!(
-        e.contains("blockaddress") || e.contains("indirectbr"),
-        "{e}"
-    );
+    assert!(e.contains("blockaddress") || e.contains("indirectbr"), "{e}");
 }
 
 #[test]
@@ -222,12 +156,9 @@ fn varargs_definitions_are_errors() {
 
 #[test]
 fn long_double_and_odd_integers_are_errors() {
-    let Some(bc) = compile(
-        "fp80",
-        "c",
-        &["-O1"],
-        "long double f(long double x) { return x * 2; }\n",
-    ) else {
+    let Some(bc) =
+        compile("fp80", "c", &["-O1"], "long double f(long double x) { return x * 2; }\n")
+    else {
         return;
     };
     let e = import_error(&bc).to_string();
@@ -288,20 +219,11 @@ other:
     assert!(text.contains("^loop(%i: i32):"), "{text}");
     assert!(text.contains("^exit(%r: i32):"), "{text}");
     // Every edge with arguments out of a two-way branch goes through its own block.
-    assert!(
-        text.contains("brif %c, ^entry.to.loop, ^entry.to.exit"),
-        "{text}"
-    );
+    assert!(text.contains("brif %c, ^entry.to.loop, ^entry.to.exit"), "{text}");
     assert!(text.contains("^entry.to.loop:\n  %v"), "{text}");
-    assert!(
-        text.contains("brif %done, ^loop.to.exit, ^loop.to.loop"),
-        "{text}"
-    );
+    assert!(text.contains("brif %done, ^loop.to.exit, ^loop.to.loop"), "{text}");
     // Both switch cases reach ^one over the same edge: one split block serves them.
-    assert!(
-        text.contains("switch %r, ^other [1: ^exit.to.one, 2: ^exit.to.one]"),
-        "{text}"
-    );
+    assert!(text.contains("switch %r, ^other [1: ^exit.to.one, 2: ^exit.to.one]"), "{text}");
 }
 
 #[test]
@@ -327,10 +249,7 @@ define i32 @h() {
     let text = import_text(&bc);
     // struct.S: i8 @0, double @8, [4 x i32] @16, size 32.
     assert!(text.contains("global @p: ptr, align 8 = @g + 92"), "{text}");
-    assert!(
-        text.contains("global @g: [3 x {i8, f64, [4 x i32]}], align 8"),
-        "{text}"
-    );
+    assert!(text.contains("global @g: [3 x {i8, f64, [4 x i32]}], align 8"), "{text}");
     assert!(
         text.contains("%v3 = sext %i to i64\n  %v4 = const i64 32\n  %v5 = mul nsw i64 %v3, %v4"),
         "{text}"
@@ -392,11 +311,8 @@ fn tbaa_fast_math_and_debug_locations_are_kept() {
     };
     let module = import_bitcode_file(&bc).unwrap_or_else(|e| panic!("{e}"));
     let f = &module.functions[module.function_by_name("f").expect("@f")];
-    let mut tags: Vec<&str> = f
-        .layout
-        .insts()
-        .filter_map(|(_, i)| f.dfg.tbaa[i].as_deref())
-        .collect();
+    let mut tags: Vec<&str> =
+        f.layout.insts().filter_map(|(_, i)| f.dfg.tbaa[i].as_deref()).collect();
     tags.sort();
     tags.dedup();
     assert_eq!(tags, ["double", "int"]);
@@ -464,10 +380,7 @@ define void @k(ptr addrspace(1) %out, ptr addrspace(1) %in) {
         text.contains("func @k(%out: ptr addrspace(1), %in: ptr addrspace(1)) kernel"),
         "{text}"
     );
-    assert!(
-        text.contains("call @llvm.nvvm.read.ptx.sreg.tid.x()"),
-        "{text}"
-    );
+    assert!(text.contains("call @llvm.nvvm.read.ptx.sreg.tid.x()"), "{text}");
     assert!(text.contains("call @llvm.nvvm.barrier0()"), "{text}");
     assert!(text.contains("declare @llvm.nvvm.barrier0()"), "{text}");
     assert!(text.contains("const ptr addrspace(3) @shared"), "{text}");

@@ -18,11 +18,7 @@ pub struct FunctionBuilder<'a> {
 
 impl<'a> FunctionBuilder<'a> {
     pub fn new(func: &'a mut Function, callees: CalleeSignatures<'a>) -> FunctionBuilder<'a> {
-        FunctionBuilder {
-            func,
-            callees,
-            current: None,
-        }
+        FunctionBuilder { func, callees, current: None }
     }
 
     /// Creates and lays out the entry block with one parameter per signature parameter.
@@ -58,9 +54,7 @@ impl<'a> FunctionBuilder<'a> {
     /// # Panics
     /// If no block was selected with `switch_to_block`: that is a bug in the caller.
     pub fn ins(&mut self, data: InstructionData) -> (Inst, Option<Value>) {
-        let block = self
-            .current
-            .expect("FunctionBuilder::ins without a current block");
+        let block = self.current.expect("FunctionBuilder::ins without a current block");
         let ty = self.func.dfg.result_type(&data, self.callees);
         let inst = self.func.dfg.make_inst(data, ty);
         self.func.layout.append_inst(inst, block);
@@ -87,19 +81,11 @@ impl<'a> FunctionBuilder<'a> {
     }
 
     pub fn unary(&mut self, op: UnaryOp, arg: Value) -> Value {
-        self.value(InstructionData::Unary {
-            op,
-            flags: InstFlags::empty(),
-            arg,
-        })
+        self.value(InstructionData::Unary { op, flags: InstFlags::empty(), arg })
     }
 
     pub fn binary(&mut self, op: BinaryOp, a: Value, b: Value) -> Value {
-        self.value(InstructionData::Binary {
-            op,
-            flags: InstFlags::empty(),
-            args: [a, b],
-        })
+        self.value(InstructionData::Binary { op, flags: InstFlags::empty(), args: [a, b] })
     }
 
     pub fn icmp(&mut self, cond: IntCC, a: Value, b: Value) -> Value {
@@ -107,18 +93,11 @@ impl<'a> FunctionBuilder<'a> {
     }
 
     pub fn fcmp(&mut self, cond: FloatCC, a: Value, b: Value) -> Value {
-        self.value(InstructionData::Fcmp {
-            cond,
-            flags: InstFlags::empty(),
-            args: [a, b],
-        })
+        self.value(InstructionData::Fcmp { cond, flags: InstFlags::empty(), args: [a, b] })
     }
 
     pub fn select(&mut self, cond: Value, a: Value, b: Value) -> Value {
-        self.value(InstructionData::Select {
-            flags: InstFlags::empty(),
-            args: [cond, a, b],
-        })
+        self.value(InstructionData::Select { flags: InstFlags::empty(), args: [cond, a, b] })
     }
 
     pub fn cast(&mut self, op: CastOp, arg: Value, ty: Type) -> Value {
@@ -130,54 +109,27 @@ impl<'a> FunctionBuilder<'a> {
     }
 
     pub fn load(&mut self, ty: Type, ptr: Value, align: u32) -> Value {
-        self.value(InstructionData::Load {
-            ty,
-            ptr,
-            align,
-            volatile: false,
-        })
+        self.value(InstructionData::Load { ty, ptr, align, volatile: false })
     }
 
     pub fn store(&mut self, value: Value, ptr: Value, align: u32) -> Inst {
-        self.ins(InstructionData::Store {
-            value,
-            ptr,
-            align,
-            volatile: false,
-        })
-        .0
+        self.ins(InstructionData::Store { value, ptr, align, volatile: false }).0
     }
 
     pub fn ptradd(&mut self, ptr: Value, offset: Value) -> Value {
-        self.value(InstructionData::PtrAdd {
-            flags: InstFlags::empty(),
-            ptr,
-            offset,
-        })
+        self.value(InstructionData::PtrAdd { flags: InstFlags::empty(), ptr, offset })
     }
 
     pub fn call(&mut self, callee: FuncId, args: Vec<Value>) -> (Inst, Option<Value>) {
-        self.ins(InstructionData::Call {
-            callee,
-            args,
-            attrs: FuncAttrs::empty(),
-        })
+        self.ins(InstructionData::Call { callee, args, attrs: FuncAttrs::empty() })
     }
 
     pub fn jump(&mut self, block: Block, args: Vec<Value>) -> Inst {
-        self.ins(InstructionData::Jump {
-            dest: BlockCall::new(block, args),
-        })
-        .0
+        self.ins(InstructionData::Jump { dest: BlockCall::new(block, args) }).0
     }
 
     pub fn brif(&mut self, cond: Value, then_dest: BlockCall, else_dest: BlockCall) -> Inst {
-        self.ins(InstructionData::Brif {
-            cond,
-            then_dest,
-            else_dest,
-        })
-        .0
+        self.ins(InstructionData::Brif { cond, then_dest, else_dest }).0
     }
 
     pub fn ret(&mut self, value: Option<Value>) -> Inst {
@@ -194,15 +146,11 @@ pub(crate) mod tests {
     /// `sum(x, n) = Σ sin(x[i])`: a loop over an array with a call.
     pub fn sum_of_sines() -> Module {
         let mut module = Module::new();
-        let sin = module.add_function(Function::new(
-            "sin",
-            Signature::new(vec![Type::F64], Some(Type::F64)),
-        ));
+        let sin = module
+            .add_function(Function::new("sin", Signature::new(vec![Type::F64], Some(Type::F64))));
         module.functions[sin].attrs = FuncAttrs::READNONE | FuncAttrs::NOUNWIND;
-        let mut func = Function::new(
-            "sum",
-            Signature::new(vec![Type::PTR, Type::I64], Some(Type::F64)),
-        );
+        let mut func =
+            Function::new("sum", Signature::new(vec![Type::PTR, Type::I64], Some(Type::F64)));
         let callees =
             |f: FuncId| (f == sin).then(|| Signature::new(vec![Type::F64], Some(Type::F64)));
         let mut b = FunctionBuilder::new(&mut func, &callees);
@@ -219,11 +167,7 @@ pub(crate) mod tests {
         b.jump(header, vec![zero, fzero]);
         b.switch_to_block(header);
         let more = b.icmp(IntCC::Slt, i, n);
-        b.brif(
-            more,
-            BlockCall::new(body, vec![]),
-            BlockCall::new(exit, vec![]),
-        );
+        b.brif(more, BlockCall::new(body, vec![]), BlockCall::new(exit, vec![]));
         b.switch_to_block(body);
         let eight = b.iconst(Type::I64, 8);
         let offset = b.binary(BinaryOp::Mul, i, eight);

@@ -43,10 +43,7 @@ pub struct TextSpan {
 
 impl TextSpan {
     pub fn new(start: usize, end: usize) -> TextSpan {
-        TextSpan {
-            start: start as u32,
-            end: end as u32,
-        }
+        TextSpan { start: start as u32, end: end as u32 }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -83,10 +80,7 @@ impl DataFlowGraph {
 
     pub fn append_block_param(&mut self, block: Block, ty: Type) -> Value {
         let index = self.blocks[block].params.len() as u32;
-        let value = self.values.push(ValueData {
-            ty,
-            def: ValueDef::Param(block, index),
-        });
+        let value = self.values.push(ValueData { ty, def: ValueDef::Param(block, index) });
         self.blocks[block].params.push(value);
         value
     }
@@ -100,10 +94,7 @@ impl DataFlowGraph {
     pub fn make_inst(&mut self, data: InstructionData, result_ty: Option<Type>) -> Inst {
         let inst = self.insts.push(data);
         if let Some(ty) = result_ty {
-            let value = self.values.push(ValueData {
-                ty,
-                def: ValueDef::Result(inst),
-            });
+            let value = self.values.push(ValueData { ty, def: ValueDef::Result(inst) });
             self.results[inst] = Some(value);
         }
         inst
@@ -157,11 +148,7 @@ impl DataFlowGraph {
         match data {
             I::Const { ty, .. } | I::Cast { ty, .. } | I::Load { ty, .. } => Some(ty.clone()),
             I::Unary { arg, .. } => ty(arg),
-            I::Binary { args, .. }
-            | I::Fma {
-                args: [args @ .., _],
-                ..
-            } => ty(&args[0]),
+            I::Binary { args, .. } | I::Fma { args: [args @ .., _], .. } => ty(&args[0]),
             I::Select { args, .. } => ty(&args[1]),
             I::Icmp { args, .. } | I::Fcmp { args, .. } => {
                 ty(&args[0]).map(|t| t.with_lane(Type::I1))

@@ -19,12 +19,7 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn new(message: impl Into<String>) -> Diagnostic {
-        Diagnostic {
-            message: message.into(),
-            span: None,
-            label: None,
-            notes: Vec::new(),
-        }
+        Diagnostic { message: message.into(), span: None, label: None, notes: Vec::new() }
     }
 
     pub fn with_span(mut self, span: TextSpan) -> Diagnostic {
@@ -61,9 +56,7 @@ impl Diagnostic {
             return self.to_string();
         };
         let range = clamp(span.range(), source.len());
-        let config = Config::default()
-            .with_color(false)
-            .with_index_type(IndexType::Byte);
+        let config = Config::default().with_color(false).with_index_type(IndexType::Byte);
         let mut label = Label::new((file_name, range.clone()));
         if let Some(text) = &self.label {
             label = label.with_message(text);
@@ -76,9 +69,7 @@ impl Diagnostic {
             report = report.with_note(note);
         }
         let mut out = Vec::new();
-        let written = report
-            .finish()
-            .write((file_name, Source::from(source)), &mut out);
+        let written = report.finish().write((file_name, Source::from(source)), &mut out);
         match written {
             Ok(()) => String::from_utf8_lossy(&out).into_owned(),
             Err(_) => self.to_string(),
@@ -113,11 +104,7 @@ pub struct Diagnostics(pub Vec<Diagnostic>);
 
 impl Diagnostics {
     pub fn render(&self, file_name: &str, source: &str) -> String {
-        self.0
-            .iter()
-            .map(|d| d.render(file_name, source))
-            .collect::<Vec<_>>()
-            .join("\n")
+        self.0.iter().map(|d| d.render(file_name, source)).collect::<Vec<_>>().join("\n")
     }
 }
 

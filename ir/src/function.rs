@@ -18,11 +18,7 @@ pub struct Signature {
 
 impl Signature {
     pub fn new(params: Vec<Type>, ret: Option<Type>) -> Signature {
-        Signature {
-            params,
-            ret,
-            varargs: false,
-        }
+        Signature { params, ret, varargs: false }
     }
 }
 
@@ -53,17 +49,11 @@ impl Linkage {
     ];
 
     pub fn name(self) -> &'static str {
-        Linkage::ALL
-            .iter()
-            .find(|(l, _)| *l == self)
-            .map_or("external", |(_, n)| n)
+        Linkage::ALL.iter().find(|(l, _)| *l == self).map_or("external", |(_, n)| n)
     }
 
     pub fn from_name(text: &str) -> Option<Linkage> {
-        Linkage::ALL
-            .iter()
-            .find(|(_, n)| *n == text)
-            .map(|(l, _)| *l)
+        Linkage::ALL.iter().find(|(_, n)| *n == text).map(|(l, _)| *l)
     }
 }
 
@@ -81,12 +71,7 @@ pub struct Function {
 impl Function {
     pub fn new(name: impl Into<String>, signature: Signature) -> Function {
         let param_attrs = vec![ParamAttrs::empty(); signature.params.len()];
-        Function {
-            name: name.into(),
-            signature,
-            param_attrs,
-            ..Function::default()
-        }
+        Function { name: name.into(), signature, param_attrs, ..Function::default() }
     }
 
     pub fn is_declaration(&self) -> bool {
@@ -111,21 +96,13 @@ impl Function {
 
     /// The terminator of a block, if its last instruction is one.
     pub fn terminator(&self, block: Block) -> Option<Inst> {
-        self.layout
-            .last_inst(block)
-            .filter(|i| self.dfg.insts[*i].is_terminator())
+        self.layout.last_inst(block).filter(|i| self.dfg.insts[*i].is_terminator())
     }
 
     /// Successor blocks in branch order (duplicates kept).
     pub fn successors(&self, block: Block) -> Vec<Block> {
         self.terminator(block)
-            .map(|t| {
-                self.dfg.insts[t]
-                    .branch_targets()
-                    .iter()
-                    .map(|c| c.block)
-                    .collect()
-            })
+            .map(|t| self.dfg.insts[t].branch_targets().iter().map(|c| c.block).collect())
             .unwrap_or_default()
     }
 }

@@ -233,10 +233,7 @@ impl ReduceOp {
     }
 
     pub fn is_float(self) -> bool {
-        matches!(
-            self,
-            ReduceOp::Fadd | ReduceOp::Fmul | ReduceOp::Fmin | ReduceOp::Fmax
-        )
+        matches!(self, ReduceOp::Fadd | ReduceOp::Fmul | ReduceOp::Fmin | ReduceOp::Fmax)
     }
 }
 
@@ -374,122 +371,51 @@ pub enum InstructionData {
     /// `%c = const f64 1.5`
     Const { ty: Type, value: Constant },
     /// `%r = fneg f64 %x`
-    Unary {
-        op: UnaryOp,
-        flags: InstFlags,
-        arg: Value,
-    },
+    Unary { op: UnaryOp, flags: InstFlags, arg: Value },
     /// `%r = add nsw i32 %a, %b`
-    Binary {
-        op: BinaryOp,
-        flags: InstFlags,
-        args: [Value; 2],
-    },
+    Binary { op: BinaryOp, flags: InstFlags, args: [Value; 2] },
     /// `%r = fma f64 %a, %b, %c`: `a * b + c` with one rounding.
     Fma { flags: InstFlags, args: [Value; 3] },
     /// `%c = icmp slt i64 %a, %b`
     Icmp { cond: IntCC, args: [Value; 2] },
     /// `%c = fcmp olt f64 %a, %b`
-    Fcmp {
-        cond: FloatCC,
-        flags: InstFlags,
-        args: [Value; 2],
-    },
+    Fcmp { cond: FloatCC, flags: InstFlags, args: [Value; 2] },
     /// `%r = select f64 %cond, %a, %b`; `args` is `[cond, if_true, if_false]`.
     Select { flags: InstFlags, args: [Value; 3] },
     /// `%r = sext %x to i64`
     Cast { op: CastOp, arg: Value, ty: Type },
     /// `%p = alloca f64, %n, align 8`: stack memory for `count` (default 1) elements.
-    Alloca {
-        ty: Type,
-        count: Option<Value>,
-        align: u32,
-    },
+    Alloca { ty: Type, count: Option<Value>, align: u32 },
     /// `%x = load f64, %p, align 8`
-    Load {
-        ty: Type,
-        ptr: Value,
-        align: u32,
-        volatile: bool,
-    },
+    Load { ty: Type, ptr: Value, align: u32, volatile: bool },
     /// `store %x, %p, align 8`
-    Store {
-        value: Value,
-        ptr: Value,
-        align: u32,
-        volatile: bool,
-    },
+    Store { value: Value, ptr: Value, align: u32, volatile: bool },
     /// `%q = ptradd ptr %p, %offset`: byte offset (an `i64`, may be negative).
-    PtrAdd {
-        flags: InstFlags,
-        ptr: Value,
-        offset: Value,
-    },
+    PtrAdd { flags: InstFlags, ptr: Value, offset: Value },
     /// `memcpy %dst, %src, %len` or, when `may_overlap`, `memmove`.
-    MemCopy {
-        dst: Value,
-        src: Value,
-        len: Value,
-        may_overlap: bool,
-        volatile: bool,
-    },
+    MemCopy { dst: Value, src: Value, len: Value, may_overlap: bool, volatile: bool },
     /// `memset %dst, %byte, %len`
-    MemSet {
-        dst: Value,
-        byte: Value,
-        len: Value,
-        volatile: bool,
-    },
+    MemSet { dst: Value, byte: Value, len: Value, volatile: bool },
     /// `%r = call @f(%a, %b) readnone`
-    Call {
-        callee: FuncId,
-        args: Vec<Value>,
-        attrs: FuncAttrs,
-    },
+    Call { callee: FuncId, args: Vec<Value>, attrs: FuncAttrs },
     /// `%r = call_indirect fn(f64) -> f64 %fp(%a)`
-    CallIndirect {
-        sig: Box<Signature>,
-        callee: Value,
-        args: Vec<Value>,
-        attrs: FuncAttrs,
-    },
+    CallIndirect { sig: Box<Signature>, callee: Value, args: Vec<Value>, attrs: FuncAttrs },
     /// `%x = extractlane <4 x f64> %v, %i`
     ExtractLane { vector: Value, index: Value },
     /// `%w = insertlane <4 x f64> %v, %x, %i`
-    InsertLane {
-        vector: Value,
-        value: Value,
-        index: Value,
-    },
+    InsertLane { vector: Value, value: Value, index: Value },
     /// `%s = shuffle <4 x f64> %a, %b, [0, 5, undef, 7]`; mask lanes index the concatenation
     /// of both operands, `None` is an undefined lane.
-    Shuffle {
-        args: [Value; 2],
-        mask: Vec<Option<u32>>,
-    },
+    Shuffle { args: [Value; 2], mask: Vec<Option<u32>> },
     /// `%r = reduce.fadd reassoc <4 x f64> %v, %start`; `args` is `[vector]` or
     /// `[vector, start]`.
-    Reduce {
-        op: ReduceOp,
-        flags: InstFlags,
-        args: Vec<Value>,
-    },
+    Reduce { op: ReduceOp, flags: InstFlags, args: Vec<Value> },
     /// `%f = extractvalue {i32, f64} %s, 1`
     ExtractValue { aggregate: Value, indices: Vec<u32> },
     /// `%t = insertvalue {i32, f64} %s, %x, 1`
-    InsertValue {
-        aggregate: Value,
-        value: Value,
-        indices: Vec<u32>,
-    },
+    InsertValue { aggregate: Value, value: Value, indices: Vec<u32> },
     /// `%old = atomicrmw add i32 %p, %v seq_cst`
-    AtomicRmw {
-        op: AtomicRmwOp,
-        ptr: Value,
-        value: Value,
-        ordering: Ordering,
-        volatile: bool,
-    },
+    AtomicRmw { op: AtomicRmwOp, ptr: Value, value: Value, ordering: Ordering, volatile: bool },
     /// `%r = cmpxchg i32 %p, %expected, %new seq_cst monotonic`: result `{i32, i1}`.
     CmpXchg {
         ptr: Value,
@@ -505,17 +431,9 @@ pub enum InstructionData {
     /// `jump ^loop(%i)`
     Jump { dest: BlockCall },
     /// `brif %c, ^then(%a), ^else`
-    Brif {
-        cond: Value,
-        then_dest: BlockCall,
-        else_dest: BlockCall,
-    },
+    Brif { cond: Value, then_dest: BlockCall, else_dest: BlockCall },
     /// `switch %x, ^default [0: ^a, 7: ^b(%y)]`; case values are masked to `%x`'s width.
-    Switch {
-        value: Value,
-        default: BlockCall,
-        cases: Vec<(u128, BlockCall)>,
-    },
+    Switch { value: Value, default: BlockCall, cases: Vec<(u128, BlockCall)> },
     /// `ret %x` or `ret`
     Return { value: Option<Value> },
     /// `unreachable`
@@ -585,19 +503,13 @@ macro_rules! for_each_operand {
                 $f(vector);
                 $f(index)
             }
-            I::InsertLane {
-                vector,
-                value,
-                index,
-            } => {
+            I::InsertLane { vector, value, index } => {
                 $f(vector);
                 $f(value);
                 $f(index)
             }
             I::ExtractValue { aggregate, .. } => $f(aggregate),
-            I::InsertValue {
-                aggregate, value, ..
-            } => {
+            I::InsertValue { aggregate, value, .. } => {
                 $f(aggregate);
                 $f(value)
             }
@@ -605,28 +517,20 @@ macro_rules! for_each_operand {
                 $f(ptr);
                 $f(value)
             }
-            I::CmpXchg {
-                ptr, expected, new, ..
-            } => {
+            I::CmpXchg { ptr, expected, new, .. } => {
                 $f(ptr);
                 $f(expected);
                 $f(new)
             }
-            I::Jump {
-                dest: BlockCall { args, .. },
-            } => {
+            I::Jump { dest: BlockCall { args, .. } } => {
                 for v in args {
                     $f(v)
                 }
             }
             I::Brif {
                 cond,
-                then_dest: BlockCall {
-                    args: then_args, ..
-                },
-                else_dest: BlockCall {
-                    args: else_args, ..
-                },
+                then_dest: BlockCall { args: then_args, .. },
+                else_dest: BlockCall { args: else_args, .. },
             } => {
                 $f(cond);
                 for v in then_args {
@@ -636,11 +540,7 @@ macro_rules! for_each_operand {
                     $f(v)
                 }
             }
-            I::Switch {
-                value,
-                default: BlockCall { args, .. },
-                cases,
-            } => {
+            I::Switch { value, default: BlockCall { args, .. }, cases } => {
                 $f(value);
                 for v in args {
                     $f(v)
@@ -695,14 +595,10 @@ impl InstructionData {
     pub fn branch_targets(&self) -> Vec<&BlockCall> {
         match self {
             InstructionData::Jump { dest } => vec![dest],
-            InstructionData::Brif {
-                then_dest,
-                else_dest,
-                ..
-            } => vec![then_dest, else_dest],
-            InstructionData::Switch { default, cases, .. } => std::iter::once(default)
-                .chain(cases.iter().map(|(_, d)| d))
-                .collect(),
+            InstructionData::Brif { then_dest, else_dest, .. } => vec![then_dest, else_dest],
+            InstructionData::Switch { default, cases, .. } => {
+                std::iter::once(default).chain(cases.iter().map(|(_, d)| d)).collect()
+            }
             _ => Vec::new(),
         }
     }
@@ -710,14 +606,10 @@ impl InstructionData {
     pub fn branch_targets_mut(&mut self) -> Vec<&mut BlockCall> {
         match self {
             InstructionData::Jump { dest } => vec![dest],
-            InstructionData::Brif {
-                then_dest,
-                else_dest,
-                ..
-            } => vec![then_dest, else_dest],
-            InstructionData::Switch { default, cases, .. } => std::iter::once(default)
-                .chain(cases.iter_mut().map(|(_, d)| d))
-                .collect(),
+            InstructionData::Brif { then_dest, else_dest, .. } => vec![then_dest, else_dest],
+            InstructionData::Switch { default, cases, .. } => {
+                std::iter::once(default).chain(cases.iter_mut().map(|(_, d)| d)).collect()
+            }
             _ => Vec::new(),
         }
     }
@@ -755,12 +647,8 @@ impl InstructionData {
             I::Load { .. } => "load",
             I::Store { .. } => "store",
             I::PtrAdd { .. } => "ptradd",
-            I::MemCopy {
-                may_overlap: false, ..
-            } => "memcpy",
-            I::MemCopy {
-                may_overlap: true, ..
-            } => "memmove",
+            I::MemCopy { may_overlap: false, .. } => "memcpy",
+            I::MemCopy { may_overlap: true, .. } => "memmove",
             I::MemSet { .. } => "memset",
             I::Call { .. } => "call",
             I::CallIndirect { .. } => "call_indirect",

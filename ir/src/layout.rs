@@ -36,11 +36,7 @@ impl Layout {
 
     /// Places `block` just before `before` (which must be laid out).
     pub fn insert_block_before(&mut self, block: Block, before: Block) {
-        let position = self
-            .blocks
-            .iter()
-            .position(|b| *b == before)
-            .unwrap_or(self.blocks.len());
+        let position = self.blocks.iter().position(|b| *b == before).unwrap_or(self.blocks.len());
         self.block_inserted[block] = true;
         self.blocks.insert(position, block);
     }
@@ -102,8 +98,6 @@ impl Layout {
 
     /// Every laid-out instruction, block by block.
     pub fn insts(&self) -> impl Iterator<Item = (Block, Inst)> + '_ {
-        self.blocks
-            .iter()
-            .flat_map(move |b| self.block_insts[*b].iter().map(move |i| (*b, *i)))
+        self.blocks.iter().flat_map(move |b| self.block_insts[*b].iter().map(move |i| (*b, *i)))
     }
 }

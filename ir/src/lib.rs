@@ -21,8 +21,8 @@ pub mod types;
 pub mod verify;
 
 pub use constant::{Constant, Symbol};
-pub use diagnostic::{Diagnostic, Diagnostics};
 pub use dfg::{DataFlowGraph, DebugLoc, TextSpan, ValueDef};
+pub use diagnostic::{Diagnostic, Diagnostics};
 pub use entities::{Block, FuncId, GlobalId, Inst, Value};
 pub use function::{Function, Linkage, Signature};
 pub use instructions::*;

@@ -43,17 +43,11 @@ impl Module {
     }
 
     pub fn function_by_name(&self, name: &str) -> Option<FuncId> {
-        self.functions
-            .iter()
-            .find(|(_, f)| f.name == name)
-            .map(|(id, _)| id)
+        self.functions.iter().find(|(_, f)| f.name == name).map(|(id, _)| id)
     }
 
     pub fn global_by_name(&self, name: &str) -> Option<GlobalId> {
-        self.globals
-            .iter()
-            .find(|(_, g)| g.name == name)
-            .map(|(id, _)| id)
+        self.globals.iter().find(|(_, g)| g.name == name).map(|(id, _)| id)
     }
 
     pub fn signature(&self, func: FuncId) -> Option<Signature> {

@@ -40,14 +40,8 @@ enum Raw {
 fn raw() -> impl Strategy<Value = Raw> {
     prop_oneof![
         any::<u128>().prop_map(Raw::Bits),
-        prop_oneof![
-            Just(0u128),
-            Just(1),
-            Just(u128::MAX),
-            Just(1 << 63),
-            Just(1 << 31)
-        ]
-        .prop_map(Raw::Bits),
+        prop_oneof![Just(0u128), Just(1), Just(u128::MAX), Just(1 << 63), Just(1 << 31)]
+            .prop_map(Raw::Bits),
         Just(Raw::Null),
         proptest::collection::vec(any::<u8>(), 0..64).prop_map(Raw::Buffer),
     ]
@@ -84,29 +78,26 @@ fn arbitrary_arguments_never_panic() {
             let n = func.signature.params.len();
             let strategy = proptest::collection::vec(raw(), n..=n);
             // A runner per function: one runner counts its cases across all its runs.
-            TestRunner::new(Config {
-                cases: 24,
-                ..Config::default()
-            })
-            .run(&strategy, |raws| {
-                let mut interp = Interpreter::new(module).expect("globals lay out");
-                interp.set_fuel(20_000);
-                let args: Vec<Val> = func
-                    .signature
-                    .params
-                    .iter()
-                    .zip(&raws)
-                    .map(|(ty, raw)| value(&mut interp, ty, raw))
-                    .collect();
-                calls.set(calls.get() + 1);
-                if let Err(e) = interp.call(id, &args) {
-                    // Errors are fine; rendering them must not panic either.
-                    errors.set(errors.get() + 1);
-                    let _ = e.to_diagnostic().to_string();
-                }
-                Ok(())
-            })
-            .unwrap_or_else(|e| panic!("{name} @{}: {e}", func.name));
+            TestRunner::new(Config { cases: 24, ..Config::default() })
+                .run(&strategy, |raws| {
+                    let mut interp = Interpreter::new(module).expect("globals lay out");
+                    interp.set_fuel(20_000);
+                    let args: Vec<Val> = func
+                        .signature
+                        .params
+                        .iter()
+                        .zip(&raws)
+                        .map(|(ty, raw)| value(&mut interp, ty, raw))
+                        .collect();
+                    calls.set(calls.get() + 1);
+                    if let Err(e) = interp.call(id, &args) {
+                        // Errors are fine; rendering them must not panic either.
+                        errors.set(errors.get() + 1);
+                        let _ = e.to_diagnostic().to_string();
+                    }
+                    Ok(())
+                })
+                .unwrap_or_else(|e| panic!("{name} @{}: {e}", func.name));
         }
     }
     eprintln!("{} calls, {} errors", calls.get(), errors.get());
@@ -123,13 +114,7 @@ fn mismatched_api_arguments_are_errors() {
                 .signature
                 .params
                 .iter()
-                .map(|t| {
-                    if t.is_float() {
-                        Val::Int(1)
-                    } else {
-                        Val::F64(1.0)
-                    }
-                })
+                .map(|t| if t.is_float() { Val::Int(1) } else { Val::F64(1.0) })
                 .collect();
             if !wrong.is_empty() {
                 assert!(interp.call(id, &wrong).is_err(), "@{}", func.name);
@@ -141,9 +126,7 @@ fn mismatched_api_arguments_are_errors() {
             assert!(interp.read(&Val::F64(1.0), &Type::I8, 1).is_err());
             assert!(interp.read(&Val::Ptr(0), &Type::I8, 1).is_err());
             let _ = interp.read(&Val::Ptr(u64::MAX), &Type::I128, usize::MAX);
-            assert!(interp
-                .alloc(&Type::array(Type::I64, u64::MAX), &[])
-                .is_err());
+            assert!(interp.alloc(&Type::array(Type::I64, u64::MAX), &[]).is_err());
         }
     }
 }

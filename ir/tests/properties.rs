@@ -119,11 +119,8 @@ fn entity(len: usize, choice: u32) -> usize {
 /// layout, an instruction's payload, a signature.
 fn mutate(module: &mut Module, c: &[u32]) {
     let n_funcs = module.functions.len();
-    let defined: Vec<FuncId> = module
-        .functions
-        .keys()
-        .filter(|f| !module.functions[*f].is_declaration())
-        .collect();
+    let defined: Vec<FuncId> =
+        module.functions.keys().filter(|f| !module.functions[*f].is_declaration()).collect();
     let Some(which) = pick(defined.len(), c[0]) else {
         return;
     };
@@ -196,10 +193,8 @@ fn mutate(module: &mut Module, c: &[u32]) {
         }
         7 => {
             let block = Block::new(entity(n_blocks, c[4]));
-            if let Some(&before) = func
-                .layout
-                .blocks()
-                .get(c[5] as usize % func.layout.blocks().len().max(1))
+            if let Some(&before) =
+                func.layout.blocks().get(c[5] as usize % func.layout.blocks().len().max(1))
             {
                 func.layout.insert_block_before(block, before);
             }
@@ -217,16 +212,9 @@ fn mutate(module: &mut Module, c: &[u32]) {
         10 => {
             let mut ch = chooser;
             let ty = any_type(&mut ch, 1);
-            let symbols = Symbols {
-                globals: 4,
-                funcs: n_funcs + 2,
-            };
+            let symbols = Symbols { globals: 4, funcs: n_funcs + 2 };
             let value = constant(&mut ch, &ty, &symbols);
-            let ty = if c[4].is_multiple_of(2) {
-                ty
-            } else {
-                random_type(Choices::new(&c[9..]))
-            };
+            let ty = if c[4].is_multiple_of(2) { ty } else { random_type(Choices::new(&c[9..])) };
             func.dfg.insts[inst] = InstructionData::Const { ty, value };
         }
         11 => match &mut func.dfg.insts[inst] {
@@ -332,10 +320,7 @@ fn mutation_stats() {
 #[test]
 #[ignore]
 fn show_sample() {
-    let seed: u64 = std::env::var("SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(7);
+    let seed: u64 = std::env::var("SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(7);
     let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
     let choices: Vec<u32> = (0..3000)
         .map(|_| {

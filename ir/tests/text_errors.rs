@@ -18,9 +18,7 @@ fn errors(src: &str) -> String {
 /// occurrence of `at` in `src` (as `t.adir:LINE:COL`).
 #[track_caller]
 fn expect(src: &str, at: &str, message: &str) {
-    let offset = src
-        .find(at)
-        .unwrap_or_else(|| panic!("`{at}` not in the source"));
+    let offset = src.find(at).unwrap_or_else(|| panic!("`{at}` not in the source"));
     expect_offset(src, offset, message);
 }
 
@@ -32,10 +30,7 @@ fn expect_offset(src: &str, offset: usize, message: &str) {
     let rendered = errors(src);
     let at = format!("t.adir:{line}:{col}");
     assert!(rendered.contains(&at), "expected {at} in:\n{rendered}");
-    assert!(
-        rendered.contains(message),
-        "expected `{message}` in:\n{rendered}"
-    );
+    assert!(rendered.contains(message), "expected `{message}` in:\n{rendered}");
 }
 
 /// A function body inside a module that declares `@g(f64) -> f64` and `@v()`, with
@@ -59,21 +54,13 @@ fn unknown_opcode_suggests_close_names() {
 
 #[test]
 fn unexpected_token_says_what_was_expected() {
-    expect(
-        &func("  %y = fadd f64 %x %x\n  ret %y\n"),
-        "%x\n",
-        "expected `,`, found `%x`",
-    );
+    expect(&func("  %y = fadd f64 %x %x\n  ret %y\n"), "%x\n", "expected `,`, found `%x`");
     expect(
         &func("  %y = fadd f64, %x, %x\n  ret %y\n"),
         ", %x, %x",
         "expected a %value, found `,`",
     );
-    expect(
-        &func("  %y = fadd f63 %x, %x\n  ret %y\n"),
-        "f63",
-        "expected a type, found `f63`",
-    );
+    expect(&func("  %y = fadd f63 %x, %x\n  ret %y\n"), "f63", "expected a type, found `f63`");
     expect(
         &func("  %y = = fadd\n  ret %y\n"),
         "= fadd",
@@ -81,56 +68,21 @@ fn unexpected_token_says_what_was_expected() {
     );
     let src = "func @f() {\n^e:\n  ret )\n}\n";
     expect_offset(src, src.find("ret )").unwrap() + 4, "unexpected `)`");
-    expect(
-        "global @g: i32, align 4 = 5 6\n",
-        "6",
-        "unexpected `6` after the initializer",
-    );
-    expect(
-        "declare @f(f64) -> f64 bogus\n",
-        "bogus",
-        "unknown function attribute `bogus`",
-    );
+    expect("global @g: i32, align 4 = 5 6\n", "6", "unexpected `6` after the initializer");
+    expect("declare @f(f64) -> f64 bogus\n", "bogus", "unknown function attribute `bogus`");
     expect("wat @f\n", "wat", "unknown keyword `wat`");
-    expect(
-        "func @f() {\n  ret\n}\n",
-        "ret",
-        "unexpected `ret`, expected a ^block label",
-    );
+    expect("func @f() {\n  ret\n}\n", "ret", "unexpected `ret`, expected a ^block label");
 }
 
 #[test]
 fn undefined_names() {
-    expect(
-        &func("  %y = fadd f64 %x, %z\n  ret %y\n"),
-        "%z",
-        "use of undefined value %z",
-    );
-    expect(
-        &func("  jump ^nowhere\n"),
-        "^nowhere",
-        "use of undefined block ^nowhere",
-    );
-    expect(
-        &func("  %y = call @h(%x)\n  ret %y\n"),
-        "@h",
-        "use of undefined symbol @h",
-    );
-    expect(
-        &func("  %y = call @f1(%x)\n  ret %y\n"),
-        "@f1",
-        "use of undefined symbol @f1",
-    );
-    expect(
-        "global @p: ptr, align 8 = @q\n",
-        "@q",
-        "use of undefined symbol @q",
-    );
+    expect(&func("  %y = fadd f64 %x, %z\n  ret %y\n"), "%z", "use of undefined value %z");
+    expect(&func("  jump ^nowhere\n"), "^nowhere", "use of undefined block ^nowhere");
+    expect(&func("  %y = call @h(%x)\n  ret %y\n"), "@h", "use of undefined symbol @h");
+    expect(&func("  %y = call @f1(%x)\n  ret %y\n"), "@f1", "use of undefined symbol @f1");
+    expect("global @p: ptr, align 8 = @q\n", "@q", "use of undefined symbol @q");
     let rendered = errors("global @g: i64, align 8 = 0\nglobal @p: ptr, align 8 = @g-8\n");
-    assert!(
-        rendered.contains("write `@g - 8` with spaces"),
-        "{rendered}"
-    );
+    assert!(rendered.contains("write `@g - 8` with spaces"), "{rendered}");
     expect(
         "global @g: i64, align 8 = 0\nfunc @f() {\n^e:\n  call @g()\n  ret\n}\n",
         "@g()",
@@ -143,35 +95,19 @@ fn duplicate_names() {
     let src = func("  %y = fadd f64 %x, %x\n  %y = fadd f64 %x, %x\n  ret %y\n");
     let second = src.rfind("%y = ").unwrap();
     expect_offset(&src, second, "duplicate value name %y");
-    expect(
-        &func("  %a = fadd f64 %x, %x\n  ret %a\n"),
-        "%a =",
-        "duplicate value name %a",
-    );
+    expect(&func("  %a = fadd f64 %x, %x\n  ret %a\n"), "%a =", "duplicate value name %a");
     let src = func("  jump ^entry\n^entry:\n  ret %x\n");
-    expect_offset(
-        &src,
-        src.rfind("^entry").unwrap(),
-        "duplicate block name ^entry",
-    );
+    expect_offset(&src, src.rfind("^entry").unwrap(), "duplicate block name ^entry");
     let src = "declare @f()\nglobal @f: i32, align 4\n";
     expect(src, "@f:", "duplicate symbol @f");
     assert!(errors(src).contains("first defined on line 1"));
-    expect(
-        "target \"a\"\ntarget \"b\"\n",
-        "target \"b\"",
-        "duplicate `target`",
-    );
+    expect("target \"a\"\ntarget \"b\"\n", "target \"b\"", "duplicate `target`");
 }
 
 #[test]
 fn operand_count_and_shape() {
     let src = func("  %y = fadd f64 %x\n  ret %y\n");
-    expect_offset(
-        &src,
-        src.find("%x\n").unwrap() + 2,
-        "expected `,`, found end of line",
-    );
+    expect_offset(&src, src.find("%x\n").unwrap() + 2, "expected `,`, found end of line");
     expect(
         &func("  %y = fadd f64 %x, %x, %x\n  ret %y\n"),
         ", %x\n",
@@ -194,53 +130,25 @@ fn operand_count_and_shape() {
         "%y",
         "%y cannot be defined here: `store` produces no value",
     );
-    expect(
-        &func("  %y = call @v()\n  ret %x\n"),
-        "%y",
-        "the callee returns nothing",
-    );
-    expect(
-        &func("  fadd f64 %x, %x\n  ret %x\n"),
-        "fadd",
-        "the f64 result of `fadd` needs a name",
-    );
-    expect(
-        &func("  %y = icmp lt i32 %a, %a\n  ret %x\n"),
-        "lt",
-        "unknown integer condition `lt`",
-    );
+    expect(&func("  %y = call @v()\n  ret %x\n"), "%y", "the callee returns nothing");
+    expect(&func("  fadd f64 %x, %x\n  ret %x\n"), "fadd", "the f64 result of `fadd` needs a name");
+    expect(&func("  %y = icmp lt i32 %a, %a\n  ret %x\n"), "lt", "unknown integer condition `lt`");
     expect(
         &func("  %y = atomicrmw add i32 %p, %a sequential\n  ret %x\n"),
         "sequential",
         "unknown memory ordering `sequential`",
     );
     let src = func("  %y = call @g(%x) !\"f.c\":1\n  ret %y\n");
-    expect_offset(
-        &src,
-        src.find(":1\n").unwrap() + 2,
-        "expected `:`, found end of line",
-    );
+    expect_offset(&src, src.find(":1\n").unwrap() + 2, "expected `:`, found end of line");
     expect(
         &func("  %y = shuffle <2 x f64> %v, %v, [0, x]\n  ret %x\n"),
         "x]",
         "expected a lane index or `undef`",
     );
     let src = func("  %y = call @g(%x,)\n  ret %y\n");
-    expect_offset(
-        &src,
-        src.find(",)").unwrap() + 1,
-        "expected a %value, found `)`",
-    );
-    expect(
-        &func("  %y = reduce.fadd <2 x f64> %v\n  ret %x\n"),
-        "\n  ret %x",
-        "expected `,`",
-    );
-    expect(
-        &func("  %y = alloca f64, align 8, 4\n  ret %x\n"),
-        ", 4",
-        "unexpected `,`",
-    );
+    expect_offset(&src, src.find(",)").unwrap() + 1, "expected a %value, found `)`");
+    expect(&func("  %y = reduce.fadd <2 x f64> %v\n  ret %x\n"), "\n  ret %x", "expected `,`");
+    expect(&func("  %y = alloca f64, align 8, 4\n  ret %x\n"), ", 4", "unexpected `,`");
     expect(
         &func("  %y = call_indirect fn(f64, ..., i32) -> f64 %p(%x)\n  ret %y\n"),
         "...",
@@ -265,16 +173,8 @@ fn bad_flags() {
         "fast",
         "flag `fast` is not allowed on `add`",
     );
-    expect(
-        &func("  %y = ctpop nnan i32 %a\n  ret %x\n"),
-        "nnan",
-        "`ctpop` takes no flags",
-    );
-    expect(
-        &func("  %y = ptradd nuw ptr %p, %b\n  ret %x\n"),
-        "nuw",
-        "`ptradd` takes inbounds",
-    );
+    expect(&func("  %y = ctpop nnan i32 %a\n  ret %x\n"), "nnan", "`ctpop` takes no flags");
+    expect(&func("  %y = ptradd nuw ptr %p, %b\n  ret %x\n"), "nuw", "`ptradd` takes inbounds");
     expect(
         &func("  %c = icmp eq i32 %a, %a\n  %y = select nnan i32 %c, %a, %a\n  ret %x\n"),
         "nnan",
@@ -294,36 +194,16 @@ fn type_mismatches() {
         "%x, %x",
         "`%x` is f64 but the instruction says f32",
     );
-    expect(
-        &func("  %y = const i8 300\n  ret %x\n"),
-        "300",
-        "integer `300` does not fit in i8",
-    );
-    expect(
-        &func("  %y = const i8 -129\n  ret %x\n"),
-        "-129",
-        "does not fit in i8",
-    );
+    expect(&func("  %y = const i8 300\n  ret %x\n"), "300", "integer `300` does not fit in i8");
+    expect(&func("  %y = const i8 -129\n  ret %x\n"), "-129", "does not fit in i8");
     expect(
         &func("  %y = const f64 true\n  ret %x\n"),
         "true",
         "`true` is not a constant of type f64",
     );
-    expect(
-        &func("  %y = const ptr 5\n  ret %x\n"),
-        "5\n",
-        "`5` is not a constant of type ptr",
-    );
-    expect(
-        &func("  %y = const i1 2\n  ret %x\n"),
-        "2\n",
-        "integer `2` does not fit in i1",
-    );
-    expect(
-        &func("  %y = const i32 1.5\n  ret %x\n"),
-        "1.5",
-        "`1.5` is not a constant of type i32",
-    );
+    expect(&func("  %y = const ptr 5\n  ret %x\n"), "5\n", "`5` is not a constant of type ptr");
+    expect(&func("  %y = const i1 2\n  ret %x\n"), "2\n", "integer `2` does not fit in i1");
+    expect(&func("  %y = const i32 1.5\n  ret %x\n"), "1.5", "`1.5` is not a constant of type i32");
     expect(
         &func("  %y = const i32 0x10\n  ret %x\n"),
         "0x10",
@@ -334,41 +214,21 @@ fn type_mismatches() {
         "0x7ff",
         "does not fit in the bits of f32",
     );
-    expect(
-        &func("  %y = const f64 1e999\n  ret %x\n"),
-        "1e999",
-        "`1e999` is out of range for f64",
-    );
-    expect(
-        &func("  %y = const [2 x i8] c\"abc\"\n  ret %x\n"),
-        "c\"abc",
-        "c-string of 3 bytes",
-    );
+    expect(&func("  %y = const f64 1e999\n  ret %x\n"), "1e999", "`1e999` is out of range for f64");
+    expect(&func("  %y = const [2 x i8] c\"abc\"\n  ret %x\n"), "c\"abc", "c-string of 3 bytes");
     expect(
         &func("  %y = const {i32, f64} {1}\n  ret %x\n"),
         "{1}",
         "has 2 elements, the constant gives 1",
     );
-    expect(
-        &func("  %y = const {i32, f64} [1, 2.0]\n  ret %x\n"),
-        "[1, 2.0]",
-        "written in `{`",
-    );
-    expect(
-        &func("  %y = const <2 x i64> [1, 2, 3]\n  ret %x\n"),
-        "3]",
-        "too many elements",
-    );
+    expect(&func("  %y = const {i32, f64} [1, 2.0]\n  ret %x\n"), "[1, 2.0]", "written in `{`");
+    expect(&func("  %y = const <2 x i64> [1, 2, 3]\n  ret %x\n"), "3]", "too many elements");
     expect(
         &func("  %y = const <2 x {i32}> zeroinit\n  ret %x\n"),
         "{i32}",
         "lanes must be scalars",
     );
-    expect(
-        "global @g: i8, align 1 = 256\n",
-        "256",
-        "integer `256` does not fit in i8",
-    );
+    expect("global @g: i8, align 1 = 256\n", "256", "integer `256` does not fit in i8");
     let src = "func @f(%c: i8) {\n^e:\n  switch %c, ^e [300: ^e]\n}\n";
     expect(src, "300", "integer `300` does not fit in i8");
 }
@@ -385,17 +245,9 @@ fn entry_block_params_and_empty_bodies() {
 #[test]
 fn unterminated_strings_and_bad_characters() {
     expect("target \"x86\n", "\"x86", "unterminated string");
-    expect(
-        "func @f() {\n^e:\n  ret !\"abc\n}\n",
-        "\"abc",
-        "unterminated string",
-    );
+    expect("func @f() {\n^e:\n  ret !\"abc\n}\n", "\"abc", "unterminated string");
     expect("global @\"a\\zz\": i8, align 1\n", "\\zz", "invalid escape");
-    expect(
-        "func @f() {\n^e:\n  ret # x\n}\n",
-        "#",
-        "unexpected character `#`",
-    );
+    expect("func @f() {\n^e:\n  ret # x\n}\n", "#", "unexpected character `#`");
     // A lexical error does not hide syntax errors on other lines.
     let src = "func @f() {\n^e:\n  ret # x\n  %y = = 3\n}\n";
     expect(src, "#", "unexpected character");

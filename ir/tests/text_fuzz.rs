@@ -150,24 +150,13 @@ proptest! {
 fn large_numbers_and_deep_nesting() {
     let huge = "global @g: [18446744073709551615 x i8], align 1 = [1]\n";
     let rendered = parse_module(huge).unwrap_err().render("t", huge);
-    assert!(
-        rendered.contains("has 18446744073709551615 elements"),
-        "{rendered}"
-    );
+    assert!(rendered.contains("has 18446744073709551615 elements"), "{rendered}");
     let zero = "global @g: [18446744073709551615 x [4294967296 x f64]], align 8 = zeroinit\n";
     assert_eq!(print_module(&parse_module(zero).unwrap()), zero);
-    let deep = format!(
-        "global @g: {}i8{}, align 1\n",
-        "[1 x ".repeat(10_000),
-        "]".repeat(10_000)
-    );
+    let deep = format!("global @g: {}i8{}, align 1\n", "[1 x ".repeat(10_000), "]".repeat(10_000));
     let rendered = parse_module(&deep).unwrap_err().render("t", &deep);
     assert!(rendered.contains("nested more than 256 deep"), "{rendered}");
-    let ok = format!(
-        "global @g: {}i8{}, align 1\n",
-        "[1 x ".repeat(255),
-        "]".repeat(255)
-    );
+    let ok = format!("global @g: {}i8{}, align 1\n", "[1 x ".repeat(255), "]".repeat(255));
     assert_eq!(print_module(&parse_module(&ok).unwrap()), ok);
     let long = format!("func @f() {{\n^e:\n  {}\n}}\n", "x".repeat(1_000_000));
     assert!(parse_module(&long).is_err());

@@ -109,29 +109,17 @@ fn globals_declarations_and_constants() {
         g("g4").init,
         Some(Constant::Elements(vec![
             Constant::Elements(vec![
-                Constant::Address {
-                    symbol: Symbol::Global(g4),
-                    offset: 8
-                },
+                Constant::Address { symbol: Symbol::Global(g4), offset: 8 },
                 Constant::Int(1)
             ]),
             Constant::Elements(vec![
-                Constant::Address {
-                    symbol: Symbol::Global(g1),
-                    offset: -8
-                },
+                Constant::Address { symbol: Symbol::Global(g1), offset: -8 },
                 Constant::Int(2)
             ]),
         ]))
     );
     let f = module.function_by_name("f").unwrap();
-    assert_eq!(
-        g("g9").init,
-        Some(Constant::Address {
-            symbol: Symbol::Func(f),
-            offset: 0
-        })
-    );
+    assert_eq!(g("g9").init, Some(Constant::Address { symbol: Symbol::Func(f), offset: 0 }));
     assert_eq!(g("quoted name\n").init, Some(Constant::Poison));
     let printf = &module.functions[module.function_by_name("printf").unwrap()];
     assert!(printf.signature.varargs);
@@ -140,14 +128,7 @@ fn globals_declarations_and_constants() {
         ParamAttrs::NOALIAS | ParamAttrs::NOCAPTURE | ParamAttrs::READONLY
     );
     // Ids follow text order.
-    assert_eq!(
-        module
-            .globals
-            .keys()
-            .next()
-            .map(|g| module.globals[g].name.as_str()),
-        Some("g0")
-    );
+    assert_eq!(module.globals.keys().next().map(|g| module.globals[g].name.as_str()), Some("g0"));
     assert_eq!(f.as_u32(), 0);
 }
 
@@ -398,10 +379,7 @@ fn every_instruction_flag_and_constant() {
     let brif = f.terminator(f.entry_block().unwrap()).unwrap();
     let loc = f.dfg.debug_locs[brif].clone().unwrap();
     assert_eq!((&*loc.file, loc.line, loc.column), ("file.c", 10, 3));
-    assert_eq!(
-        &INSTS[f.dfg.inst_spans[brif].range()],
-        "brif %c, ^b1(%a), ^b2 !\"file.c\":10:3"
-    );
+    assert_eq!(&INSTS[f.dfg.inst_spans[brif].range()], "brif %c, ^b1(%a), ^b2 !\"file.c\":10:3");
     // Names come from the text.
     assert_eq!(f.dfg.value_name(f.params()[0]), Some("a"));
     assert_eq!(f.dfg.block_name(f.layout.blocks()[1]), Some("b1"));
@@ -436,15 +414,11 @@ fn comments_and_spacing() {
 /// `sum(x, n) = Σ sin(x[i])`, built as in the builder's own tests, with unnamed values.
 fn sum_of_sines() -> Module {
     let mut module = Module::new();
-    let sin = module.add_function(Function::new(
-        "sin",
-        Signature::new(vec![Type::F64], Some(Type::F64)),
-    ));
+    let sin =
+        module.add_function(Function::new("sin", Signature::new(vec![Type::F64], Some(Type::F64))));
     module.functions[sin].attrs = FuncAttrs::READNONE | FuncAttrs::NOUNWIND;
-    let mut func = Function::new(
-        "sum",
-        Signature::new(vec![Type::PTR, Type::I64], Some(Type::F64)),
-    );
+    let mut func =
+        Function::new("sum", Signature::new(vec![Type::PTR, Type::I64], Some(Type::F64)));
     let callees = |f: FuncId| (f == sin).then(|| Signature::new(vec![Type::F64], Some(Type::F64)));
     let mut b = FunctionBuilder::new(&mut func, &callees);
     let entry = b.create_entry_block();
@@ -460,11 +434,7 @@ fn sum_of_sines() -> Module {
     b.jump(header, vec![zero, fzero]);
     b.switch_to_block(header);
     let more = b.icmp(IntCC::Slt, i, n);
-    b.brif(
-        more,
-        BlockCall::new(body, vec![]),
-        BlockCall::new(exit, vec![]),
-    );
+    b.brif(more, BlockCall::new(body, vec![]), BlockCall::new(exit, vec![]));
     b.switch_to_block(body);
     let eight = b.iconst(Type::I64, 8);
     let offset = b.binary(BinaryOp::Mul, i, eight);
@@ -493,10 +463,7 @@ fn built_sum_of_sines() {
     let parsed = parse_module(&print_module(&module)).unwrap();
     let f = &parsed.functions[parsed.function_by_name("sum").unwrap()];
     assert_eq!(f.layout.blocks().len(), 4);
-    assert_eq!(
-        f.dfg.insts.len(),
-        module.functions[FuncId::from_u32(1)].dfg.insts.len()
-    );
+    assert_eq!(f.dfg.insts.len(), module.functions[FuncId::from_u32(1)].dfg.insts.len());
 }
 
 /// Names that collide, need quoting, or are missing get the printer's fallbacks, which the
@@ -514,19 +481,10 @@ fn built_names_and_constants() {
         init: None,
     });
     module.globals[g].init = Some(Constant::Elements(vec![
-        Constant::Address {
-            symbol: Symbol::Global(g),
-            offset: -16,
-        },
-        Constant::Address {
-            symbol: Symbol::Global(g),
-            offset: i64::MIN,
-        },
+        Constant::Address { symbol: Symbol::Global(g), offset: -16 },
+        Constant::Address { symbol: Symbol::Global(g), offset: i64::MIN },
     ]));
-    let mut func = Function::new(
-        "k",
-        Signature::new(vec![Type::F32, Type::F64], Some(Type::F64)),
-    );
+    let mut func = Function::new("k", Signature::new(vec![Type::F32, Type::F64], Some(Type::F64)));
     func.attrs = FuncAttrs::KERNEL;
     let callees = |_: FuncId| None;
     let mut b = FunctionBuilder::new(&mut func, &callees);
@@ -547,18 +505,12 @@ fn built_names_and_constants() {
             Constant::Elements(vec![Constant::f32(1.5), Constant::f32(f32::MIN_POSITIVE)]),
         ]),
     );
-    let bytes = b.constant(
-        Type::array(Type::I8, 3),
-        Constant::Bytes(vec![0, 0x80, b'"']),
-    );
+    let bytes = b.constant(Type::array(Type::I8, 3), Constant::Bytes(vec![0, 0x80, b'"']));
     b.func.dfg.set_value_name(bytes, "é");
     let _ = (snan, packed);
     let sum = b.binary(BinaryOp::Fadd, nan, neg);
-    b.func.dfg.debug_locs[b.func.layout.last_inst(entry).unwrap()] = Some(DebugLoc {
-        file: "a b.c".into(),
-        line: 3,
-        column: 7,
-    });
+    b.func.dfg.debug_locs[b.func.layout.last_inst(entry).unwrap()] =
+        Some(DebugLoc { file: "a b.c".into(), line: 3, column: 7 });
     b.ret(Some(sum));
     module.add_function(func);
     let text = print_module(&module);

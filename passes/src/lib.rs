@@ -46,11 +46,7 @@ pub fn lookup(name: &str) -> Result<&'static PassInfo, Diagnostic> {
 
 /// Resolves a comma-separated list such as `mem2reg,licm` (spaces allowed, empty = none).
 pub fn parse_pass_list(list: &str) -> Result<Vec<&'static PassInfo>, Diagnostic> {
-    list.split(',')
-        .map(str::trim)
-        .filter(|n| !n.is_empty())
-        .map(lookup)
-        .collect()
+    list.split(',').map(str::trim).filter(|n| !n.is_empty()).map(lookup).collect()
 }
 
 /// Runs `passes` in order. With `verify_each`, the verifier runs after every pass and a
@@ -83,17 +79,12 @@ mod tests {
 
     #[test]
     fn unknown_pass_is_an_error_naming_it() {
-        let err = parse_pass_list("mem2reg")
-            .err()
-            .map(|d| d.to_string())
-            .unwrap_or_default();
+        let err = parse_pass_list("mem2reg").err().map(|d| d.to_string()).unwrap_or_default();
         assert!(err.contains("unknown pass `mem2reg`"), "{err}");
     }
 
     #[test]
     fn empty_list_is_no_passes() {
-        assert!(parse_pass_list(" , ")
-            .map(|p| p.is_empty())
-            .unwrap_or(false));
+        assert!(parse_pass_list(" , ").map(|p| p.is_empty()).unwrap_or(false));
     }
 }

@@ -188,14 +188,10 @@ impl<'m> Interpreter<'m> {
             .get(func_id)
             .ok_or_else(|| malformed(format!("call of unknown function {func_id}")))?;
         if stack.len() >= self.max_depth {
-            return Err(ErrorKind::CallDepth {
-                limit: self.max_depth,
-                func: func.name.clone(),
-            });
+            return Err(ErrorKind::CallDepth { limit: self.max_depth, func: func.name.clone() });
         }
-        let entry = func
-            .entry_block()
-            .ok_or_else(|| malformed(format!("@{} has no body", func.name)))?;
+        let entry =
+            func.entry_block().ok_or_else(|| malformed(format!("@{} has no body", func.name)))?;
         let params = func.dfg.block_params(entry);
         if params.len() != args.len() {
             return Err(malformed(format!(
@@ -207,9 +203,7 @@ impl<'m> Interpreter<'m> {
         }
         let mut values = vec![None; func.dfg.values.len()];
         for (p, a) in params.iter().zip(args) {
-            *values
-                .get_mut(p.index())
-                .ok_or_else(|| malformed("bad parameter"))? = Some(a);
+            *values.get_mut(p.index()).ok_or_else(|| malformed("bad parameter"))? = Some(a);
         }
         stack.push(Frame {
             func,
@@ -235,10 +229,7 @@ impl<'m> Interpreter<'m> {
                 return Err(self.locate(err, stack, None));
             };
             if executed >= self.fuel {
-                let err = ErrorKind::OutOfFuel {
-                    fuel: self.fuel,
-                    func: frame.func.name.clone(),
-                };
+                let err = ErrorKind::OutOfFuel { fuel: self.fuel, func: frame.func.name.clone() };
                 return Err(self.locate(err, stack, Some(inst)));
             }
             executed += 1;
@@ -249,11 +240,7 @@ impl<'m> Interpreter<'m> {
             match flow {
                 Flow::Next => frame.pos += 1,
                 Flow::Moved => {}
-                Flow::Call {
-                    callee,
-                    args,
-                    result,
-                } => {
+                Flow::Call { callee, args, result } => {
                     frame.pos += 1;
                     if let Err(e) = self.push_frame(stack, callee, args, result) {
                         if let Some(caller) = stack.last_mut() {
@@ -302,10 +289,7 @@ impl<'m> Interpreter<'m> {
             let block = printer.block(frame.block);
             let (text, span) = match inst.filter(|i| frame.func.dfg.insts.is_valid(*i)) {
                 Some(i) => (printer.inst_to_string(i), frame.func.dfg.inst_spans[i]),
-                None => (
-                    String::from("<end of block>"),
-                    frame.func.dfg.block_spans[frame.block],
-                ),
+                None => (String::from("<end of block>"), frame.func.dfg.block_spans[frame.block]),
             };
             err.location = Some(Box::new(ErrorLocation {
                 function: frame.func.name.clone(),
@@ -326,10 +310,9 @@ impl<'m> Interpreter<'m> {
             .get(inst)
             .ok_or_else(|| malformed(format!("unknown instruction {inst}")))?;
         let result = match data {
-            I::Const {
-                ty,
-                value: Constant::Int(v),
-            } if ty.is_int() => Val::Int(mask_to_width(*v, ty.int_bits().unwrap_or(128))),
+            I::Const { ty, value: Constant::Int(v) } if ty.is_int() => {
+                Val::Int(mask_to_width(*v, ty.int_bits().unwrap_or(128)))
+            }
             I::Const { ty, value } => value::constant(ty, value, &|s| self.symbol_address(s))?,
             I::Unary { op, arg, .. } => value::unary(*op, frame.ty(*arg)?, frame.get(*arg)?)?,
             I::Binary { op, args, .. } => match (frame.get(args[0])?, frame.get(args[1])?) {
@@ -362,17 +345,12 @@ impl<'m> Interpreter<'m> {
                     frame.get(args[1])?,
                 )?,
             },
-            I::Fcmp { cond, args, .. } => value::fcmp(
-                *cond,
-                frame.ty(args[0])?,
-                frame.get(args[0])?,
-                frame.get(args[1])?,
-            )?,
-            I::Select { args, .. } => value::select(
-                frame.get(args[0])?,
-                frame.get(args[1])?,
-                frame.get(args[2])?,
-            )?,
+            I::Fcmp { cond, args, .. } => {
+                value::fcmp(*cond, frame.ty(args[0])?, frame.get(args[0])?, frame.get(args[1])?)?
+            }
+            I::Select { args, .. } => {
+                value::select(frame.get(args[0])?, frame.get(args[1])?, frame.get(args[2])?)?
+            }
             I::Cast { op, arg, ty } => value::cast(*op, frame.ty(*arg)?, ty, frame.get(*arg)?)?,
             I::Alloca { ty, count, align } => {
                 let n = match count {
@@ -381,17 +359,13 @@ impl<'m> Interpreter<'m> {
                 };
                 let too_big = || ErrorKind::OutOfMemory { size: u64::MAX };
                 let elem = checked_size(ty).ok_or_else(too_big)?;
-                let size = u64::try_from(n)
-                    .ok()
-                    .and_then(|n| n.checked_mul(elem))
-                    .ok_or_else(too_big)?;
+                let size =
+                    u64::try_from(n).ok().and_then(|n| n.checked_mul(elem)).ok_or_else(too_big)?;
                 let align = u64::from(*align).max(ty.align());
                 let base = self.mem.allocate(
                     size,
                     align,
-                    AllocKind::Stack {
-                        func: func.name.clone(),
-                    },
+                    AllocKind::Stack { func: func.name.clone() },
                     false,
                 )?;
                 frame.allocas.push(base);
@@ -400,12 +374,7 @@ impl<'m> Interpreter<'m> {
             I::Load { ty, ptr, .. } => self.mem.load(frame.ptr(*ptr)?, ty, Access::read("load"))?,
             I::Store { value, ptr, .. } => {
                 let ty = frame.ty(*value)?;
-                self.mem.store(
-                    frame.ptr(*ptr)?,
-                    ty,
-                    frame.get(*value)?,
-                    Access::write("store"),
-                )?;
+                self.mem.store(frame.ptr(*ptr)?, ty, frame.get(*value)?, Access::write("store"))?;
                 return Ok(Flow::Next);
             }
             I::PtrAdd { ptr, offset, .. } => {
@@ -423,40 +392,27 @@ impl<'m> Interpreter<'m> {
                     (p @ (Val::Ptr(_) | Val::Int(_)), Val::Vector(os)) => {
                         Val::Vector(os.iter().map(|o| add(p, o)).collect::<R<_>>()?)
                     }
-                    (Val::Vector(ps), Val::Vector(os)) if ps.len() == os.len() => Val::Vector(
-                        ps.iter()
-                            .zip(os)
-                            .map(|(p, o)| add(p, o))
-                            .collect::<R<_>>()?,
-                    ),
+                    (Val::Vector(ps), Val::Vector(os)) if ps.len() == os.len() => {
+                        Val::Vector(ps.iter().zip(os).map(|(p, o)| add(p, o)).collect::<R<_>>()?)
+                    }
                     (p, o) => add(p, o)?,
                 }
             }
-            I::MemCopy {
-                dst,
-                src,
-                len,
-                may_overlap,
-                ..
-            } => {
+            I::MemCopy { dst, src, len, may_overlap, .. } => {
                 let len = length(frame.int(*len)?)?;
                 let op = if *may_overlap { "memmove" } else { "memcpy" };
-                self.mem
-                    .copy(frame.ptr(*dst)?, frame.ptr(*src)?, len, *may_overlap, op)?;
+                self.mem.copy(frame.ptr(*dst)?, frame.ptr(*src)?, len, *may_overlap, op)?;
                 return Ok(Flow::Next);
             }
             I::MemSet { dst, byte, len, .. } => {
                 let len = length(frame.int(*len)?)?;
-                self.mem
-                    .fill(frame.ptr(*dst)?, frame.int(*byte)? as u8, len, "memset")?;
+                self.mem.fill(frame.ptr(*dst)?, frame.int(*byte)? as u8, len, "memset")?;
                 return Ok(Flow::Next);
             }
             I::Call { callee, args, .. } => {
                 return self.call_inst(frame, inst, *callee, args, None);
             }
-            I::CallIndirect {
-                sig, callee, args, ..
-            } => {
+            I::CallIndirect { sig, callee, args, .. } => {
                 let addr = frame.ptr(*callee)?;
                 let target = self.function_at(addr)?;
                 return self.call_inst(frame, inst, target, args, Some(sig));
@@ -466,11 +422,7 @@ impl<'m> Interpreter<'m> {
                 let index = frame.int(*index)?;
                 lane(lanes, index)?.clone()
             }
-            I::InsertLane {
-                vector,
-                value,
-                index,
-            } => {
+            I::InsertLane { vector, value, index } => {
                 let mut lanes = frame.get(*vector)?.lanes()?.to_vec();
                 let index = frame.int(*index)?;
                 lane(&lanes, index)?;
@@ -487,22 +439,19 @@ impl<'m> Interpreter<'m> {
                         None => value::zero(lane_ty),
                         Some(i) => {
                             let i = *i as usize;
-                            a.get(i)
-                                .or_else(|| b.get(i.wrapping_sub(a.len())))
-                                .cloned()
-                                .ok_or(ErrorKind::LaneOutOfRange {
+                            a.get(i).or_else(|| b.get(i.wrapping_sub(a.len()))).cloned().ok_or(
+                                ErrorKind::LaneOutOfRange {
                                     index: i as u128,
                                     lanes: a.len() + b.len(),
-                                })
+                                },
+                            )
                         }
                     })
                     .collect::<R<_>>()?;
                 Val::Vector(lanes)
             }
             I::Reduce { op, args, .. } => {
-                let v = args
-                    .first()
-                    .ok_or_else(|| malformed("reduction without operand"))?;
+                let v = args.first().ok_or_else(|| malformed("reduction without operand"))?;
                 let start = match args.get(1) {
                     Some(s) => Some(frame.get(*s)?),
                     None => None,
@@ -518,11 +467,7 @@ impl<'m> Interpreter<'m> {
                 }
                 v.clone()
             }
-            I::InsertValue {
-                aggregate,
-                value,
-                indices,
-            } => {
+            I::InsertValue { aggregate, value, indices } => {
                 let mut whole = frame.get(*aggregate)?.clone();
                 let mut slot = &mut whole;
                 for index in indices {
@@ -541,16 +486,13 @@ impl<'m> Interpreter<'m> {
                 self.mem.store(addr, ty, &new, Access::write("atomicrmw"))?;
                 old
             }
-            I::CmpXchg {
-                ptr, expected, new, ..
-            } => {
+            I::CmpXchg { ptr, expected, new, .. } => {
                 let addr = frame.ptr(*ptr)?;
                 let ty = frame.ty(*expected)?;
                 let old = self.mem.load(addr, ty, Access::read("cmpxchg"))?;
                 let hit = same_bits(&old, frame.get(*expected)?);
                 if hit {
-                    self.mem
-                        .store(addr, ty, frame.get(*new)?, Access::write("cmpxchg"))?;
+                    self.mem.store(addr, ty, frame.get(*new)?, Access::write("cmpxchg"))?;
                 } else {
                     // A failed cmpxchg still needs write access to the location.
                     self.mem.check(
@@ -566,24 +508,12 @@ impl<'m> Interpreter<'m> {
                 frame.branch(dest)?;
                 return Ok(Flow::Moved);
             }
-            I::Brif {
-                cond,
-                then_dest,
-                else_dest,
-            } => {
-                let dest = if frame.get(*cond)?.as_bool()? {
-                    then_dest
-                } else {
-                    else_dest
-                };
+            I::Brif { cond, then_dest, else_dest } => {
+                let dest = if frame.get(*cond)?.as_bool()? { then_dest } else { else_dest };
                 frame.branch(dest)?;
                 return Ok(Flow::Moved);
             }
-            I::Switch {
-                value,
-                default,
-                cases,
-            } => {
+            I::Switch { value, default, cases } => {
                 let v = frame.int(*value)?;
                 let bits = frame.ty(*value)?.int_bits().unwrap_or(128);
                 let dest = cases
@@ -629,16 +559,10 @@ impl<'m> Interpreter<'m> {
                 });
             }
         }
-        let vals = args
-            .iter()
-            .map(|a| frame.get(*a).cloned())
-            .collect::<R<Vec<_>>>()?;
+        let vals = args.iter().map(|a| frame.get(*a).cloned()).collect::<R<Vec<_>>>()?;
         let result = func_result(frame.func, inst);
         if f.is_declaration() {
-            let tys = args
-                .iter()
-                .map(|a| frame.ty(*a).cloned())
-                .collect::<R<Vec<_>>>()?;
+            let tys = args.iter().map(|a| frame.ty(*a).cloned()).collect::<R<Vec<_>>>()?;
             let ret = self.call_external(f, vals, &tys)?;
             if let Some(dest) = result {
                 let v = ret.ok_or_else(|| malformed(format!("@{} returned no value", f.name)))?;
@@ -649,11 +573,7 @@ impl<'m> Interpreter<'m> {
         if f.signature.varargs {
             return Err(varargs_unsupported(f));
         }
-        Ok(Flow::Call {
-            callee,
-            args: vals,
-            result,
-        })
+        Ok(Flow::Call { callee, args: vals, result })
     }
 }
 
@@ -672,18 +592,10 @@ fn varargs_unsupported(f: &Function) -> ErrorKind {
 fn compatible(site: &Signature, actual: &Signature) -> bool {
     let ptr_like = |a: &Type, b: &Type| a == b || (a.is_ptr() && b.is_ptr());
     site.ret.is_some() == actual.ret.is_some()
-        && site
-            .ret
-            .iter()
-            .zip(&actual.ret)
-            .all(|(a, b)| ptr_like(a, b))
+        && site.ret.iter().zip(&actual.ret).all(|(a, b)| ptr_like(a, b))
         && site.params.len() >= actual.params.len()
         && (site.params.len() == actual.params.len() || actual.varargs)
-        && site
-            .params
-            .iter()
-            .zip(&actual.params)
-            .all(|(a, b)| ptr_like(a, b))
+        && site.params.iter().zip(&actual.params).all(|(a, b)| ptr_like(a, b))
 }
 
 fn signature_text(sig: &Signature) -> String {
@@ -704,10 +616,9 @@ pub(crate) fn type_of_val(v: &Val) -> Type {
         Val::F32(_) => Type::F32,
         Val::F64(_) => Type::F64,
         Val::Ptr(_) => Type::PTR,
-        Val::Vector(lanes) => Type::vector(
-            lanes.first().map_or(Type::I64, type_of_val),
-            lanes.len() as u32,
-        ),
+        Val::Vector(lanes) => {
+            Type::vector(lanes.first().map_or(Type::I64, type_of_val), lanes.len() as u32)
+        }
         Val::Aggregate(fields) => Type::structure(fields.iter().map(type_of_val).collect(), false),
     }
 }
@@ -720,10 +631,7 @@ fn lane(lanes: &[Val], index: u128) -> R<&Val> {
     usize::try_from(index)
         .ok()
         .and_then(|i| lanes.get(i))
-        .ok_or(ErrorKind::LaneOutOfRange {
-            index,
-            lanes: lanes.len(),
-        })
+        .ok_or(ErrorKind::LaneOutOfRange { index, lanes: lanes.len() })
 }
 
 fn element(v: &Val) -> R<&[Val]> {
@@ -763,10 +671,7 @@ fn atomic_op(op: AtomicRmwOp, ty: &Type, old: &Val, v: &Val) -> R<Val> {
         A::Nand => {
             let and = bin(BinaryOp::And)?;
             let ones = value::map1(ty, &and, |t, _| {
-                Ok(Val::Int(crate::constant::mask_to_width(
-                    u128::MAX,
-                    t.int_bits().unwrap_or(128),
-                )))
+                Ok(Val::Int(crate::constant::mask_to_width(u128::MAX, t.int_bits().unwrap_or(128))))
             })?;
             value::binary(BinaryOp::Xor, ty, &and, &ones)
         }

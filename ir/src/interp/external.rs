@@ -132,12 +132,10 @@ impl<'m> Interpreter<'m> {
         match (&f.signature.ret, result) {
             (None, _) => Ok(None),
             (Some(ty), Some(v)) => {
-                v.coerce(ty)
-                    .map(Some)
-                    .ok_or_else(|| ErrorKind::BadExternalCall {
-                        name: name.to_string(),
-                        detail: format!("it returns {}, declared as returning {ty}", v.kind_name()),
-                    })
+                v.coerce(ty).map(Some).ok_or_else(|| ErrorKind::BadExternalCall {
+                    name: name.to_string(),
+                    detail: format!("it returns {}, declared as returning {ty}", v.kind_name()),
+                })
             }
             (Some(ty), None) => Err(ErrorKind::BadExternalCall {
                 name: name.to_string(),
@@ -159,8 +157,7 @@ impl<'m> Interpreter<'m> {
             "posix_memalign" => {
                 let p = self.malloc(size(2)?, size(1)?, false);
                 let failed = p == Val::Ptr(0);
-                self.mem
-                    .store(ptr(0)?, &Type::PTR, &p, Access::write("posix_memalign"))?;
+                self.mem.store(ptr(0)?, &Type::PTR, &p, Access::write("posix_memalign"))?;
                 int(if failed { 12 } else { 0 })
             }
             "realloc" => Some(self.realloc(ptr(0)?, size(1)?)?),
@@ -170,11 +167,7 @@ impl<'m> Interpreter<'m> {
             }
             "memcpy" | "memmove" => {
                 let (dst, src, len) = (ptr(0)?, ptr(1)?, size(2)?);
-                let op = if name == "memcpy" {
-                    "memcpy"
-                } else {
-                    "memmove"
-                };
+                let op = if name == "memcpy" { "memcpy" } else { "memmove" };
                 self.mem.copy(dst, src, len, name == "memmove", op)?;
                 Some(Val::Ptr(dst))
             }
@@ -198,9 +191,45 @@ impl<'m> Interpreter<'m> {
                 b.push(0);
                 int(byte_difference(&a, &b))
             }
-            "abs" => int(i64::from(
-                (int_arg(name, args, 0)? as u32 as i32).wrapping_abs(),
-            )),
+            "strncmp" => {
+                let n = size(2)?;
+                let mut a = self.mem.c_string(ptr(0)?, Some(n), "strncmp")?;
+                let mut b = self.mem.c_string(ptr(1)?, Some(n), "strncmp")?;
+                // The terminator takes part in the comparison when it comes before `n`.
+                for s in [&mut a, &mut b] {
+                    if (s.len() as u64) < n {
+                        s.push(0);
+                    }
+                }
+                int(byte_difference(&a, &b))
+            }
+            "strcpy" | "strcat" => {
+                let (dst, src) = (ptr(0)?, ptr(1)?);
+                let len = self.mem.c_string(src, None, "strcpy")?.len() as u64 + 1;
+                let start = match name {
+                    "strcat" => dst + self.mem.c_string(dst, None, "strcat")?.len() as u64,
+                    _ => dst,
+                };
+                self.mem.copy(start, src, len, false, "strcpy")?;
+                Some(Val::Ptr(dst))
+            }
+            "strncpy" => {
+                let (dst, src, n) = (ptr(0)?, ptr(1)?, size(2)?);
+                let len = self.mem.c_string(src, Some(n), "strncpy")?.len() as u64;
+                self.mem.copy(dst, src, len, false, "strncpy")?;
+                // strncpy pads the rest of the destination with zeros.
+                self.mem.fill(dst + len, 0, n - len, "strncpy")?;
+                Some(Val::Ptr(dst))
+            }
+            "strchr" => {
+                let s = ptr(0)?;
+                let c = int_arg(name, args, 1)? as u8;
+                let text = self.mem.c_string(s, None, "strchr")?;
+                let found =
+                    if c == 0 { Some(text.len()) } else { text.iter().position(|b| *b == c) };
+                Some(Val::Ptr(found.map_or(0, |i| s + i as u64)))
+            }
+            "abs" => int(i64::from((int_arg(name, args, 0)? as u32 as i32).wrapping_abs())),
             "labs" | "llabs" => int((int_arg(name, args, 0)? as u64 as i64).wrapping_abs()),
             "abort" => return Err(ErrorKind::Abort),
             "exit" | "_exit" | "_Exit" => {
@@ -257,9 +286,8 @@ impl<'m> Interpreter<'m> {
             "fwrite" => {
                 let (data, item, count) = (ptr(0)?, size(1)?, size(2)?);
                 let stream = self.stream(name, ptr(3)?)?;
-                let len = item
-                    .checked_mul(count)
-                    .ok_or(ErrorKind::OutOfMemory { size: u64::MAX })?;
+                let len =
+                    item.checked_mul(count).ok_or(ErrorKind::OutOfMemory { size: u64::MAX })?;
                 let bytes = self.mem.read_bytes(data, len, Access::read("fwrite"))?;
                 self.emit(stream, &bytes);
                 int(count as i64)
@@ -277,8 +305,7 @@ impl<'m> Interpreter<'m> {
                     }
                 };
                 let e = Val::Int(u128::from(e as u32));
-                self.mem
-                    .store(ptr(1)?, &Type::I32, &e, Access::write("store"))?;
+                self.mem.store(ptr(1)?, &Type::I32, &e, Access::write("store"))?;
                 Some(m)
             }
             "modf" | "modff" => {
@@ -292,8 +319,7 @@ impl<'m> Interpreter<'m> {
                         (Val::F64(f), Val::F64(i), Type::F64)
                     }
                 };
-                self.mem
-                    .store(ptr(1)?, &ty, &whole, Access::write("store"))?;
+                self.mem.store(ptr(1)?, &ty, &whole, Access::write("store"))?;
                 Some(frac)
             }
             "sincos" | "sincosf" => {
@@ -342,8 +368,7 @@ impl<'m> Interpreter<'m> {
         }
         let new = self.malloc(size, MALLOC_ALIGN, false);
         if let Val::Ptr(new_addr @ 1..) = new {
-            self.mem
-                .copy(new_addr, old, old_size.min(size), false, "realloc")?;
+            self.mem.copy(new_addr, old, old_size.min(size), false, "realloc")?;
             self.mem.free(old)?;
         }
         Ok(new)
@@ -372,18 +397,14 @@ impl<'m> Interpreter<'m> {
 
     /// Formats `printf`-style: the format string is argument `at`, values follow it.
     fn format(&self, name: &str, args: &[Val], at: usize) -> R<Vec<u8>> {
-        let fmt = self
-            .mem
-            .c_string(ptr_arg(name, args, at)?, None, "printf")?;
+        let fmt = self.mem.c_string(ptr_arg(name, args, at)?, None, "printf")?;
         let mut next = at + 1;
         let mut take = || {
             next += 1;
             next - 1
         };
-        let unsupported = |what: String| ErrorKind::BadExternalCall {
-            name: name.to_string(),
-            detail: what,
-        };
+        let unsupported =
+            |what: String| ErrorKind::BadExternalCall { name: name.to_string(), detail: what };
         let mut out = Vec::new();
         let mut i = 0;
         while i < fmt.len() {
@@ -492,10 +513,7 @@ impl<'m> Interpreter<'m> {
 
 /// `memcmp`-style comparison: the difference of the first differing bytes.
 fn byte_difference(a: &[u8], b: &[u8]) -> i64 {
-    a.iter()
-        .zip(b)
-        .find(|(x, y)| x != y)
-        .map_or(0, |(x, y)| i64::from(*x) - i64::from(*y))
+    a.iter().zip(b).find(|(x, y)| x != y).map_or(0, |(x, y)| i64::from(*x) - i64::from(*y))
 }
 
 /// Appends bytes to a text buffer, decoding UTF-8 across calls; invalid bytes become
@@ -534,10 +552,7 @@ mod tests {
     #[test]
     fn c_formatting() {
         assert_eq!(c_format("%5.2f", &CArg::Double(1.23456)).unwrap(), b" 1.23");
-        assert_eq!(
-            c_format("%e", &CArg::Double(12345.678)).unwrap(),
-            b"1.234568e+04"
-        );
+        assert_eq!(c_format("%e", &CArg::Double(12345.678)).unwrap(), b"1.234568e+04");
         assert_eq!(c_format("%g", &CArg::Double(0.0001)).unwrap(), b"0.0001");
         assert_eq!(c_format("%-4lld|", &CArg::Signed(-7)).unwrap(), b"-7  |");
         assert_eq!(c_format("%llx", &CArg::Unsigned(255)).unwrap(), b"ff");

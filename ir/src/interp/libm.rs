@@ -488,10 +488,7 @@ mod tests {
         assert_eq!(d("copysign", &[1.0, -0.0]), -1.0);
         assert!(d("fmin", &[f64::NAN, 1.0]) == 1.0);
         assert_eq!(f("powf", &[2.0, -1.0]), 0.5);
-        let powi = call(
-            "__powidf2",
-            &[Val::F64(2.0), Val::Int((-2i32) as u32 as u128)],
-        );
+        let powi = call("__powidf2", &[Val::F64(2.0), Val::Int((-2i32) as u32 as u128)]);
         assert_eq!(powi.unwrap().unwrap(), Val::F64(0.25));
     }
 
@@ -512,32 +509,19 @@ mod tests {
             call("lround", &[Val::F64(-2.5)]).unwrap().unwrap(),
             Val::Int((-3i64) as u64 as u128)
         );
-        assert_eq!(
-            call("ilogb", &[Val::F64(8.0)]).unwrap().unwrap(),
-            Val::Int(3)
-        );
-        assert_eq!(
-            call("ldexp", &[Val::F64(1.5), Val::Int(3)])
-                .unwrap()
-                .unwrap(),
-            Val::F64(12.0)
-        );
+        assert_eq!(call("ilogb", &[Val::F64(8.0)]).unwrap().unwrap(), Val::Int(3));
+        assert_eq!(call("ldexp", &[Val::F64(1.5), Val::Int(3)]).unwrap().unwrap(), Val::F64(12.0));
         assert_eq!(frexp(8.0), (0.5, 4));
         assert_eq!(modf(-2.25), (-0.25, -2.0));
         let (s, c) = sincos(0.5);
-        assert_eq!(
-            (s.to_bits(), c.to_bits()),
-            (0.5f64.sin().to_bits(), 0.5f64.cos().to_bits())
-        );
+        assert_eq!((s.to_bits(), c.to_bits()), (0.5f64.sin().to_bits(), 0.5f64.cos().to_bits()));
         assert!(call("sin", &[Val::F32(1.0)]).unwrap().is_err());
         assert!(call("sinf", &[Val::F64(1.0)]).unwrap().is_err());
         assert!(call("not_a_math_function", &[]).is_none());
         assert!(is_libm("tgammaf"));
         assert!(is_libm("llvm.sin.f64") && is_libm("llvm.maxnum.f32"));
         assert_eq!(
-            call("llvm.pow.f32", &[Val::F32(2.0), Val::F32(3.0)])
-                .unwrap()
-                .unwrap(),
+            call("llvm.pow.f32", &[Val::F32(2.0), Val::F32(3.0)]).unwrap().unwrap(),
             Val::F32(8.0)
         );
         let powi = call("llvm.powi.f64.i32", &[Val::F64(3.0), Val::Int(2)]);

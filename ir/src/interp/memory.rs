@@ -81,11 +81,7 @@ pub(crate) struct Memory {
 
 impl Default for Memory {
     fn default() -> Self {
-        Memory {
-            allocs: BTreeMap::new(),
-            next: FIRST_ADDRESS,
-            live_bytes: 0,
-        }
+        Memory { allocs: BTreeMap::new(), next: FIRST_ADDRESS, live_bytes: 0 }
     }
 }
 
@@ -120,11 +116,7 @@ pub(crate) fn store_size(ty: &Type) -> R<u64> {
     match ty {
         Type::Vector(elem, _) if !elem.is_scalar() => Err(too_big()),
         Type::Vector(elem, n) => {
-            let lane_bits = if **elem == Type::I1 {
-                1
-            } else {
-                elem.size() * 8
-            };
+            let lane_bits = if **elem == Type::I1 { 1 } else { elem.size() * 8 };
             Ok((lane_bits * u64::from(*n)).div_ceil(8))
         }
         other => checked_size(other).ok_or_else(too_big),
@@ -214,10 +206,7 @@ pub(crate) fn decode(
         }
     };
     let sub = |at: usize| -> R<(&[u8], &[bool])> {
-        Ok((
-            bytes.get(at..).ok_or_else(short)?,
-            init.get(at..).ok_or_else(short)?,
-        ))
+        Ok((bytes.get(at..).ok_or_else(short)?, init.get(at..).ok_or_else(short)?))
     };
     match ty {
         t if t.is_int() => {
@@ -227,9 +216,7 @@ pub(crate) fn decode(
             let v = u128::from_le_bytes(buf);
             Ok(Val::Int(if *t == Type::I1 { v & 1 } else { v }))
         }
-        Type::Ptr(_) => Ok(Val::Ptr(u64::from_le_bytes(
-            take(8)?.try_into().map_err(|_| short())?,
-        ))),
+        Type::Ptr(_) => Ok(Val::Ptr(u64::from_le_bytes(take(8)?.try_into().map_err(|_| short())?))),
         Type::F32 => Ok(Val::F32(f32::from_bits(u32::from_le_bytes(
             take(4)?.try_into().map_err(|_| short())?,
         )))),
@@ -241,9 +228,7 @@ pub(crate) fn decode(
             if **elem == Type::I1 {
                 let packed = take(n.div_ceil(8))?;
                 return Ok(Val::Vector(
-                    (0..n)
-                        .map(|i| Val::bool(packed[i / 8] >> (i % 8) & 1 == 1))
-                        .collect(),
+                    (0..n).map(|i| Val::bool(packed[i / 8] >> (i % 8) & 1 == 1)).collect(),
                 ));
             }
             let stride = elem.size() as usize;
@@ -310,9 +295,7 @@ fn push_bits(ty: &Type, v: &Val, out: &mut Vec<bool>) -> R<()> {
 
 fn pop_bits(ty: &Type, bits: &mut impl Iterator<Item = bool>) -> R<Val> {
     let mut take = |n: u32| -> u128 {
-        (0..n).fold(0u128, |acc, i| {
-            acc | (u128::from(bits.next().unwrap_or(false)) << i)
-        })
+        (0..n).fold(0u128, |acc, i| acc | (u128::from(bits.next().unwrap_or(false)) << i))
     };
     Ok(match ty {
         Type::F32 => Val::F32(f32::from_bits(take(32) as u32)),
@@ -321,10 +304,7 @@ fn pop_bits(ty: &Type, bits: &mut impl Iterator<Item = bool>) -> R<Val> {
         Type::Vector(elem, n) => {
             Val::Vector((0..*n).map(|_| pop_bits(elem, bits)).collect::<R<_>>()?)
         }
-        t => Val::Int(take(
-            t.int_bits()
-                .ok_or_else(|| malformed(format!("bitcast to {t}")))?,
-        )),
+        t => Val::Int(take(t.int_bits().ok_or_else(|| malformed(format!("bitcast to {t}")))?)),
     })
 }
 
@@ -361,31 +341,17 @@ impl Memory {
     /// (globals, calloc); otherwise they start uninitialized.
     pub fn allocate(&mut self, size: u64, align: u64, kind: AllocKind, zeroed: bool) -> R<u64> {
         let oom = || ErrorKind::OutOfMemory { size };
-        let live = self
-            .live_bytes
-            .checked_add(size)
-            .filter(|l| *l <= MAX_LIVE_BYTES)
-            .ok_or_else(oom)?;
-        let align = align
-            .max(MIN_ALIGN)
-            .checked_next_power_of_two()
-            .ok_or_else(oom)?;
+        let live =
+            self.live_bytes.checked_add(size).filter(|l| *l <= MAX_LIVE_BYTES).ok_or_else(oom)?;
+        let align = align.max(MIN_ALIGN).checked_next_power_of_two().ok_or_else(oom)?;
         let base = self.next.checked_next_multiple_of(align).ok_or_else(oom)?;
-        let next = base
-            .checked_add(size)
-            .and_then(|e| e.checked_add(GUARD))
-            .ok_or_else(oom)?;
+        let next = base.checked_add(size).and_then(|e| e.checked_add(GUARD)).ok_or_else(oom)?;
         if next >= FUNC_BASE {
             return Err(oom());
         }
         let n = size as usize;
-        let alloc = Allocation {
-            size,
-            kind,
-            state: State::Live,
-            bytes: vec![0; n],
-            init: vec![zeroed; n],
-        };
+        let alloc =
+            Allocation { size, kind, state: State::Live, bytes: vec![0; n], init: vec![zeroed; n] };
         self.allocs.insert(base, alloc);
         self.next = next;
         self.live_bytes = live;
@@ -421,10 +387,9 @@ impl Memory {
                 }
                 _ => Err(ErrorKind::DoubleFree { addr }),
             },
-            Some(a) => Err(ErrorKind::InvalidFree {
-                addr,
-                detail: format!("the {}", a.kind.describe()),
-            }),
+            Some(a) => {
+                Err(ErrorKind::InvalidFree { addr, detail: format!("the {}", a.kind.describe()) })
+            }
             None => {
                 let detail = match self.containing(addr) {
                     Some((base, a)) => {
@@ -453,12 +418,7 @@ impl Memory {
         if len == 0 {
             return Ok(None);
         }
-        let oob = |detail: String| ErrorKind::OutOfBounds {
-            op: access.op,
-            addr,
-            len,
-            detail,
-        };
+        let oob = |detail: String| ErrorKind::OutOfBounds { op: access.op, addr, len, detail };
         if addr == 0 {
             return Err(oob("null pointer".to_string()));
         }
@@ -466,31 +426,16 @@ impl Memory {
             return Err(oob(self.nearest(addr)));
         };
         match (&a.state, &a.kind) {
-            (State::Freed, _) => {
-                return Err(ErrorKind::UseAfterFree {
-                    op: access.op,
-                    addr,
-                    len,
-                })
-            }
+            (State::Freed, _) => return Err(ErrorKind::UseAfterFree { op: access.op, addr, len }),
             (State::Dead, AllocKind::Stack { func }) => {
-                return Err(ErrorKind::DeadStack {
-                    op: access.op,
-                    addr,
-                    len,
-                    func: func.clone(),
-                })
+                return Err(ErrorKind::DeadStack { op: access.op, addr, len, func: func.clone() })
             }
             (_, AllocKind::ExternGlobal { name }) => {
                 return Err(ErrorKind::UndefinedGlobal { name: name.clone() })
             }
-            (
-                _,
-                AllocKind::Global {
-                    name,
-                    constant: true,
-                },
-            ) if access.write => return Err(ErrorKind::WriteToConstant { name: name.clone() }),
+            (_, AllocKind::Global { name, constant: true }) if access.write => {
+                return Err(ErrorKind::WriteToConstant { name: name.clone() })
+            }
             _ => {}
         }
         let offset = addr - base;
@@ -516,11 +461,7 @@ impl Memory {
                 a.kind.describe()
             ),
             (_, Some((b, a))) if b - addr <= GUARD => {
-                format!(
-                    "{} bytes before the {} at {b:#x}",
-                    b - addr,
-                    a.kind.describe()
-                )
+                format!("{} bytes before the {} at {b:#x}", b - addr, a.kind.describe())
             }
             _ if addr >= FUNC_BASE => "a function address".to_string(),
             _ => "not in any allocation".to_string(),
@@ -545,10 +486,7 @@ impl Memory {
         let Some((base, off)) = self.check(addr, len, access)? else {
             return Ok(None);
         };
-        let a = self
-            .allocs
-            .get_mut(&base)
-            .ok_or_else(|| malformed("allocation vanished"))?;
+        let a = self.allocs.get_mut(&base).ok_or_else(|| malformed("allocation vanished"))?;
         let end = off + len as usize;
         Ok(Some((&mut a.bytes[off..end], &mut a.init[off..end])))
     }
@@ -565,9 +503,7 @@ impl Memory {
     /// Loads a value of type `ty` from `addr`.
     pub fn load(&self, addr: u64, ty: &Type, access: Access) -> R<Val> {
         if leaf_count(ty).is_none() {
-            return Err(ErrorKind::Unsupported(format!(
-                "loads of {ty} are too large"
-            )));
+            return Err(ErrorKind::Unsupported(format!("loads of {ty} are too large")));
         }
         let len = store_size(ty)?;
         match self.slices(addr, len, access)? {
@@ -644,9 +580,7 @@ impl Memory {
                 return Ok(out);
             }
             if !a.init[i] {
-                return Err(Self::uninit_error(access, addr, (i - off + 1) as u64)(
-                    i - off,
-                ));
+                return Err(Self::uninit_error(access, addr, (i - off + 1) as u64)(i - off));
             }
             if a.bytes[i] == 0 {
                 return Ok(out);
@@ -671,10 +605,7 @@ impl Memory {
     /// Initializes a global's bytes directly (constant globals included): all bytes zero and
     /// initialized, then the value written over them.
     pub fn init_global(&mut self, base: u64, ty: &Type, val: Option<&Val>) -> R<()> {
-        let a = self
-            .allocs
-            .get_mut(&base)
-            .ok_or_else(|| malformed("global without memory"))?;
+        let a = self.allocs.get_mut(&base).ok_or_else(|| malformed("global without memory"))?;
         a.init.fill(true);
         match val {
             Some(v) => encode(ty, v, &mut a.bytes, &mut a.init),
@@ -704,32 +635,22 @@ mod tests {
     #[test]
     fn out_of_bounds_and_null() {
         let (mut m, p) = mem_with_block(16);
-        m.store(p + 8, &Type::F64, &Val::F64(1.0), Access::write("store"))
-            .unwrap();
+        m.store(p + 8, &Type::F64, &Val::F64(1.0), Access::write("store")).unwrap();
         let e = m.load(p + 16, &Type::I8, Access::read("load")).unwrap_err();
         assert!(e.to_string().contains("out of bounds"), "{e}");
         assert!(e.to_string().contains("past the end"), "{e}");
-        let e = m
-            .load(p + 12, &Type::F64, Access::read("load"))
-            .unwrap_err();
-        assert!(
-            e.to_string()
-                .contains("offset 12 in the 16-byte heap block"),
-            "{e}"
-        );
+        let e = m.load(p + 12, &Type::F64, Access::read("load")).unwrap_err();
+        assert!(e.to_string().contains("offset 12 in the 16-byte heap block"), "{e}");
         let e = m.load(0, &Type::I32, Access::read("load")).unwrap_err();
         assert!(e.to_string().contains("null"), "{e}");
-        let e = m
-            .load(p.wrapping_sub(4), &Type::I32, Access::read("load"))
-            .unwrap_err();
+        let e = m.load(p.wrapping_sub(4), &Type::I32, Access::read("load")).unwrap_err();
         assert!(e.to_string().contains("before"), "{e}");
     }
 
     #[test]
     fn use_after_free_and_double_free() {
         let (mut m, p) = mem_with_block(8);
-        m.store(p, &Type::I64, &Val::Int(5), Access::write("store"))
-            .unwrap();
+        m.store(p, &Type::I64, &Val::Int(5), Access::write("store")).unwrap();
         m.free(p).unwrap();
         assert!(matches!(
             m.load(p, &Type::I64, Access::read("load")),
@@ -737,9 +658,7 @@ mod tests {
         ));
         assert!(matches!(m.free(p), Err(ErrorKind::DoubleFree { .. })));
         assert!(matches!(m.free(p + 1), Err(ErrorKind::InvalidFree { .. })));
-        let q = m
-            .allocate(8, 8, AllocKind::Stack { func: "f".into() }, false)
-            .unwrap();
+        let q = m.allocate(8, 8, AllocKind::Stack { func: "f".into() }, false).unwrap();
         assert!(q > p, "addresses are never reused");
         assert!(matches!(m.free(q), Err(ErrorKind::InvalidFree { .. })));
         m.kill_stack(q);
@@ -752,24 +671,14 @@ mod tests {
     #[test]
     fn uninitialized_reads() {
         let (mut m, p) = mem_with_block(16);
-        m.store(p, &Type::I32, &Val::Int(7), Access::write("store"))
-            .unwrap();
-        assert_eq!(
-            m.load(p, &Type::I32, Access::read("load")).unwrap(),
-            Val::Int(7)
-        );
+        m.store(p, &Type::I32, &Val::Int(7), Access::write("store")).unwrap();
+        assert_eq!(m.load(p, &Type::I32, Access::read("load")).unwrap(), Val::Int(7));
         let e = m.load(p, &Type::I64, Access::read("load")).unwrap_err();
-        assert!(
-            matches!(e, ErrorKind::UninitRead { first, .. } if first == p + 4),
-            "{e}"
-        );
+        assert!(matches!(e, ErrorKind::UninitRead { first, .. } if first == p + 4), "{e}");
         // Copying uninitialized bytes is fine; reading them afterwards is not.
         let (q, _) = (m.allocate(16, 8, AllocKind::Heap, false).unwrap(), ());
         m.copy(q, p, 16, false, "memcpy").unwrap();
-        assert_eq!(
-            m.load(q, &Type::I32, Access::read("load")).unwrap(),
-            Val::Int(7)
-        );
+        assert_eq!(m.load(q, &Type::I32, Access::read("load")).unwrap(), Val::Int(7));
         assert!(m.load(q + 4, &Type::I32, Access::read("load")).is_err());
     }
 
@@ -777,10 +686,8 @@ mod tests {
     fn struct_padding_is_not_checked() {
         let (mut m, p) = mem_with_block(16);
         let s = Type::structure(vec![Type::I8, Type::I32], false);
-        m.store(p, &Type::I8, &Val::Int(1), Access::write("store"))
-            .unwrap();
-        m.store(p + 4, &Type::I32, &Val::Int(2), Access::write("store"))
-            .unwrap();
+        m.store(p, &Type::I8, &Val::Int(1), Access::write("store")).unwrap();
+        m.store(p + 4, &Type::I32, &Val::Int(2), Access::write("store")).unwrap();
         let v = m.load(p, &s, Access::read("load")).unwrap();
         assert_eq!(v, Val::Aggregate(vec![Val::Int(1), Val::Int(2)]));
     }
@@ -790,16 +697,9 @@ mod tests {
         let (mut m, p) = mem_with_block(32);
         let v = Type::vector(Type::I1, 10);
         let lanes: Vec<Val> = (0..10).map(|i| Val::bool(i % 3 == 0)).collect();
-        m.store(p, &v, &Val::Vector(lanes.clone()), Access::write("store"))
-            .unwrap();
-        assert_eq!(
-            m.load(p, &Type::I16, Access::read("load")).unwrap(),
-            Val::Int(0b10_0100_1001)
-        );
-        assert_eq!(
-            m.load(p, &v, Access::read("load")).unwrap(),
-            Val::Vector(lanes)
-        );
+        m.store(p, &v, &Val::Vector(lanes.clone()), Access::write("store")).unwrap();
+        assert_eq!(m.load(p, &Type::I16, Access::read("load")).unwrap(), Val::Int(0b10_0100_1001));
+        assert_eq!(m.load(p, &v, Access::read("load")).unwrap(), Val::Vector(lanes));
         // <3 x f32> touches 12 bytes, though its size is 16.
         let v3 = Type::vector(Type::F32, 3);
         let val = Val::Vector(vec![Val::F32(1.0), Val::F32(2.0), Val::F32(3.0)]);
@@ -811,12 +711,7 @@ mod tests {
     fn bitcasts() {
         let v = bitcast(&Type::F64, &Type::I64, &Val::F64(1.0)).unwrap();
         assert_eq!(v, Val::Int(0x3ff0_0000_0000_0000));
-        let v = bitcast(
-            &Type::I64,
-            &Type::vector(Type::I32, 2),
-            &Val::Int(0x1_0000_0002),
-        )
-        .unwrap();
+        let v = bitcast(&Type::I64, &Type::vector(Type::I32, 2), &Val::Int(0x1_0000_0002)).unwrap();
         assert_eq!(v, Val::Vector(vec![Val::Int(2), Val::Int(1)]));
         let v = bitcast(
             &Type::vector(Type::I1, 8),

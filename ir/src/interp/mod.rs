@@ -60,38 +60,19 @@ pub enum ErrorKind {
     #[error("signed division overflow: {op} of INT_MIN by -1")]
     SignedDivisionOverflow { op: &'static str },
     #[error("out of bounds {op} of {len} bytes at {addr:#x} ({detail})")]
-    OutOfBounds {
-        op: &'static str,
-        addr: u64,
-        len: u64,
-        detail: String,
-    },
+    OutOfBounds { op: &'static str, addr: u64, len: u64, detail: String },
     #[error("use after free: {op} of {len} bytes at {addr:#x} in a freed heap block")]
-    UseAfterFree {
-        op: &'static str,
-        addr: u64,
-        len: u64,
-    },
+    UseAfterFree { op: &'static str, addr: u64, len: u64 },
     #[error(
         "use of dead stack memory: {op} of {len} bytes at {addr:#x} in an alloca of @{func}, \
          which has returned"
     )]
-    DeadStack {
-        op: &'static str,
-        addr: u64,
-        len: u64,
-        func: String,
-    },
+    DeadStack { op: &'static str, addr: u64, len: u64, func: String },
     #[error(
         "read of uninitialized memory: {op} of {len} bytes at {addr:#x} (byte {first:#x} was \
          never written)"
     )]
-    UninitRead {
-        op: &'static str,
-        addr: u64,
-        len: u64,
-        first: u64,
-    },
+    UninitRead { op: &'static str, addr: u64, len: u64, first: u64 },
     #[error("double free of heap block {addr:#x}")]
     DoubleFree { addr: u64 },
     #[error("invalid free of {addr:#x}: {detail}")]
@@ -107,11 +88,7 @@ pub enum ErrorKind {
     #[error("call_indirect through {addr:#x}, which is not a function address")]
     NotAFunction { addr: u64 },
     #[error("call_indirect signature mismatch: @{func} has type {actual}, called as {expected}")]
-    SignatureMismatch {
-        func: String,
-        actual: String,
-        expected: String,
-    },
+    SignatureMismatch { func: String, actual: String, expected: String },
     #[error("reached unreachable")]
     Unreachable,
     #[error("ran out of fuel after {fuel} instructions in @{func}")]
@@ -161,11 +138,7 @@ pub struct InterpError {
 
 impl InterpError {
     pub(crate) fn new(kind: ErrorKind) -> InterpError {
-        InterpError {
-            kind,
-            location: None,
-            stack: Vec::new(),
-        }
+        InterpError { kind, location: None, stack: Vec::new() }
     }
 
     pub fn kind(&self) -> &ErrorKind {
@@ -268,19 +241,13 @@ impl<'m> Interpreter<'m> {
             })?;
             let align = u64::from(global.align).max(global.ty.align());
             let kind = match (&global.init, global.name.as_str()) {
-                (Some(_), _) => AllocKind::Global {
-                    name: global.name.clone(),
-                    constant: global.constant,
-                },
-                (None, "stdout" | "stderr" | "__stdoutp" | "__stderrp") if global.ty.is_ptr() => {
-                    AllocKind::Global {
-                        name: global.name.clone(),
-                        constant: false,
-                    }
+                (Some(_), _) => {
+                    AllocKind::Global { name: global.name.clone(), constant: global.constant }
                 }
-                (None, _) => AllocKind::ExternGlobal {
-                    name: global.name.clone(),
-                },
+                (None, "stdout" | "stderr" | "__stdoutp" | "__stderrp") if global.ty.is_ptr() => {
+                    AllocKind::Global { name: global.name.clone(), constant: false }
+                }
+                (None, _) => AllocKind::ExternGlobal { name: global.name.clone() },
             };
             let base = interp.mem.allocate(size, align, kind, false)?;
             interp.global_addrs[id] = base;
@@ -336,17 +303,14 @@ impl<'m> Interpreter<'m> {
         let size = elem
             .checked_mul(values.len() as u64)
             .ok_or(ErrorKind::OutOfMemory { size: u64::MAX })?;
-        let base = self
-            .mem
-            .allocate(size, ty.align(), AllocKind::Heap, false)?;
+        let base = self.mem.allocate(size, ty.align(), AllocKind::Heap, false)?;
         for (i, v) in values.iter().enumerate() {
             let v = v.coerce(ty).ok_or_else(|| {
                 ErrorKind::InvalidArgument(format!(
                     "element {i} ({v:?}) is not a value of type {ty}"
                 ))
             })?;
-            self.mem
-                .store(base + elem * i as u64, ty, &v, Access::write("store"))?;
+            self.mem.store(base + elem * i as u64, ty, &v, Access::write("store"))?;
         }
         Ok(Val::Ptr(base))
     }
@@ -387,19 +351,14 @@ impl<'m> Interpreter<'m> {
 
     /// The address of a global.
     pub fn global_address(&self, global: GlobalId) -> Option<Val> {
-        self.module
-            .globals
-            .get(global)
-            .map(|_| Val::Ptr(self.global_addrs[global]))
+        self.module.globals.get(global).map(|_| Val::Ptr(self.global_addrs[global]))
     }
 
     pub(crate) fn symbol_address(&self, symbol: &Symbol) -> R<u64> {
         match symbol {
             Symbol::Global(g) if self.module.globals.is_valid(*g) => Ok(self.global_addrs[*g]),
             Symbol::Func(f) if self.module.functions.is_valid(*f) => Ok(function_address(*f)),
-            other => Err(ErrorKind::Malformed(format!(
-                "reference to unknown symbol {other:?}"
-            ))),
+            other => Err(ErrorKind::Malformed(format!("reference to unknown symbol {other:?}"))),
         }
     }
 
@@ -449,11 +408,8 @@ mod tests {
     ) -> FuncId {
         let sig = Signature::new(params, ret);
         let own = m.functions.next_key();
-        let mut sigs: Vec<(FuncId, Signature)> = m
-            .functions
-            .iter()
-            .map(|(id, f)| (id, f.signature.clone()))
-            .collect();
+        let mut sigs: Vec<(FuncId, Signature)> =
+            m.functions.iter().map(|(id, f)| (id, f.signature.clone())).collect();
         sigs.push((own, sig.clone()));
         let callees = move |f: FuncId| sigs.iter().find(|(id, _)| *id == f).map(|(_, s)| s.clone());
         let mut func = Function::new(name, sig);
@@ -505,11 +461,7 @@ mod tests {
                 b.switch_to_block(head);
                 let zero = b.iconst(Type::I32, 0);
                 let more = b.icmp(IntCC::Sgt, n, zero);
-                b.brif(
-                    more,
-                    BlockCall::new(body, vec![]),
-                    BlockCall::new(exit, vec![]),
-                );
+                b.brif(more, BlockCall::new(body, vec![]), BlockCall::new(exit, vec![]));
                 b.switch_to_block(body);
                 let one = b.iconst(Type::I32, 1);
                 let n2 = b.binary(BinaryOp::Sub, n, one);
@@ -527,15 +479,11 @@ mod tests {
         let (m, f) = swap_module();
         let mut interp = Interpreter::new(&m).unwrap();
         assert_eq!(
-            interp
-                .call(f, &[Val::Int(10), Val::Int(3), Val::Int(1)])
-                .unwrap(),
+            interp.call(f, &[Val::Int(10), Val::Int(3), Val::Int(1)]).unwrap(),
             Some(Val::Int(0xffff_fff9))
         );
         assert_eq!(
-            interp
-                .call(f, &[Val::Int(10), Val::Int(3), Val::Int(2)])
-                .unwrap(),
+            interp.call(f, &[Val::Int(10), Val::Int(3), Val::Int(2)]).unwrap(),
             Some(Val::Int(7))
         );
     }
@@ -546,15 +494,10 @@ mod tests {
         let mut interp = Interpreter::new(&m).unwrap();
         interp.set_fuel(1000);
         let e = err_of(interp.call(f, &[Val::Int(1), Val::Int(2), Val::Int(1_000_000)]));
-        assert_eq!(
-            e.to_string(),
-            "ran out of fuel after 1000 instructions in @swap"
-        );
+        assert_eq!(e.to_string(), "ran out of fuel after 1000 instructions in @swap");
         // The interpreter stays usable.
         assert_eq!(
-            interp
-                .call(f, &[Val::Int(1), Val::Int(2), Val::Int(2)])
-                .unwrap(),
+            interp.call(f, &[Val::Int(1), Val::Int(2), Val::Int(2)]).unwrap(),
             Some(Val::Int(0xffff_ffff))
         );
     }
@@ -567,11 +510,7 @@ mod tests {
             let base = b.create_block();
             let one = b.iconst(Type::I64, 1);
             let small = b.icmp(IntCC::Sle, p[0], one);
-            b.brif(
-                small,
-                BlockCall::new(base, vec![]),
-                BlockCall::new(rec, vec![]),
-            );
+            b.brif(small, BlockCall::new(base, vec![]), BlockCall::new(rec, vec![]));
             b.switch_to_block(base);
             b.ret(Some(one));
             b.switch_to_block(rec);
@@ -593,10 +532,7 @@ mod tests {
         );
         // 21! wraps at 64 bits.
         let wrapped = (1..=21u64).fold(1u64, |a, b| a.wrapping_mul(b));
-        assert_eq!(
-            interp.call(f, &[Val::Int(21)]).unwrap(),
-            Some(Val::Int(u128::from(wrapped)))
-        );
+        assert_eq!(interp.call(f, &[Val::Int(21)]).unwrap(), Some(Val::Int(u128::from(wrapped))));
         interp.set_max_call_depth(50);
         let e = err_of(interp.call(f, &[Val::Int(100)]));
         assert!(e.to_string().contains("call depth limit of 50"), "{e}");
@@ -608,21 +544,13 @@ mod tests {
     #[test]
     fn division_by_zero_is_located() {
         let mut m = Module::new();
-        let f = define(
-            &mut m,
-            "div",
-            vec![Type::I32, Type::I32],
-            Some(Type::I32),
-            |b, p| {
-                let q = b.binary(BinaryOp::Sdiv, p[0], p[1]);
-                b.ret(Some(q));
-            },
-        );
+        let f = define(&mut m, "div", vec![Type::I32, Type::I32], Some(Type::I32), |b, p| {
+            let q = b.binary(BinaryOp::Sdiv, p[0], p[1]);
+            b.ret(Some(q));
+        });
         let mut interp = Interpreter::new(&m).unwrap();
         assert_eq!(
-            interp
-                .call(f, &[Val::Int(7), Val::Int(0xffff_fffe)])
-                .unwrap(),
+            interp.call(f, &[Val::Int(7), Val::Int(0xffff_fffe)]).unwrap(),
             Some(Val::Int(0xffff_fffd))
         );
         let e = err_of(interp.call(f, &[Val::Int(7), Val::Int(0)]));
@@ -676,35 +604,19 @@ mod tests {
         assert!(e.to_string().contains("@escape"), "{e}");
         assert_eq!(interp.call(oob, &[Val::Int(0)]).unwrap(), Some(Val::Int(5)));
         let e = err_of(interp.call(oob, &[Val::Int(2)]));
-        assert!(
-            e.to_string().starts_with("out of bounds store of 4 bytes"),
-            "{e}"
-        );
-        assert!(
-            e.to_string()
-                .contains("offset 2 in the 4-byte alloca in @oob"),
-            "{e}"
-        );
+        assert!(e.to_string().starts_with("out of bounds store of 4 bytes"), "{e}");
+        assert!(e.to_string().contains("offset 2 in the 4-byte alloca in @oob"), "{e}");
         let e = err_of(interp.call(oob, &[Val::Int(u128::from(u64::MAX))]));
         assert!(e.to_string().contains("1 bytes before"), "{e}");
         let e = err_of(interp.call(uninit, &[]));
-        assert!(
-            e.to_string()
-                .starts_with("read of uninitialized memory: load of 8 bytes"),
-            "{e}"
-        );
+        assert!(e.to_string().starts_with("read of uninitialized memory: load of 8 bytes"), "{e}");
     }
 
     #[test]
     fn heap_functions() {
         let mut m = Module::new();
         let malloc = declare(&mut m, "malloc", vec![Type::I64], Some(Type::PTR));
-        let realloc = declare(
-            &mut m,
-            "realloc",
-            vec![Type::PTR, Type::I64],
-            Some(Type::PTR),
-        );
+        let realloc = declare(&mut m, "realloc", vec![Type::PTR, Type::I64], Some(Type::PTR));
         let free = declare(&mut m, "free", vec![Type::PTR], None);
         // grow(): malloc 8, store 42, realloc to 64, free, return loaded value.
         let grow = define(&mut m, "grow", vec![Type::I1], Some(Type::I64), |b, p| {
@@ -718,11 +630,7 @@ mod tests {
             b.call(free, vec![q2]);
             let then = b.create_block();
             let done = b.create_block();
-            b.brif(
-                p[0],
-                BlockCall::new(then, vec![]),
-                BlockCall::new(done, vec![]),
-            );
+            b.brif(p[0], BlockCall::new(then, vec![]), BlockCall::new(done, vec![]));
             b.switch_to_block(then);
             // Use after free of the old and the new block.
             let r2 = b.load(Type::I64, q, 8);
@@ -738,10 +646,7 @@ mod tests {
             b.ret(None);
         });
         let mut interp = Interpreter::new(&m).unwrap();
-        assert_eq!(
-            interp.call(grow, &[Val::Int(0)]).unwrap(),
-            Some(Val::Int(42))
-        );
+        assert_eq!(interp.call(grow, &[Val::Int(0)]).unwrap(), Some(Val::Int(42)));
         let e = err_of(interp.call(grow, &[Val::Int(1)]));
         assert!(e.to_string().starts_with("use after free"), "{e}");
         let e = err_of(interp.call(twice, &[]));
@@ -769,17 +674,11 @@ mod tests {
                 Constant::Int(3),
             ])),
         });
-        let target = define(
-            &mut m,
-            "target",
-            vec![Type::I32],
-            Some(Type::I32),
-            |b, p| {
-                let two = b.iconst(Type::I32, 2);
-                let r = b.binary(BinaryOp::Mul, p[0], two);
-                b.ret(Some(r));
-            },
-        );
+        let target = define(&mut m, "target", vec![Type::I32], Some(Type::I32), |b, p| {
+            let two = b.iconst(Type::I32, 2);
+            let r = b.binary(BinaryOp::Mul, p[0], two);
+            b.ret(Some(r));
+        });
         let table = m.add_global(Global {
             name: "table".into(),
             ty: Type::structure(vec![Type::PTR, Type::PTR], false),
@@ -788,24 +687,15 @@ mod tests {
             align: 8,
             addr_space: 0,
             init: Some(Constant::Elements(vec![
-                Constant::Address {
-                    symbol: Symbol::Global(data),
-                    offset: 8,
-                },
-                Constant::Address {
-                    symbol: Symbol::Func(target),
-                    offset: 0,
-                },
+                Constant::Address { symbol: Symbol::Global(data), offset: 8 },
+                Constant::Address { symbol: Symbol::Func(target), offset: 0 },
             ])),
         });
         let sig = Signature::new(vec![Type::I32], Some(Type::I32));
         let run = define(&mut m, "run", vec![Type::PTR], Some(Type::I32), |b, p| {
             let t = b.constant(
                 Type::PTR,
-                Constant::Address {
-                    symbol: Symbol::Global(table),
-                    offset: 0,
-                },
+                Constant::Address { symbol: Symbol::Global(table), offset: 0 },
             );
             let elem = b.load(Type::PTR, t, 8);
             let v = b.load(Type::I32, elem, 4);
@@ -821,13 +711,8 @@ mod tests {
             b.ret(Some(r));
         });
         let poke = define(&mut m, "poke", vec![], None, |b, _| {
-            let d = b.constant(
-                Type::PTR,
-                Constant::Address {
-                    symbol: Symbol::Global(data),
-                    offset: 0,
-                },
-            );
+            let d = b
+                .constant(Type::PTR, Constant::Address { symbol: Symbol::Global(data), offset: 0 });
             let v = b.iconst(Type::I32, 9);
             b.store(v, d, 4);
             b.ret(None);
@@ -861,31 +746,17 @@ mod tests {
             init: Some(Constant::Bytes(b"%d %5.2f %s|%c%%\n\0hi\0".to_vec())),
         });
         let printf = m.add_function(Function {
-            signature: Signature {
-                params: vec![Type::PTR],
-                ret: Some(Type::I32),
-                varargs: true,
-            },
+            signature: Signature { params: vec![Type::PTR], ret: Some(Type::I32), varargs: true },
             ..Function::new("printf", Signature::default())
         });
         let mystery = declare(&mut m, "mystery", vec![], None);
         let hello = define(&mut m, "hello", vec![], Some(Type::I32), |b, _| {
-            let f = b.constant(
-                Type::PTR,
-                Constant::Address {
-                    symbol: Symbol::Global(fmt),
-                    offset: 0,
-                },
-            );
+            let f =
+                b.constant(Type::PTR, Constant::Address { symbol: Symbol::Global(fmt), offset: 0 });
             let n = b.iconst(Type::I32, -3);
             let x = b.f64const(1.23456);
-            let s = b.constant(
-                Type::PTR,
-                Constant::Address {
-                    symbol: Symbol::Global(fmt),
-                    offset: 18,
-                },
-            );
+            let s = b
+                .constant(Type::PTR, Constant::Address { symbol: Symbol::Global(fmt), offset: 18 });
             let c = b.iconst(Type::I32, 65);
             let r = b.call(printf, vec![f, n, x, s, c]).1.unwrap();
             b.ret(Some(r));
@@ -908,29 +779,14 @@ mod tests {
         ];
         let p = interp.alloc(&s, &vals).unwrap();
         let back = interp.read(&p, &s, 2).unwrap();
-        assert_eq!(
-            back[1],
-            Val::Aggregate(vec![Val::Int(0xff), Val::F64(-1.0)])
-        );
-        assert!(interp
-            .read(&p, &s, 3)
-            .unwrap_err()
-            .to_string()
-            .contains("out of bounds"));
-        assert!(interp
-            .read(&p, &Type::I64, 1)
-            .unwrap_err()
-            .to_string()
-            .contains("uninitialized"));
+        assert_eq!(back[1], Val::Aggregate(vec![Val::Int(0xff), Val::F64(-1.0)]));
+        assert!(interp.read(&p, &s, 3).unwrap_err().to_string().contains("out of bounds"));
+        assert!(interp.read(&p, &Type::I64, 1).unwrap_err().to_string().contains("uninitialized"));
         assert!(interp.alloc(&Type::F64, &[Val::Int(1)]).is_err());
         assert!(interp.call(f, &[Val::Int(1)]).is_err());
-        assert!(interp
-            .call(f, &[Val::F64(1.0), Val::Int(1), Val::Int(1)])
-            .is_err());
-        let (z1, z2) = (
-            interp.alloc(&Type::I32, &[]).unwrap(),
-            interp.alloc(&Type::I32, &[]).unwrap(),
-        );
+        assert!(interp.call(f, &[Val::F64(1.0), Val::Int(1), Val::Int(1)]).is_err());
+        let (z1, z2) =
+            (interp.alloc(&Type::I32, &[]).unwrap(), interp.alloc(&Type::I32, &[]).unwrap());
         assert_ne!(z1, z2);
         assert!(interp.read(&z1, &Type::I32, 1).is_err());
     }

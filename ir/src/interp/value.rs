@@ -48,10 +48,7 @@ impl Val {
     pub(crate) fn as_int(&self) -> R<u128> {
         match self {
             Val::Int(v) => Ok(*v),
-            other => Err(malformed(format!(
-                "expected an integer, found {}",
-                other.kind_name()
-            ))),
+            other => Err(malformed(format!("expected an integer, found {}", other.kind_name()))),
         }
     }
 
@@ -64,30 +61,21 @@ impl Val {
         match self {
             Val::Ptr(p) => Ok(*p),
             Val::Int(v) => Ok(*v as u64),
-            other => Err(malformed(format!(
-                "expected a pointer, found {}",
-                other.kind_name()
-            ))),
+            other => Err(malformed(format!("expected a pointer, found {}", other.kind_name()))),
         }
     }
 
     pub(crate) fn as_f64(&self) -> R<f64> {
         match self {
             Val::F64(x) => Ok(*x),
-            other => Err(malformed(format!(
-                "expected an f64, found {}",
-                other.kind_name()
-            ))),
+            other => Err(malformed(format!("expected an f64, found {}", other.kind_name()))),
         }
     }
 
     pub(crate) fn lanes(&self) -> R<&[Val]> {
         match self {
             Val::Vector(lanes) => Ok(lanes),
-            other => Err(malformed(format!(
-                "expected a vector, found {}",
-                other.kind_name()
-            ))),
+            other => Err(malformed(format!("expected a vector, found {}", other.kind_name()))),
         }
     }
 
@@ -126,20 +114,10 @@ impl Val {
             (Val::F32(x), Type::F32) => Val::F32(*x),
             (Val::F64(x), Type::F64) => Val::F64(*x),
             (Val::Vector(lanes), Type::Vector(elem, n)) if lanes.len() as u64 == u64::from(*n) => {
-                Val::Vector(
-                    lanes
-                        .iter()
-                        .map(|l| l.coerce(elem))
-                        .collect::<Option<_>>()?,
-                )
+                Val::Vector(lanes.iter().map(|l| l.coerce(elem)).collect::<Option<_>>()?)
             }
             (Val::Aggregate(elems), Type::Array(elem, n)) if elems.len() as u64 == *n => {
-                Val::Aggregate(
-                    elems
-                        .iter()
-                        .map(|e| e.coerce(elem))
-                        .collect::<Option<_>>()?,
-                )
+                Val::Aggregate(elems.iter().map(|e| e.coerce(elem)).collect::<Option<_>>()?)
             }
             (Val::Aggregate(fields), Type::Struct(s)) if fields.len() == s.fields.len() => {
                 Val::Aggregate(
@@ -179,9 +157,7 @@ pub(crate) fn leaf_count(ty: &Type) -> Option<u64> {
 fn check_leaves(ty: &Type) -> R<()> {
     match leaf_count(ty) {
         Some(_) => Ok(()),
-        None => Err(ErrorKind::Unsupported(format!(
-            "values of type {ty} are too large"
-        ))),
+        None => Err(ErrorKind::Unsupported(format!("values of type {ty} are too large"))),
     }
 }
 
@@ -226,9 +202,9 @@ pub(crate) fn constant(
             _ => Err(bad()),
         },
         Constant::Bytes(bytes) => match ty {
-            Type::Array(elem, n) if **elem == Type::I8 && *n == bytes.len() as u64 => Ok(
-                Val::Aggregate(bytes.iter().map(|b| Val::Int(u128::from(*b))).collect()),
-            ),
+            Type::Array(elem, n) if **elem == Type::I8 && *n == bytes.len() as u64 => {
+                Ok(Val::Aggregate(bytes.iter().map(|b| Val::Int(u128::from(*b))).collect()))
+            }
             _ => Err(bad()),
         },
         Constant::Elements(elems) => {
@@ -259,13 +235,12 @@ pub(crate) fn constant(
 /// Applies `f` lane by lane when `a` is a vector, directly otherwise.
 pub(crate) fn map1(ty: &Type, a: &Val, f: impl Fn(&Type, &Val) -> R<Val>) -> R<Val> {
     match (ty, a) {
-        (Type::Vector(elem, _), Val::Vector(lanes)) => Ok(Val::Vector(
-            lanes.iter().map(|l| f(elem, l)).collect::<R<_>>()?,
-        )),
-        (Type::Vector(..), other) => Err(malformed(format!(
-            "expected a vector, found {}",
-            other.kind_name()
-        ))),
+        (Type::Vector(elem, _), Val::Vector(lanes)) => {
+            Ok(Val::Vector(lanes.iter().map(|l| f(elem, l)).collect::<R<_>>()?))
+        }
+        (Type::Vector(..), other) => {
+            Err(malformed(format!("expected a vector, found {}", other.kind_name())))
+        }
         _ => f(ty, a),
     }
 }
@@ -274,12 +249,7 @@ pub(crate) fn map1(ty: &Type, a: &Val, f: impl Fn(&Type, &Val) -> R<Val>) -> R<V
 pub(crate) fn map2(ty: &Type, a: &Val, b: &Val, f: impl Fn(&Type, &Val, &Val) -> R<Val>) -> R<Val> {
     match (ty, a, b) {
         (Type::Vector(elem, _), Val::Vector(x), Val::Vector(y)) if x.len() == y.len() => {
-            Ok(Val::Vector(
-                x.iter()
-                    .zip(y)
-                    .map(|(l, r)| f(elem, l, r))
-                    .collect::<R<_>>()?,
-            ))
+            Ok(Val::Vector(x.iter().zip(y).map(|(l, r)| f(elem, l, r)).collect::<R<_>>()?))
         }
         (Type::Vector(..), _, _) => Err(malformed("vector operands of different shapes")),
         _ => f(ty, a, b),
@@ -413,8 +383,7 @@ fn float_binary<F: Float>(op: BinaryOp, a: &Val, b: &Val) -> R<Val> {
 }
 
 fn int_bits(ty: &Type) -> R<u32> {
-    ty.int_bits()
-        .ok_or_else(|| malformed(format!("expected an integer type, found {ty}")))
+    ty.int_bits().ok_or_else(|| malformed(format!("expected an integer type, found {ty}")))
 }
 
 /// The signed minimum of a width, as a masked bit pattern.
@@ -477,12 +446,7 @@ pub(crate) fn binary(op: BinaryOp, ty: &Type, a: &Val, b: &Val) -> R<Val> {
     map2(ty, a, b, |lane, a, b| match lane {
         Type::F32 => float_binary::<f32>(op, a, b),
         Type::F64 => float_binary::<f64>(op, a, b),
-        _ => Ok(Val::Int(int_binary(
-            op,
-            int_bits(lane)?,
-            a.as_int()?,
-            b.as_int()?,
-        )?)),
+        _ => Ok(Val::Int(int_binary(op, int_bits(lane)?, a.as_int()?, b.as_int()?)?)),
     })
 }
 
@@ -537,9 +501,7 @@ pub(crate) fn unary(op: UnaryOp, ty: &Type, a: &Val) -> R<Val> {
 
 /// `a * b + c` with a single rounding.
 pub(crate) fn fma(ty: &Type, a: &Val, b: &Val, c: &Val) -> R<Val> {
-    let ab = map2(ty, a, b, |_, a, b| {
-        Ok(Val::Aggregate(vec![a.clone(), b.clone()]))
-    })?;
+    let ab = map2(ty, a, b, |_, a, b| Ok(Val::Aggregate(vec![a.clone(), b.clone()])))?;
     map2(ty, &ab, c, |lane, ab, c| {
         let Val::Aggregate(pair) = ab else {
             return Err(malformed("fma"));
@@ -637,11 +599,7 @@ pub(crate) fn select(cond: &Val, a: &Val, b: &Val) -> R<Val> {
             Ok(Val::Vector(lanes))
         }
         (Val::Vector(_), _, _) => Err(malformed("select with a vector condition of another shape")),
-        _ => Ok(if cond.as_bool()? {
-            a.clone()
-        } else {
-            b.clone()
-        }),
+        _ => Ok(if cond.as_bool()? { a.clone() } else { b.clone() }),
     }
 }
 
@@ -714,10 +672,7 @@ fn cast_scalar(op: CastOp, from: &Type, to: &Type, v: &Val) -> R<Val> {
             (Val::F32(x), Type::F32) => Ok(Val::F32(*x)),
             _ => Err(bad()),
         },
-        CastOp::Ptrtoint => Ok(Val::Int(mask_to_width(
-            u128::from(v.as_ptr()?),
-            int_bits(to)?,
-        ))),
+        CastOp::Ptrtoint => Ok(Val::Int(mask_to_width(u128::from(v.as_ptr()?), int_bits(to)?))),
         CastOp::Inttoptr => match to {
             Type::Ptr(_) => Ok(Val::Ptr(v.as_int()? as u64)),
             _ => Err(bad()),
@@ -743,12 +698,7 @@ pub(crate) fn cast(op: CastOp, from: &Type, to: &Type, v: &Val) -> R<Val> {
         (Type::Vector(fe, n), Type::Vector(te, m), Val::Vector(lanes))
             if n == m && lanes.len() as u64 == u64::from(*n) =>
         {
-            Ok(Val::Vector(
-                lanes
-                    .iter()
-                    .map(|l| cast_scalar(op, fe, te, l))
-                    .collect::<R<_>>()?,
-            ))
+            Ok(Val::Vector(lanes.iter().map(|l| cast_scalar(op, fe, te, l)).collect::<R<_>>()?))
         }
         (Type::Vector(..), _, _) | (_, Type::Vector(..), _) => {
             Err(malformed(format!("{op} between {from} and {to}")))
@@ -763,15 +713,9 @@ pub(crate) fn reduce(op: ReduceOp, ty: &Type, v: &Val, start: Option<&Val>) -> R
     let lanes = v.lanes()?;
     if op.has_start() {
         let start = start.ok_or_else(|| malformed(format!("{op} without a start value")))?;
-        let bop = if op == ReduceOp::Fadd {
-            BinaryOp::Fadd
-        } else {
-            BinaryOp::Fmul
-        };
+        let bop = if op == ReduceOp::Fadd { BinaryOp::Fadd } else { BinaryOp::Fmul };
         // Ordered: ((start op l0) op l1) op ...
-        return lanes
-            .iter()
-            .try_fold(start.clone(), |acc, l| binary(bop, lane_ty, &acc, l));
+        return lanes.iter().try_fold(start.clone(), |acc, l| binary(bop, lane_ty, &acc, l));
     }
     let Some((first, rest)) = lanes.split_first() else {
         return Err(malformed(format!("{op} of an empty vector")));
@@ -790,8 +734,7 @@ pub(crate) fn reduce(op: ReduceOp, ty: &Type, v: &Val, start: Option<&Val>) -> R
         ReduceOp::Fmax => BinaryOp::Fmaxnum,
         ReduceOp::Fadd | ReduceOp::Fmul => unreachable_reduce()?,
     };
-    rest.iter()
-        .try_fold(first.clone(), |acc, l| binary(bop, lane_ty, &acc, l))
+    rest.iter().try_fold(first.clone(), |acc, l| binary(bop, lane_ty, &acc, l))
 }
 
 fn unreachable_reduce() -> R<BinaryOp> {
@@ -816,46 +759,18 @@ mod tests {
             cast1(CastOp::Fptosi, Type::F64, Type::I32, Val::F64(-1e10)),
             Val::Int(0x8000_0000)
         );
+        assert_eq!(cast1(CastOp::Fptosi, Type::F64, Type::I32, Val::F64(f64::NAN)), Val::Int(0));
+        assert_eq!(cast1(CastOp::Fptosi, Type::F64, Type::I8, Val::F64(-3.9)), Val::Int(0xfd));
+        assert_eq!(cast1(CastOp::Fptoui, Type::F64, Type::I8, Val::F64(300.0)), Val::Int(255));
+        assert_eq!(cast1(CastOp::Fptoui, Type::F64, Type::I8, Val::F64(-5.0)), Val::Int(0));
+        assert_eq!(cast1(CastOp::Fptosi, Type::F32, Type::I1, Val::F32(-7.0)), Val::Int(1));
+        assert_eq!(cast1(CastOp::Fptosi, Type::F32, Type::I1, Val::F32(7.0)), Val::Int(0));
         assert_eq!(
-            cast1(CastOp::Fptosi, Type::F64, Type::I32, Val::F64(f64::NAN)),
-            Val::Int(0)
-        );
-        assert_eq!(
-            cast1(CastOp::Fptosi, Type::F64, Type::I8, Val::F64(-3.9)),
-            Val::Int(0xfd)
-        );
-        assert_eq!(
-            cast1(CastOp::Fptoui, Type::F64, Type::I8, Val::F64(300.0)),
-            Val::Int(255)
-        );
-        assert_eq!(
-            cast1(CastOp::Fptoui, Type::F64, Type::I8, Val::F64(-5.0)),
-            Val::Int(0)
-        );
-        assert_eq!(
-            cast1(CastOp::Fptosi, Type::F32, Type::I1, Val::F32(-7.0)),
-            Val::Int(1)
-        );
-        assert_eq!(
-            cast1(CastOp::Fptosi, Type::F32, Type::I1, Val::F32(7.0)),
-            Val::Int(0)
-        );
-        assert_eq!(
-            cast1(
-                CastOp::Fptosi,
-                Type::F64,
-                Type::I128,
-                Val::F64(f64::INFINITY)
-            ),
+            cast1(CastOp::Fptosi, Type::F64, Type::I128, Val::F64(f64::INFINITY)),
             Val::Int(i128::MAX as u128)
         );
         assert_eq!(
-            cast1(
-                CastOp::Fptosi,
-                Type::F64,
-                Type::I64,
-                Val::F64(f64::NEG_INFINITY)
-            ),
+            cast1(CastOp::Fptosi, Type::F64, Type::I64, Val::F64(f64::NEG_INFINITY)),
             Val::Int(1u128 << 63)
         );
         assert_eq!(
@@ -868,69 +783,33 @@ mod tests {
     fn int_to_float_rounds_once() {
         // 2^64 - 1 rounds up to 2^64.
         assert_eq!(
-            cast1(
-                CastOp::Uitofp,
-                Type::I64,
-                Type::F64,
-                Val::Int(u128::from(u64::MAX))
-            ),
+            cast1(CastOp::Uitofp, Type::I64, Type::F64, Val::Int(u128::from(u64::MAX))),
             Val::F64(18446744073709551616.0)
         );
-        assert_eq!(
-            cast1(CastOp::Sitofp, Type::I1, Type::F64, Val::Int(1)),
-            Val::F64(-1.0)
-        );
-        assert_eq!(
-            cast1(CastOp::Uitofp, Type::I1, Type::F32, Val::Int(1)),
-            Val::F32(1.0)
-        );
+        assert_eq!(cast1(CastOp::Sitofp, Type::I1, Type::F64, Val::Int(1)), Val::F64(-1.0));
+        assert_eq!(cast1(CastOp::Uitofp, Type::I1, Type::F32, Val::Int(1)), Val::F32(1.0));
         // 2^24 + 1 is not representable in f32: ties to even gives 2^24.
         assert_eq!(
             cast1(CastOp::Sitofp, Type::I32, Type::F32, Val::Int(16_777_217)),
             Val::F32(16_777_216.0)
         );
         assert_eq!(
-            cast1(
-                CastOp::Fptrunc,
-                Type::F64,
-                Type::F32,
-                Val::F64(1.0 + f64::EPSILON)
-            ),
+            cast1(CastOp::Fptrunc, Type::F64, Type::F32, Val::F64(1.0 + f64::EPSILON)),
             Val::F32(1.0)
         );
     }
 
     #[test]
     fn integer_casts() {
+        assert_eq!(cast1(CastOp::Sext, Type::I8, Type::I32, Val::Int(0x80)), Val::Int(0xffff_ff80));
+        assert_eq!(cast1(CastOp::Zext, Type::I8, Type::I32, Val::Int(0x80)), Val::Int(0x80));
+        assert_eq!(cast1(CastOp::Trunc, Type::I32, Type::I8, Val::Int(0x1234)), Val::Int(0x34));
+        assert_eq!(cast1(CastOp::Sext, Type::I1, Type::I128, Val::Int(1)), Val::Int(u128::MAX));
         assert_eq!(
-            cast1(CastOp::Sext, Type::I8, Type::I32, Val::Int(0x80)),
-            Val::Int(0xffff_ff80)
-        );
-        assert_eq!(
-            cast1(CastOp::Zext, Type::I8, Type::I32, Val::Int(0x80)),
-            Val::Int(0x80)
-        );
-        assert_eq!(
-            cast1(CastOp::Trunc, Type::I32, Type::I8, Val::Int(0x1234)),
-            Val::Int(0x34)
-        );
-        assert_eq!(
-            cast1(CastOp::Sext, Type::I1, Type::I128, Val::Int(1)),
-            Val::Int(u128::MAX)
-        );
-        assert_eq!(
-            cast1(
-                CastOp::Ptrtoint,
-                Type::PTR,
-                Type::I32,
-                Val::Ptr(0x1_0000_0004)
-            ),
+            cast1(CastOp::Ptrtoint, Type::PTR, Type::I32, Val::Ptr(0x1_0000_0004)),
             Val::Int(4)
         );
-        assert_eq!(
-            cast1(CastOp::Inttoptr, Type::I64, Type::PTR, Val::Int(42)),
-            Val::Ptr(42)
-        );
+        assert_eq!(cast1(CastOp::Inttoptr, Type::I64, Type::PTR, Val::Int(42)), Val::Ptr(42));
     }
 
     #[test]
@@ -977,10 +856,7 @@ mod tests {
         assert_eq!(int_binary(Ashr, 8, 0x80, 7).unwrap(), 0xff);
         assert_eq!(int_binary(Sdiv, 32, 0xffff_fff9, 2).unwrap(), 0xffff_fffd);
         assert_eq!(int_binary(Srem, 32, 0xffff_fff9, 2).unwrap(), 0xffff_ffff);
-        assert!(matches!(
-            int_binary(Udiv, 32, 1, 0),
-            Err(ErrorKind::DivisionByZero)
-        ));
+        assert!(matches!(int_binary(Udiv, 32, 1, 0), Err(ErrorKind::DivisionByZero)));
         assert!(matches!(
             int_binary(Sdiv, 32, 0x8000_0000, 0xffff_ffff),
             Err(ErrorKind::SignedDivisionOverflow { .. })

@@ -147,10 +147,7 @@ pub struct Group {
 
 impl Atom {
     pub fn new(kind: AtomKind, start: usize, end: usize) -> Atom {
-        Atom {
-            kind,
-            span: TextSpan::new(start, end),
-        }
+        Atom { kind, span: TextSpan::new(start, end) }
     }
 
     pub fn punct(punct: Punct, start: usize, end: usize) -> Atom {
@@ -159,10 +156,7 @@ impl Atom {
 
     pub fn group(delim: Delim, atoms: Vec<Atom>, start: usize, end: usize) -> Atom {
         let span = TextSpan::new(start, end);
-        Atom {
-            kind: AtomKind::Group(Group { delim, atoms, span }),
-            span,
-        }
+        Atom { kind: AtomKind::Group(Group { delim, atoms, span }), span }
     }
 
     pub fn is_punct(&self, punct: Punct) -> bool {

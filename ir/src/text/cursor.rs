@@ -73,20 +73,12 @@ pub(crate) struct Cursor<'a> {
 
 impl<'a> Cursor<'a> {
     pub fn new(src: &'a str, atoms: &'a [Atom], end: TextSpan) -> Cursor<'a> {
-        Cursor {
-            src,
-            atoms,
-            pos: 0,
-            end,
-        }
+        Cursor { src, atoms, pos: 0, end }
     }
 
     /// A cursor over a group's contents; running out points at the closing bracket.
     pub fn group(&self, group: &'a Group) -> Cursor<'a> {
-        let close = TextSpan {
-            start: group.span.end.saturating_sub(1),
-            end: group.span.end,
-        };
+        let close = TextSpan { start: group.span.end.saturating_sub(1), end: group.span.end };
         Cursor::new(self.src, &group.atoms, close)
     }
 
@@ -155,12 +147,11 @@ impl<'a> Cursor<'a> {
     pub fn finish(&self, after: &str) -> PResult<()> {
         match self.peek() {
             None => Ok(()),
-            Some(atom) => Err(Diagnostic::new(format!(
-                "unexpected `{}` after {after}",
-                self.text(atom)
-            ))
-            .with_span(atom.span)
-            .with_label("nothing more was expected here")),
+            Some(atom) => {
+                Err(Diagnostic::new(format!("unexpected `{}` after {after}", self.text(atom)))
+                    .with_span(atom.span)
+                    .with_label("nothing more was expected here"))
+            }
         }
     }
 
@@ -171,8 +162,7 @@ impl<'a> Cursor<'a> {
     }
 
     pub fn expect_punct(&mut self, punct: Punct) -> PResult<TextSpan> {
-        self.eat_punct(punct)
-            .ok_or_else(|| self.error(&format!("`{}`", punct.text())))
+        self.eat_punct(punct).ok_or_else(|| self.error(&format!("`{}`", punct.text())))
     }
 
     pub fn comma(&mut self) -> PResult<TextSpan> {
@@ -193,17 +183,13 @@ impl<'a> Cursor<'a> {
     }
 
     pub fn expect_word(&mut self, word: &str) -> PResult<TextSpan> {
-        self.eat_word(word)
-            .ok_or_else(|| self.error(&format!("`{word}`")))
+        self.eat_word(word).ok_or_else(|| self.error(&format!("`{word}`")))
     }
 
     /// A word and its span, whatever the word.
     pub fn any_word(&mut self, expected: &str) -> PResult<(&'a str, TextSpan)> {
         match self.peek() {
-            Some(Atom {
-                kind: AtomKind::Word(w),
-                span,
-            }) => {
+            Some(Atom { kind: AtomKind::Word(w), span }) => {
                 self.pos += 1;
                 Ok((w, *span))
             }
@@ -213,10 +199,7 @@ impl<'a> Cursor<'a> {
 
     pub fn value(&mut self) -> PResult<(&'a str, TextSpan)> {
         match self.peek() {
-            Some(Atom {
-                kind: AtomKind::Value(name),
-                span,
-            }) => {
+            Some(Atom { kind: AtomKind::Value(name), span }) => {
                 self.pos += 1;
                 Ok((name, *span))
             }
@@ -226,10 +209,7 @@ impl<'a> Cursor<'a> {
 
     pub fn block(&mut self) -> PResult<(&'a str, TextSpan)> {
         match self.peek() {
-            Some(Atom {
-                kind: AtomKind::Block(name),
-                span,
-            }) => {
+            Some(Atom { kind: AtomKind::Block(name), span }) => {
                 self.pos += 1;
                 Ok((name, *span))
             }
@@ -239,10 +219,7 @@ impl<'a> Cursor<'a> {
 
     pub fn symbol(&mut self) -> PResult<(&'a str, TextSpan)> {
         match self.peek() {
-            Some(Atom {
-                kind: AtomKind::Symbol(name),
-                span,
-            }) => {
+            Some(Atom { kind: AtomKind::Symbol(name), span }) => {
                 self.pos += 1;
                 Ok((name, *span))
             }
@@ -273,15 +250,11 @@ impl<'a> Cursor<'a> {
         let AtomKind::Int(text) = &atom.kind else {
             return Err(self.error(what));
         };
-        let value = text
-            .parse::<u64>()
-            .ok()
-            .filter(|v| *v <= max)
-            .ok_or_else(|| {
-                Diagnostic::new(format!("{what} `{text}` is out of range (0 to {max})"))
-                    .with_span(atom.span)
-                    .with_label("out of range")
-            })?;
+        let value = text.parse::<u64>().ok().filter(|v| *v <= max).ok_or_else(|| {
+            Diagnostic::new(format!("{what} `{text}` is out of range (0 to {max})"))
+                .with_span(atom.span)
+                .with_label("out of range")
+        })?;
         self.pos += 1;
         Ok(value)
     }
@@ -409,31 +382,21 @@ impl<'a> Cursor<'a> {
             let ty = c.ty()?;
             let mut flags = ParamAttrs::empty();
             while let Some((word, span)) = c.peek_word().map(|w| (w, c.here())) {
-                let flag = ParamAttrs::from_name(word)
-                    .filter(|_| attrs)
-                    .ok_or_else(|| {
-                        let valid = ParamAttrs::NAMES
-                            .iter()
-                            .map(|(_, n)| *n)
-                            .collect::<Vec<_>>();
-                        let error =
-                            Diagnostic::new(format!("unknown parameter attribute `{word}`"))
-                                .with_span(span)
-                                .with_label("not a parameter attribute");
-                        if attrs {
-                            error.with_note(format!("expected one of: {}", valid.join(", ")))
-                        } else {
-                            error.with_note("an indirect call's signature has no attributes")
-                        }
-                    })?;
+                let flag = ParamAttrs::from_name(word).filter(|_| attrs).ok_or_else(|| {
+                    let valid = ParamAttrs::NAMES.iter().map(|(_, n)| *n).collect::<Vec<_>>();
+                    let error = Diagnostic::new(format!("unknown parameter attribute `{word}`"))
+                        .with_span(span)
+                        .with_label("not a parameter attribute");
+                    if attrs {
+                        error.with_note(format!("expected one of: {}", valid.join(", ")))
+                    } else {
+                        error.with_note("an indirect call's signature has no attributes")
+                    }
+                })?;
                 flags.insert(flag);
                 c.next();
             }
-            Ok(Some(Param {
-                name,
-                ty,
-                attrs: flags,
-            }))
+            Ok(Some(Param { name, ty, attrs: flags }))
         })?;
         if let Some(span) = misplaced {
             return Err(Diagnostic::new("`...` must be the last parameter")
@@ -456,10 +419,7 @@ impl<'a> Cursor<'a> {
         if atoms.is_empty() {
             return Ok(out);
         }
-        let close = TextSpan {
-            start: group.span.end.saturating_sub(1),
-            end: group.span.end,
-        };
+        let close = TextSpan { start: group.span.end.saturating_sub(1), end: group.span.end };
         let mut start = 0;
         loop {
             let comma = atoms[start..].iter().position(|a| a.is_punct(Punct::Comma));
@@ -522,11 +482,7 @@ impl<'a> Cursor<'a> {
             },
             AtomKind::Float(digits) if ty.is_float() => float_constant(ty, digits, atom.span),
             AtomKind::Hex(digits) if ty.is_float() => {
-                let max = if *ty == Type::F32 {
-                    u64::from(u32::MAX)
-                } else {
-                    u64::MAX
-                };
+                let max = if *ty == Type::F32 { u64::from(u32::MAX) } else { u64::MAX };
                 digits
                     .get(2..)
                     .and_then(|hex| u64::from_str_radix(hex, 16).ok())
@@ -571,11 +527,7 @@ impl<'a> Cursor<'a> {
             false
         } else if self.eat_punct(Punct::Minus).is_some() {
             true
-        } else if let Some(Atom {
-            kind: AtomKind::Int(text),
-            span,
-        }) = self.peek()
-        {
+        } else if let Some(Atom { kind: AtomKind::Int(text), span }) = self.peek() {
             // `@"g"-8`: the offset lexed as a negative integer.
             if !text.starts_with('-') {
                 return Ok(0);
@@ -585,11 +537,7 @@ impl<'a> Cursor<'a> {
         } else {
             return Ok(0);
         };
-        let Some(Atom {
-            kind: AtomKind::Int(text),
-            span,
-        }) = self.peek()
-        else {
+        let Some(Atom { kind: AtomKind::Int(text), span }) = self.peek() else {
             return Err(self.error("a byte offset"));
         };
         if text.starts_with('-') {
@@ -624,16 +572,10 @@ impl<'a> Cursor<'a> {
             }
         };
         if group.delim != delim {
-            let open = if delim == Delim::Angle {
-                "<{"
-            } else {
-                delim.open()
-            };
-            return Err(
-                Diagnostic::new(format!("a {ty} constant is written in `{open}`"))
-                    .with_span(group.span)
-                    .with_label(format!("expected `{open}`")),
-            );
+            let open = if delim == Delim::Angle { "<{" } else { delim.open() };
+            return Err(Diagnostic::new(format!("a {ty} constant is written in `{open}`"))
+                .with_span(group.span)
+                .with_label(format!("expected `{open}`")));
         }
         let list = if delim == Delim::Angle {
             let mut inner = self.group(group);
@@ -649,11 +591,9 @@ impl<'a> Cursor<'a> {
             index += 1;
             match elem_ty {
                 Some(elem_ty) => c.constant(&elem_ty, symbols),
-                None => Err(
-                    Diagnostic::new(format!("too many elements for {ty}: it has {count}"))
-                        .with_span(c.here())
-                        .with_label("one too many"),
-                ),
+                None => Err(Diagnostic::new(format!("too many elements for {ty}: it has {count}"))
+                    .with_span(c.here())
+                    .with_label("one too many")),
             }
         })?;
         if values.len() as u64 != count {
@@ -669,9 +609,7 @@ impl<'a> Cursor<'a> {
 }
 
 fn offset_range(span: TextSpan) -> Diagnostic {
-    Diagnostic::new("byte offset out of range")
-        .with_span(span)
-        .with_label("must fit in an i64")
+    Diagnostic::new("byte offset out of range").with_span(span).with_label("must fit in an i64")
 }
 
 /// An integer literal of `bits` bits: from `-2^(bits-1)` to `2^bits - 1`, masked.
@@ -681,11 +619,8 @@ pub(crate) fn int_literal(text: &str, bits: u32, span: TextSpan) -> PResult<u128
         None => (false, text),
     };
     let magnitude = digits.parse::<u128>().ok();
-    let limit = if negative {
-        1u128 << (bits.clamp(1, 128) - 1)
-    } else {
-        mask_to_width(u128::MAX, bits)
-    };
+    let limit =
+        if negative { 1u128 << (bits.clamp(1, 128) - 1) } else { mask_to_width(u128::MAX, bits) };
     match magnitude {
         Some(m) if m <= limit => {
             let value = if negative { 0u128.wrapping_sub(m) } else { m };
@@ -695,16 +630,11 @@ pub(crate) fn int_literal(text: &str, bits: u32, span: TextSpan) -> PResult<u128
             let (min, max) = if bits >= 128 {
                 ("-2^127".to_string(), "2^128-1".to_string())
             } else {
-                (
-                    format!("-{}", 1u128 << (bits - 1)),
-                    mask_to_width(u128::MAX, bits).to_string(),
-                )
+                (format!("-{}", 1u128 << (bits - 1)), mask_to_width(u128::MAX, bits).to_string())
             };
-            Err(
-                Diagnostic::new(format!("integer `{text}` does not fit in i{bits}"))
-                    .with_span(span)
-                    .with_label(format!("i{bits} literals range from {min} to {max}")),
-            )
+            Err(Diagnostic::new(format!("integer `{text}` does not fit in i{bits}"))
+                .with_span(span)
+                .with_label(format!("i{bits} literals range from {min} to {max}")))
         }
     }
 }
@@ -755,14 +685,8 @@ mod tests {
         assert_eq!(int_literal("1", 1, span()), Ok(1));
         assert_eq!(int_literal("-1", 1, span()), Ok(1));
         assert!(int_literal("2", 1, span()).is_err());
-        assert_eq!(
-            int_literal(&u128::MAX.to_string(), 128, span()),
-            Ok(u128::MAX)
-        );
-        assert_eq!(
-            int_literal(&i128::MIN.to_string(), 128, span()),
-            Ok(1u128 << 127)
-        );
+        assert_eq!(int_literal(&u128::MAX.to_string(), 128, span()), Ok(u128::MAX));
+        assert_eq!(int_literal(&i128::MIN.to_string(), 128, span()), Ok(1u128 << 127));
         assert!(int_literal("-170141183460469231731687303715884105729", 128, span()).is_err());
         assert!(int_literal("340282366920938463463374607431768211456", 128, span()).is_err());
         assert_eq!(int_literal("-1", 64, span()), Ok(u128::from(u64::MAX)));
@@ -770,22 +694,13 @@ mod tests {
 
     #[test]
     fn floats() {
-        assert_eq!(
-            float_constant(&Type::F64, "-0.0", span()),
-            Ok(Constant::f64(-0.0))
-        );
-        assert_eq!(
-            float_constant(&Type::F32, "0.1", span()),
-            Ok(Constant::f32(0.1))
-        );
+        assert_eq!(float_constant(&Type::F64, "-0.0", span()), Ok(Constant::f64(-0.0)));
+        assert_eq!(float_constant(&Type::F32, "0.1", span()), Ok(Constant::f32(0.1)));
         assert_eq!(
             float_constant(&Type::F64, "-inf", span()),
             Ok(Constant::f64(f64::NEG_INFINITY))
         );
-        assert_eq!(
-            float_constant(&Type::F32, "nan", span()),
-            Ok(Constant::f32(f32::NAN))
-        );
+        assert_eq!(float_constant(&Type::F32, "nan", span()), Ok(Constant::f32(f32::NAN)));
         assert!(float_constant(&Type::F64, "1e400", span()).is_err());
         assert!(float_constant(&Type::F32, "1e39", span()).is_err());
     }

@@ -94,11 +94,8 @@ fn binary_flags(op: BinaryOp) -> InstFlags {
 }
 
 fn flag_names(flags: InstFlags) -> String {
-    let names: Vec<&str> = InstFlags::NAMES
-        .iter()
-        .filter(|(f, _)| flags.contains(*f))
-        .map(|(_, n)| *n)
-        .collect();
+    let names: Vec<&str> =
+        InstFlags::NAMES.iter().filter(|(f, _)| flags.contains(*f)).map(|(_, n)| *n).collect();
     names.join(", ")
 }
 
@@ -159,11 +156,9 @@ impl<'a> FnCtx<'a> {
                 } else {
                     format!("`{opcode}` takes {}", flag_names(allowed))
                 };
-                return Err(
-                    Diagnostic::new(format!("flag `{word}` is not allowed on `{opcode}`"))
-                        .with_span(c.here())
-                        .with_label(label),
-                );
+                return Err(Diagnostic::new(format!("flag `{word}` is not allowed on `{opcode}`"))
+                    .with_span(c.here())
+                    .with_label(label));
             }
             flags.insert(flag);
             c.next();
@@ -174,22 +169,14 @@ impl<'a> FnCtx<'a> {
     /// Lowers one instruction line.
     pub fn lower(&mut self, inst: &'a Inst) -> PResult<Lowered> {
         let (atoms, loc) = split_debug_loc(self.src, &inst.atoms)?;
-        let end = TextSpan {
-            start: inst.span.end,
-            end: inst.span.end,
-        };
+        let end = TextSpan { start: inst.span.end, end: inst.span.end };
         let mut c = Cursor::new(self.src, atoms, end);
         let opcode = inst.opcode.as_str();
         let mut cases = Vec::new();
         let (data, result_ty) =
             self.lower_operands(opcode, inst.opcode_span, &mut c, &mut cases)?;
         c.finish(&format!("the operands of `{opcode}`"))?;
-        Ok(Lowered {
-            data,
-            result_ty,
-            loc,
-            cases,
-        })
+        Ok(Lowered { data, result_ty, loc, cases })
     }
 
     fn lower_operands(
@@ -201,11 +188,7 @@ impl<'a> FnCtx<'a> {
     ) -> PResult<(InstructionData, Option<Type>)> {
         use InstructionData as I;
         if let Some(op) = UnaryOp::from_name(opcode) {
-            let allowed = if op.is_float() {
-                InstFlags::FAST
-            } else {
-                InstFlags::empty()
-            };
+            let allowed = if op.is_float() { InstFlags::FAST } else { InstFlags::empty() };
             let flags = Self::flags(c, allowed, opcode)?;
             let ty = c.ty()?;
             let arg = self.typed(c, &ty)?;
@@ -217,34 +200,16 @@ impl<'a> FnCtx<'a> {
             let a = self.typed(c, &ty)?;
             c.comma()?;
             let b = self.typed(c, &ty)?;
-            return Ok((
-                I::Binary {
-                    op,
-                    flags,
-                    args: [a, b],
-                },
-                Some(ty),
-            ));
+            return Ok((I::Binary { op, flags, args: [a, b] }, Some(ty)));
         }
         if let Some(op) = CastOp::from_name(opcode) {
             let arg = self.operand(c)?;
             c.expect_word("to")?;
             let ty = c.ty()?;
-            return Ok((
-                I::Cast {
-                    op,
-                    arg,
-                    ty: ty.clone(),
-                },
-                Some(ty),
-            ));
+            return Ok((I::Cast { op, arg, ty: ty.clone() }, Some(ty)));
         }
         if let Some(op) = ReduceOp::from_name(opcode) {
-            let allowed = if op.is_float() {
-                InstFlags::FAST
-            } else {
-                InstFlags::empty()
-            };
+            let allowed = if op.is_float() { InstFlags::FAST } else { InstFlags::empty() };
             let flags = Self::flags(c, allowed, opcode)?;
             let ty = self.vector_type(c, opcode)?;
             let mut args = vec![self.typed(c, &ty)?];
@@ -259,13 +224,7 @@ impl<'a> FnCtx<'a> {
             "const" => {
                 let ty = c.ty()?;
                 let value = c.constant(&ty, self.symbols)?;
-                return Ok((
-                    I::Const {
-                        ty: ty.clone(),
-                        value,
-                    },
-                    Some(ty),
-                ));
+                return Ok((I::Const { ty: ty.clone(), value }, Some(ty)));
             }
             "fma" => {
                 let flags = Self::flags(c, InstFlags::FAST, opcode)?;
@@ -275,23 +234,12 @@ impl<'a> FnCtx<'a> {
                 let b = self.typed(c, &ty)?;
                 c.comma()?;
                 let d = self.typed(c, &ty)?;
-                return Ok((
-                    I::Fma {
-                        flags,
-                        args: [a, b, d],
-                    },
-                    Some(ty),
-                ));
+                return Ok((I::Fma { flags, args: [a, b, d] }, Some(ty)));
             }
             "icmp" => {
                 let (word, span) = c.any_word("a condition (eq, ne, slt, ...)")?;
                 let cond = IntCC::from_name(word).ok_or_else(|| {
-                    unknown(
-                        span,
-                        "integer condition",
-                        word,
-                        IntCC::ALL.iter().map(|c| c.name()),
-                    )
+                    unknown(span, "integer condition", word, IntCC::ALL.iter().map(|c| c.name()))
                 })?;
                 let ty = c.ty()?;
                 let a = self.typed(c, &ty)?;
@@ -303,26 +251,14 @@ impl<'a> FnCtx<'a> {
                 let flags = Self::flags(c, InstFlags::FAST, opcode)?;
                 let (word, span) = c.any_word("a condition (oeq, olt, une, ...)")?;
                 let cond = FloatCC::from_name(word).ok_or_else(|| {
-                    unknown(
-                        span,
-                        "float condition",
-                        word,
-                        FloatCC::ALL.iter().map(|c| c.name()),
-                    )
+                    unknown(span, "float condition", word, FloatCC::ALL.iter().map(|c| c.name()))
                 })?;
                 let ty = c.ty()?;
                 let a = self.typed(c, &ty)?;
                 c.comma()?;
                 let b = self.typed(c, &ty)?;
                 let result = ty.with_lane(Type::I1);
-                return Ok((
-                    I::Fcmp {
-                        cond,
-                        flags,
-                        args: [a, b],
-                    },
-                    Some(result),
-                ));
+                return Ok((I::Fcmp { cond, flags, args: [a, b] }, Some(result)));
             }
             "select" => {
                 let flag_atom = c.peek();
@@ -343,22 +279,13 @@ impl<'a> FnCtx<'a> {
                 let a = self.typed(c, &ty)?;
                 c.comma()?;
                 let b = self.typed(c, &ty)?;
-                return Ok((
-                    I::Select {
-                        flags,
-                        args: [cond, a, b],
-                    },
-                    Some(ty),
-                ));
+                return Ok((I::Select { flags, args: [cond, a, b] }, Some(ty)));
             }
             "alloca" => {
                 let ty = c.ty()?;
                 c.comma()?;
                 let count = match c.peek() {
-                    Some(Atom {
-                        kind: AtomKind::Value(_),
-                        ..
-                    }) => {
+                    Some(Atom { kind: AtomKind::Value(_), .. }) => {
                         let count = self.operand(c)?;
                         c.comma()?;
                         Some(count)
@@ -375,15 +302,7 @@ impl<'a> FnCtx<'a> {
                 let ptr = self.operand(c)?;
                 c.comma()?;
                 let align = c.align()?;
-                return Ok((
-                    I::Load {
-                        ty: ty.clone(),
-                        ptr,
-                        align,
-                        volatile,
-                    },
-                    Some(ty),
-                ));
+                return Ok((I::Load { ty: ty.clone(), ptr, align, volatile }, Some(ty)));
             }
             "store" => {
                 let volatile = c.eat_word("volatile").is_some();
@@ -392,12 +311,7 @@ impl<'a> FnCtx<'a> {
                 let ptr = self.operand(c)?;
                 c.comma()?;
                 let align = c.align()?;
-                I::Store {
-                    value,
-                    ptr,
-                    align,
-                    volatile,
-                }
+                I::Store { value, ptr, align, volatile }
             }
             "ptradd" => {
                 let flags = Self::flags(c, InstFlags::INBOUNDS, opcode)?;
@@ -415,19 +329,8 @@ impl<'a> FnCtx<'a> {
                 c.comma()?;
                 let len = self.operand(c)?;
                 match opcode {
-                    "memset" => I::MemSet {
-                        dst,
-                        byte: src,
-                        len,
-                        volatile,
-                    },
-                    _ => I::MemCopy {
-                        dst,
-                        src,
-                        len,
-                        may_overlap: opcode == "memmove",
-                        volatile,
-                    },
+                    "memset" => I::MemSet { dst, byte: src, len, volatile },
+                    _ => I::MemCopy { dst, src, len, may_overlap: opcode == "memmove", volatile },
                 }
             }
             "call" => {
@@ -446,19 +349,8 @@ impl<'a> FnCtx<'a> {
                 let group = c.expect_group(Delim::Paren, "the arguments")?;
                 let args = self.operand_list(c, group)?;
                 let attrs = func_attrs(c)?;
-                let ret = self
-                    .symbols
-                    .signatures
-                    .get(&callee)
-                    .and_then(|s| s.ret.clone());
-                return Ok((
-                    I::Call {
-                        callee,
-                        args,
-                        attrs,
-                    },
-                    ret,
-                ));
+                let ret = self.symbols.signatures.get(&callee).and_then(|s| s.ret.clone());
+                return Ok((I::Call { callee, args, attrs }, ret));
             }
             "call_indirect" => {
                 c.expect_word("fn")?;
@@ -468,25 +360,14 @@ impl<'a> FnCtx<'a> {
                     Some(_) => Some(c.ty()?),
                     None => None,
                 };
-                let sig = Signature {
-                    params: params.into_iter().map(|p| p.ty).collect(),
-                    ret,
-                    varargs,
-                };
+                let sig =
+                    Signature { params: params.into_iter().map(|p| p.ty).collect(), ret, varargs };
                 let callee = self.operand(c)?;
                 let group = c.expect_group(Delim::Paren, "the arguments")?;
                 let args = self.operand_list(c, group)?;
                 let attrs = func_attrs(c)?;
                 let ret = sig.ret.clone();
-                return Ok((
-                    I::CallIndirect {
-                        sig: Box::new(sig),
-                        callee,
-                        args,
-                        attrs,
-                    },
-                    ret,
-                ));
+                return Ok((I::CallIndirect { sig: Box::new(sig), callee, args, attrs }, ret));
             }
             "extractlane" => {
                 let ty = self.vector_type(c, opcode)?;
@@ -503,14 +384,7 @@ impl<'a> FnCtx<'a> {
                 let value = self.operand(c)?;
                 c.comma()?;
                 let index = self.operand(c)?;
-                return Ok((
-                    I::InsertLane {
-                        vector,
-                        value,
-                        index,
-                    },
-                    Some(ty),
-                ));
+                return Ok((I::InsertLane { vector, value, index }, Some(ty)));
             }
             "shuffle" => {
                 let ty = self.vector_type(c, opcode)?;
@@ -541,25 +415,15 @@ impl<'a> FnCtx<'a> {
                 while c.eat_punct(Punct::Comma).is_some() {
                     let span = c.here();
                     let index = c.u32("an index")?;
-                    field = field
-                        .element_type(u64::from(index))
-                        .cloned()
-                        .ok_or_else(|| {
-                            Diagnostic::new(format!("index {index} is out of range for {field}"))
-                                .with_span(span)
-                                .with_label(format!("{field} has no element {index}"))
-                        })?;
+                    field = field.element_type(u64::from(index)).cloned().ok_or_else(|| {
+                        Diagnostic::new(format!("index {index} is out of range for {field}"))
+                            .with_span(span)
+                            .with_label(format!("{field} has no element {index}"))
+                    })?;
                     indices.push(index);
                 }
                 return Ok(match value {
-                    Some(value) => (
-                        I::InsertValue {
-                            aggregate,
-                            value,
-                            indices,
-                        },
-                        Some(ty),
-                    ),
+                    Some(value) => (I::InsertValue { aggregate, value, indices }, Some(ty)),
                     None => (I::ExtractValue { aggregate, indices }, Some(field)),
                 });
             }
@@ -579,16 +443,7 @@ impl<'a> FnCtx<'a> {
                 c.comma()?;
                 let value = self.typed(c, &ty)?;
                 let ordering = ordering(c)?;
-                return Ok((
-                    I::AtomicRmw {
-                        op,
-                        ptr,
-                        value,
-                        ordering,
-                        volatile,
-                    },
-                    Some(ty),
-                ));
+                return Ok((I::AtomicRmw { op, ptr, value, ordering, volatile }, Some(ty)));
             }
             "cmpxchg" => {
                 let weak = c.eat_word("weak").is_some();
@@ -602,34 +457,18 @@ impl<'a> FnCtx<'a> {
                 let success = ordering(c)?;
                 let failure = ordering(c)?;
                 let result = Type::structure(vec![ty, Type::I1], false);
-                let data = I::CmpXchg {
-                    ptr,
-                    expected,
-                    new,
-                    success,
-                    failure,
-                    weak,
-                    volatile,
-                };
+                let data = I::CmpXchg { ptr, expected, new, success, failure, weak, volatile };
                 return Ok((data, Some(result)));
             }
-            "fence" => I::Fence {
-                ordering: ordering(c)?,
-            },
-            "jump" => I::Jump {
-                dest: self.block_call(c)?,
-            },
+            "fence" => I::Fence { ordering: ordering(c)? },
+            "jump" => I::Jump { dest: self.block_call(c)? },
             "brif" => {
                 let cond = self.operand(c)?;
                 c.comma()?;
                 let then_dest = self.block_call(c)?;
                 c.comma()?;
                 let else_dest = self.block_call(c)?;
-                I::Brif {
-                    cond,
-                    then_dest,
-                    else_dest,
-                }
+                I::Brif { cond, then_dest, else_dest }
             }
             "switch" => {
                 let value = self.operand(c)?;
@@ -638,13 +477,9 @@ impl<'a> FnCtx<'a> {
                 let group = c.expect_group(Delim::Bracket, "the cases")?;
                 let targets = c.comma_list(group, "a case", |c| {
                     let literal = match c.next() {
-                        Some(Atom {
-                            kind: AtomKind::Int(text) | AtomKind::Word(text),
-                            span,
-                        }) => CaseLiteral {
-                            text: text.clone(),
-                            span: *span,
-                        },
+                        Some(Atom { kind: AtomKind::Int(text) | AtomKind::Word(text), span }) => {
+                            CaseLiteral { text: text.clone(), span: *span }
+                        }
                         _ => return Err(c.error("a case value")),
                     };
                     c.expect_punct(Punct::Colon)?;
@@ -655,19 +490,9 @@ impl<'a> FnCtx<'a> {
                     cases.push(literal);
                     case_list.push((0, dest));
                 }
-                I::Switch {
-                    value,
-                    default,
-                    cases: case_list,
-                }
+                I::Switch { value, default, cases: case_list }
             }
-            "ret" => I::Return {
-                value: if c.at_end() {
-                    None
-                } else {
-                    Some(self.operand(c)?)
-                },
-            },
+            "ret" => I::Return { value: if c.at_end() { None } else { Some(self.operand(c)?) } },
             "unreachable" => I::Unreachable,
             _ => {
                 let mut error = Diagnostic::new(format!("unknown opcode `{opcode}`"))
@@ -687,11 +512,9 @@ impl<'a> FnCtx<'a> {
         let span = c.here();
         let ty = c.ty()?;
         if !ty.is_vector() {
-            return Err(
-                Diagnostic::new(format!("`{opcode}` needs a vector type, found {ty}"))
-                    .with_span(span)
-                    .with_label("expected a vector type"),
-            );
+            return Err(Diagnostic::new(format!("`{opcode}` needs a vector type, found {ty}"))
+                .with_span(span)
+                .with_label("expected a vector type"));
         }
         Ok(ty)
     }
@@ -705,12 +528,7 @@ pub(crate) fn func_attrs(c: &mut Cursor<'_>) -> PResult<FuncAttrs> {
             break;
         };
         let attr = FuncAttrs::from_name(word).ok_or_else(|| {
-            unknown(
-                atom.span,
-                "function attribute",
-                word,
-                FuncAttrs::NAMES.iter().map(|(_, n)| *n),
-            )
+            unknown(atom.span, "function attribute", word, FuncAttrs::NAMES.iter().map(|(_, n)| *n))
         })?;
         attrs.insert(attr);
         c.next();
@@ -721,12 +539,7 @@ pub(crate) fn func_attrs(c: &mut Cursor<'_>) -> PResult<FuncAttrs> {
 fn ordering(c: &mut Cursor<'_>) -> PResult<Ordering> {
     let (word, span) = c.any_word("a memory ordering (monotonic, seq_cst, ...)")?;
     Ordering::from_name(word).ok_or_else(|| {
-        unknown(
-            span,
-            "memory ordering",
-            word,
-            Ordering::ALL.iter().map(|o| o.name()),
-        )
+        unknown(span, "memory ordering", word, Ordering::ALL.iter().map(|o| o.name()))
     })
 }
 
@@ -752,23 +565,15 @@ fn split_debug_loc<'a>(src: &str, atoms: &'a [Atom]) -> PResult<(&'a [Atom], Opt
     let (ops, loc_atoms) = atoms.split_at(bang);
     let end = loc_atoms
         .last()
-        .map_or_else(TextSpan::default, |a| TextSpan {
-            start: a.span.end,
-            end: a.span.end,
-        });
+        .map_or_else(TextSpan::default, |a| TextSpan { start: a.span.end, end: a.span.end });
     let mut c = Cursor::new(src, loc_atoms.get(1..).unwrap_or_default(), end);
     let file = match c.next() {
-        Some(Atom {
-            kind: AtomKind::Str(bytes),
-            span,
-        }) => match std::str::from_utf8(bytes) {
+        Some(Atom { kind: AtomKind::Str(bytes), span }) => match std::str::from_utf8(bytes) {
             Ok(file) => Arc::<str>::from(file),
             Err(_) => {
-                return Err(
-                    Diagnostic::new("debug location file name is not valid UTF-8")
-                        .with_span(*span)
-                        .with_label("not UTF-8"),
-                )
+                return Err(Diagnostic::new("debug location file name is not valid UTF-8")
+                    .with_span(*span)
+                    .with_label("not UTF-8"))
             }
         },
         _ => {
@@ -797,11 +602,7 @@ pub(crate) fn close_names<'n>(word: &str, names: impl IntoIterator<Item = &'n st
         .filter(|(d, _)| *d <= limit)
         .collect();
     close.sort();
-    close
-        .into_iter()
-        .take(4)
-        .map(|(_, n)| format!("`{n}`"))
-        .collect()
+    close.into_iter().take(4).map(|(_, n)| format!("`{n}`")).collect()
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {
@@ -815,9 +616,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
         for (j, cb) in b.iter().enumerate() {
             let substitute = previous + usize::from(ca != *cb);
             previous = row.get(j + 1).copied().unwrap_or(0);
-            let best = substitute
-                .min(previous + 1)
-                .min(row.get(j).copied().unwrap_or(0) + 1);
+            let best = substitute.min(previous + 1).min(row.get(j).copied().unwrap_or(0) + 1);
             if let Some(cell) = row.get_mut(j + 1) {
                 *cell = best;
             }

@@ -36,10 +36,7 @@ pub const MAX_DEPTH: usize = 256;
 
 impl LexError {
     fn from_lexer(lex: &mut logos::Lexer<'_, Token>) -> LexError {
-        LexError {
-            kind: LexErrorKind::UnexpectedChar,
-            span: lex.span(),
-        }
+        LexError { kind: LexErrorKind::UnexpectedChar, span: lex.span() }
     }
 
     /// The one-line message of the diagnostic; `source` provides the offending text.
@@ -49,15 +46,8 @@ impl LexError {
                 let text = source.get(self.span.clone()).unwrap_or("");
                 let shown: String = text.chars().take(20).collect();
                 let more = if shown.len() < text.len() { "..." } else { "" };
-                let plural = if text.chars().nth(1).is_some() {
-                    "s"
-                } else {
-                    ""
-                };
-                format!(
-                    "unexpected character{plural} `{}{more}`",
-                    shown.escape_debug()
-                )
+                let plural = if text.chars().nth(1).is_some() { "s" } else { "" };
+                format!("unexpected character{plural} `{}{more}`", shown.escape_debug())
             }
             LexErrorKind::UnterminatedString => "unterminated string".to_string(),
             LexErrorKind::BadEscape => {
@@ -214,10 +204,7 @@ fn string_body(lex: &mut logos::Lexer<'_, Token>) -> Result<Vec<u8>, LexError> {
             Some(b'"') => {
                 lex.bump(i + 1);
                 return match bad_escape {
-                    Some(span) => Err(LexError {
-                        kind: LexErrorKind::BadEscape,
-                        span,
-                    }),
+                    Some(span) => Err(LexError { kind: LexErrorKind::BadEscape, span }),
                     None => Ok(out),
                 };
             }
@@ -249,10 +236,8 @@ fn string_body(lex: &mut logos::Lexer<'_, Token>) -> Result<Vec<u8>, LexError> {
 fn quoted_name(lex: &mut logos::Lexer<'_, Token>) -> Result<String, LexError> {
     let start = lex.span().start;
     let bytes = string_body(lex)?;
-    String::from_utf8(bytes).map_err(|_| LexError {
-        kind: LexErrorKind::NameNotUtf8,
-        span: start..lex.span().end,
-    })
+    String::from_utf8(bytes)
+        .map_err(|_| LexError { kind: LexErrorKind::NameNotUtf8, span: start..lex.span().end })
 }
 
 /// A token with its byte range, as the generated parser wants it.
@@ -328,10 +313,8 @@ impl Iterator for Tokens<'_> {
                     if self.depth >= MAX_DEPTH {
                         // Once per line: the parser skips the rest of the line anyway.
                         if self.depth == MAX_DEPTH {
-                            let error = LexError {
-                                kind: LexErrorKind::TooDeep,
-                                span: span.clone(),
-                            };
+                            let error =
+                                LexError { kind: LexErrorKind::TooDeep, span: span.clone() };
                             self.errors.push(error);
                             self.depth += 1;
                         }
@@ -361,9 +344,7 @@ mod tests {
     use super::*;
 
     fn tokens(source: &str) -> Vec<Token> {
-        Tokens::new(source)
-            .map(|t| t.map(|(_, tok, _)| tok).unwrap_or(Token::Invalid))
-            .collect()
+        Tokens::new(source).map(|t| t.map(|(_, tok, _)| tok).unwrap_or(Token::Invalid)).collect()
     }
 
     fn word(w: &str) -> Token {
@@ -424,19 +405,13 @@ mod tests {
                 Token::Newline,
             ]
         );
-        assert_eq!(
-            tokens("functional"),
-            vec![word("functional"), Token::Newline]
-        );
+        assert_eq!(tokens("functional"), vec![word("functional"), Token::Newline]);
     }
 
     #[test]
     fn newlines_collapse_and_end_the_input() {
         let toks = tokens("\n\n ret ; c\n\n\n ret");
-        assert_eq!(
-            toks,
-            vec![word("ret"), Token::Newline, word("ret"), Token::Newline]
-        );
+        assert_eq!(toks, vec![word("ret"), Token::Newline, word("ret"), Token::Newline]);
         assert!(tokens("").is_empty());
     }
 
@@ -447,27 +422,9 @@ mod tests {
         assert!(toks.contains(&Ok(Token::Invalid)));
         let errors = lexer.take_errors();
         assert_eq!(errors.len(), 4, "{errors:?}");
-        assert_eq!(
-            errors[0],
-            LexError {
-                kind: LexErrorKind::UnexpectedChar,
-                span: 4..5
-            }
-        );
-        assert_eq!(
-            errors[1],
-            LexError {
-                kind: LexErrorKind::UnterminatedString,
-                span: 8..12
-            }
-        );
-        assert_eq!(
-            errors[2],
-            LexError {
-                kind: LexErrorKind::BadEscape,
-                span: 15..16
-            }
-        );
+        assert_eq!(errors[0], LexError { kind: LexErrorKind::UnexpectedChar, span: 4..5 });
+        assert_eq!(errors[1], LexError { kind: LexErrorKind::UnterminatedString, span: 8..12 });
+        assert_eq!(errors[2], LexError { kind: LexErrorKind::BadEscape, span: 15..16 });
         assert_eq!(errors[3].kind, LexErrorKind::UnterminatedString);
     }
 
@@ -475,10 +432,7 @@ mod tests {
     fn nesting_is_bounded() {
         let deep = "[".repeat(MAX_DEPTH + 1);
         let mut lexer = Tokens::new(&deep);
-        let invalid = lexer
-            .by_ref()
-            .filter(|t| matches!(t, Ok((_, Token::Invalid, _))))
-            .count();
+        let invalid = lexer.by_ref().filter(|t| matches!(t, Ok((_, Token::Invalid, _)))).count();
         assert_eq!(invalid, 1);
         assert_eq!(lexer.take_errors()[0].kind, LexErrorKind::TooDeep);
         let lines = format!("{}\n{}", "(".repeat(MAX_DEPTH), "(".repeat(MAX_DEPTH));

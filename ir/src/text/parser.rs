@@ -33,11 +33,8 @@ use cranelift_entity::EntityRef;
 pub fn parse_module(source: &str) -> Result<Module, Diagnostics> {
     let mut tokens = Tokens::new(source);
     let parsed = ModuleParser::new().parse(&mut tokens);
-    let mut diags: Vec<Diagnostic> = tokens
-        .take_errors()
-        .iter()
-        .map(|e| lex_diagnostic(source, e))
-        .collect();
+    let mut diags: Vec<Diagnostic> =
+        tokens.take_errors().iter().map(|e| lex_diagnostic(source, e)).collect();
     let tree = match parsed {
         Ok(tree) => Some(tree),
         Err(error) => {
@@ -111,9 +108,7 @@ fn line_of_offset(source: &str, offset: usize) -> &str {
 /// error is worth reporting even right after another broken one.
 fn starts_item(source: &str, error: &ParseError<usize, Token, LexError>) -> bool {
     let at = match error {
-        ParseError::UnrecognizedToken {
-            token: (start, ..), ..
-        }
+        ParseError::UnrecognizedToken { token: (start, ..), .. }
         | ParseError::ExtraToken { token: (start, ..) } => *start,
         ParseError::InvalidToken { location } | ParseError::UnrecognizedEof { location, .. } => {
             *location
@@ -121,10 +116,9 @@ fn starts_item(source: &str, error: &ParseError<usize, Token, LexError>) -> bool
         ParseError::User { error } => error.span.start,
     };
     let line = line_of_offset(source, at);
-    ["func", "global", "declare", "target"].iter().any(|k| {
-        line.strip_prefix(k)
-            .is_some_and(|rest| rest.starts_with([' ', '\t', '@']))
-    })
+    ["func", "global", "declare", "target"]
+        .iter()
+        .any(|k| line.strip_prefix(k).is_some_and(|rest| rest.starts_with([' ', '\t', '@'])))
 }
 
 fn syntax_diagnostic(
@@ -143,18 +137,13 @@ fn syntax_diagnostic(
             .with_span(TextSpan::new(location, location + 1))
             .with_label("not part of any token"),
         ParseError::UnrecognizedEof { expected, .. } => end_of_file(&expected),
-        ParseError::UnrecognizedToken {
-            token: (_, Token::Invalid, _),
-            ..
-        } => return None,
-        ParseError::UnrecognizedToken {
-            token: (start, Token::Newline, _),
-            expected,
-        } if start >= source.len() => end_of_file(&expected),
-        ParseError::UnrecognizedToken {
-            token: (start, token, end),
-            expected,
-        } => {
+        ParseError::UnrecognizedToken { token: (_, Token::Invalid, _), .. } => return None,
+        ParseError::UnrecognizedToken { token: (start, Token::Newline, _), expected }
+            if start >= source.len() =>
+        {
+            end_of_file(&expected)
+        }
+        ParseError::UnrecognizedToken { token: (start, token, end), expected } => {
             let header =
                 token == Token::Newline && line_of_offset(source, start).starts_with("func");
             let expected = describe_expected(&expected);
@@ -167,11 +156,11 @@ fn syntax_diagnostic(
                 error
             }
         }
-        ParseError::ExtraToken {
-            token: (start, token, end),
-        } => Diagnostic::new(format!("unexpected {token}"))
-            .with_span(TextSpan::new(start, end))
-            .with_label("nothing more was expected"),
+        ParseError::ExtraToken { token: (start, token, end) } => {
+            Diagnostic::new(format!("unexpected {token}"))
+                .with_span(TextSpan::new(start, end))
+                .with_label("nothing more was expected")
+        }
         ParseError::User { error } => lex_diagnostic(source, &error),
     })
 }
@@ -224,9 +213,7 @@ struct LineIndex {
 impl LineIndex {
     fn new(source: &str) -> LineIndex {
         let newlines = source.bytes().enumerate().filter(|(_, b)| *b == b'\n');
-        LineIndex {
-            newlines: newlines.map(|(i, _)| i as u32).collect(),
-        }
+        LineIndex { newlines: newlines.map(|(i, _)| i as u32).collect() }
     }
 
     /// 1-based line of `offset`.
@@ -295,9 +282,9 @@ impl<'s> Lowerer<'s> {
                         Err(error)
                     }
                 },
-                Item::Func(def) => self
-                    .function(&def.header, def.header_span, Some(def))
-                    .map(|b| bodies.extend(b)),
+                Item::Func(def) => {
+                    self.function(&def.header, def.header_span, Some(def)).map(|b| bodies.extend(b))
+                }
                 Item::Error(_) => Ok(()),
             };
             if let Err(error) = result {
@@ -321,40 +308,25 @@ impl<'s> Lowerer<'s> {
     }
 
     fn line_cursor(&self, atoms: &'s [Atom], span: TextSpan) -> Cursor<'s> {
-        Cursor::new(
-            self.src,
-            atoms,
-            TextSpan {
-                start: span.end,
-                end: span.end,
-            },
-        )
+        Cursor::new(self.src, atoms, TextSpan { start: span.end, end: span.end })
     }
 
     fn target(&mut self, line: &ast::Line, seen: &mut Option<TextSpan>) -> PResult<()> {
         let mut c = Cursor::new(
             self.src,
             &line.atoms,
-            TextSpan {
-                start: line.span.end,
-                end: line.span.end,
-            },
+            TextSpan { start: line.span.end, end: line.span.end },
         );
         let triple = match c.next() {
-            Some(Atom {
-                kind: AtomKind::Str(bytes),
-                span,
-            }) => String::from_utf8(bytes.clone()).map_err(|_| {
-                Diagnostic::new("target triple is not valid UTF-8").with_span(*span)
-            })?,
+            Some(Atom { kind: AtomKind::Str(bytes), span }) => String::from_utf8(bytes.clone())
+                .map_err(|_| {
+                    Diagnostic::new("target triple is not valid UTF-8").with_span(*span)
+                })?,
             _ => {
                 let c = Cursor::new(
                     self.src,
                     &line.atoms,
-                    TextSpan {
-                        start: line.span.end,
-                        end: line.span.end,
-                    },
+                    TextSpan { start: line.span.end, end: line.span.end },
                 );
                 return Err(c.error("a quoted target triple"));
             }
@@ -364,10 +336,7 @@ impl<'s> Lowerer<'s> {
             return Err(Diagnostic::new("duplicate `target`")
                 .with_span(line.span)
                 .with_label("a module has one target")
-                .with_note(format!(
-                    "first given on line {}",
-                    self.lines.line(first.start)
-                )));
+                .with_note(format!("first given on line {}", self.lines.line(first.start))));
         }
         *seen = Some(line.span);
         self.module.target = Some(triple);
@@ -377,15 +346,10 @@ impl<'s> Lowerer<'s> {
     /// Registers a symbol name, or reports it as a duplicate.
     fn define(&mut self, name: &str, span: TextSpan, symbol: Symbol) -> PResult<()> {
         if let Some(first) = self.defined_at.get(name) {
-            return Err(
-                Diagnostic::new(format!("duplicate symbol {}", at_name(name)))
-                    .with_span(span)
-                    .with_label("defined again here")
-                    .with_note(format!(
-                        "first defined on line {}",
-                        self.lines.line(first.start)
-                    )),
-            );
+            return Err(Diagnostic::new(format!("duplicate symbol {}", at_name(name)))
+                .with_span(span)
+                .with_label("defined again here")
+                .with_note(format!("first defined on line {}", self.lines.line(first.start))));
         }
         self.defined_at.insert(name.to_string(), span);
         self.symbols.names.insert(name.to_string(), symbol);
@@ -428,15 +392,8 @@ impl<'s> Lowerer<'s> {
         if c.at_end() {
             return Err(c.error("an initializer"));
         }
-        let end = TextSpan {
-            start: line.span.end,
-            end: line.span.end,
-        };
-        Ok(Some(PendingGlobal {
-            id,
-            init: c.rest(),
-            end,
-        }))
+        let end = TextSpan { start: line.span.end, end: line.span.end };
+        Ok(Some(PendingGlobal { id, init: c.rest(), end }))
     }
 
     fn initializer(&mut self, pending: &PendingGlobal<'_>) -> PResult<()> {
@@ -458,9 +415,7 @@ impl<'s> Lowerer<'s> {
         let mut c = self.line_cursor(atoms, span);
         let linkage = linkage(&mut c);
         let (name, name_span) = c.symbol()?;
-        let id = self
-            .module
-            .add_function(Function::new(name, Signature::default()));
+        let id = self.module.add_function(Function::new(name, Signature::default()));
         self.define(name, name_span, Symbol::Func(id))?;
         self.broken.insert(id);
         let group = c.expect_group(Delim::Paren, "the parameters")?;
@@ -471,11 +426,8 @@ impl<'s> Lowerer<'s> {
         };
         let attrs = func_attrs(&mut c)?;
         c.finish("the function's attributes")?;
-        let signature = Signature {
-            params: params.iter().map(|p| p.ty.clone()).collect(),
-            ret,
-            varargs,
-        };
+        let signature =
+            Signature { params: params.iter().map(|p| p.ty.clone()).collect(), ret, varargs };
         let func = &mut self.module.functions[id];
         func.signature = signature.clone();
         func.linkage = linkage;
@@ -541,10 +493,7 @@ impl<'l, 's> BodyLowerer<'l, 's> {
                 Diagnostic::new(format!("duplicate value name {}", sigil_name('%', name)))
                     .with_span(span)
                     .with_label("defined again here")
-                    .with_note(format!(
-                        "first defined on line {}",
-                        self.lines.line(first.start)
-                    )),
+                    .with_note(format!("first defined on line {}", self.lines.line(first.start))),
             );
             return;
         }
@@ -564,10 +513,7 @@ impl<'l, 's> BodyLowerer<'l, 's> {
         };
         let mut switches = Vec::new();
         let mut created = Vec::new();
-        for (block_def, &block) in def
-            .blocks
-            .iter()
-            .zip(self.func.layout.blocks().to_vec().iter())
+        for (block_def, &block) in def.blocks.iter().zip(self.func.layout.blocks().to_vec().iter())
         {
             for line in &block_def.insts {
                 let InstLine::Inst(inst) = line else { continue };
@@ -664,13 +610,10 @@ impl<'l, 's> BodyLowerer<'l, 's> {
         let mut block_spans: HashMap<&str, TextSpan> = HashMap::new();
         if def.blocks.is_empty() {
             self.diags.push(
-                Diagnostic::new(format!(
-                    "function {} has no blocks",
-                    at_name(&self.func.name)
-                ))
-                .with_span(def.close_span)
-                .with_label("expected a block label such as `^entry:`")
-                .with_note("a function without a body is written with `declare`"),
+                Diagnostic::new(format!("function {} has no blocks", at_name(&self.func.name)))
+                    .with_span(def.close_span)
+                    .with_label("expected a block label such as `^entry:`")
+                    .with_note("a function without a body is written with `declare`"),
             );
         }
         for (index, block_def) in def.blocks.iter().enumerate() {
@@ -687,10 +630,7 @@ impl<'l, 's> BodyLowerer<'l, 's> {
                     ))
                     .with_span(block_def.name_span)
                     .with_label("defined again here")
-                    .with_note(format!(
-                        "first defined on line {}",
-                        self.lines.line(first.start)
-                    )),
+                    .with_note(format!("first defined on line {}", self.lines.line(first.start))),
                 ),
                 None => {
                     block_spans.insert(&block_def.name, block_def.name_span);
@@ -767,11 +707,9 @@ impl<'l, 's> BodyLowerer<'l, 's> {
                 text if text.starts_with(|c: char| c == '-' || c.is_ascii_digit()) => {
                     int_literal(text, bits, literal.span)
                 }
-                text => Err(
-                    Diagnostic::new(format!("`{text}` is not a case value of type {ty}"))
-                        .with_span(literal.span)
-                        .with_label("expected an integer"),
-                ),
+                text => Err(Diagnostic::new(format!("`{text}` is not a case value of type {ty}"))
+                    .with_span(literal.span)
+                    .with_label("expected an integer")),
             };
             match value {
                 Ok(value) => *case = value,
@@ -802,11 +740,9 @@ fn check_result(inst: &ast::Inst, result_ty: Option<&Type>) -> PResult<()> {
         (None, Some(ty))
             if !matches!(opcode, "call" | "call_indirect" | "atomicrmw" | "cmpxchg") =>
         {
-            Err(
-                Diagnostic::new(format!("the {ty} result of `{opcode}` needs a name"))
-                    .with_span(inst.opcode_span)
-                    .with_label(format!("write `%name = {opcode} ...`")),
-            )
+            Err(Diagnostic::new(format!("the {ty} result of `{opcode}` needs a name"))
+                .with_span(inst.opcode_span)
+                .with_label(format!("write `%name = {opcode} ...`")))
         }
         _ => Ok(()),
     }

@@ -85,9 +85,7 @@ pub fn symbol_name(name: &str) -> String {
 /// A name usable after `@`, `%` or `^`: kept as is when plain, quoted otherwise.
 fn identifier(name: &str) -> String {
     let plain = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$' | '-'));
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$' | '-'));
     if plain {
         name.to_string()
     } else {
@@ -172,11 +170,7 @@ fn write_param_types(out: &mut String, sig: &Signature, attrs: &[ParamAttrs]) ->
         write_param_attrs(out, attrs.get(i).copied().unwrap_or_default());
     }
     if sig.varargs {
-        out.push_str(if sig.params.is_empty() {
-            "..."
-        } else {
-            ", ..."
-        });
+        out.push_str(if sig.params.is_empty() { "..." } else { ", ..." });
     }
     Ok(())
 }
@@ -290,12 +284,7 @@ impl<'a> FunctionPrinter<'a> {
         let block_names = unique_names(dfg.blocks.keys().map(|b| (b, dfg.block_name(b))), |b| {
             format!("bb{}", b.as_u32())
         });
-        FunctionPrinter {
-            module,
-            func,
-            value_names,
-            block_names,
-        }
+        FunctionPrinter { module, func, value_names, block_names }
     }
 
     pub fn value(&self, v: Value) -> String {
@@ -323,11 +312,7 @@ impl<'a> FunctionPrinter<'a> {
 
     pub fn write(&self, out: &mut String) -> fmt::Result {
         let func = self.func;
-        let keyword = if func.is_declaration() {
-            "declare"
-        } else {
-            "func"
-        };
+        let keyword = if func.is_declaration() { "declare" } else { "func" };
         write!(out, "{keyword} ")?;
         write_linkage(out, func.linkage);
         write!(out, "{}(", symbol_name(&func.name))?;
@@ -342,11 +327,7 @@ impl<'a> FunctionPrinter<'a> {
                 write_param_attrs(out, func.param_attrs.get(i).copied().unwrap_or_default());
             }
             if func.signature.varargs {
-                out.push_str(if func.params().is_empty() {
-                    "..."
-                } else {
-                    ", ..."
-                });
+                out.push_str(if func.params().is_empty() { "..." } else { ", ..." });
             }
         }
         out.push(')');
@@ -401,11 +382,7 @@ impl<'a> FunctionPrinter<'a> {
     }
 
     fn values(&self, values: &[Value]) -> String {
-        values
-            .iter()
-            .map(|v| self.value(*v))
-            .collect::<Vec<_>>()
-            .join(", ")
+        values.iter().map(|v| self.value(*v)).collect::<Vec<_>>().join(", ")
     }
 
     fn write_inst(&self, out: &mut String, inst: Inst) -> fmt::Result {
@@ -415,11 +392,7 @@ impl<'a> FunctionPrinter<'a> {
         if let Some(result) = dfg.inst_result(inst) {
             write!(out, "{} = ", self.value(result))?;
         }
-        let result_ty = || {
-            dfg.inst_result(inst)
-                .map(|v| self.ty(v))
-                .unwrap_or_default()
-        };
+        let result_ty = || dfg.inst_result(inst).map(|v| self.ty(v)).unwrap_or_default();
         out.push_str(data.opcode_name());
         out.push(' ');
         match data {
@@ -458,71 +431,35 @@ impl<'a> FunctionPrinter<'a> {
                 }
                 write!(out, ", align {align}")?;
             }
-            I::Load {
-                ty,
-                ptr,
-                align,
-                volatile,
-            } => {
+            I::Load { ty, ptr, align, volatile } => {
                 if *volatile {
                     out.push_str("volatile ");
                 }
                 write!(out, "{ty}, {}, align {align}", self.value(*ptr))?;
             }
-            I::Store {
-                value,
-                ptr,
-                align,
-                volatile,
-            } => {
+            I::Store { value, ptr, align, volatile } => {
                 if *volatile {
                     out.push_str("volatile ");
                 }
-                write!(
-                    out,
-                    "{}, {}, align {align}",
-                    self.value(*value),
-                    self.value(*ptr)
-                )?;
+                write!(out, "{}, {}, align {align}", self.value(*value), self.value(*ptr))?;
             }
             I::PtrAdd { flags, ptr, offset } => {
                 write_inst_flags(out, *flags);
-                write!(
-                    out,
-                    "{} {}, {}",
-                    self.ty(*ptr),
-                    self.value(*ptr),
-                    self.value(*offset)
-                )?;
+                write!(out, "{} {}, {}", self.ty(*ptr), self.value(*ptr), self.value(*offset))?;
             }
-            I::MemCopy {
-                dst,
-                src,
-                len,
-                volatile,
-                ..
-            } => {
+            I::MemCopy { dst, src, len, volatile, .. } => {
                 if *volatile {
                     out.push_str("volatile ");
                 }
                 out.push_str(&self.values(&[*dst, *src, *len]));
             }
-            I::MemSet {
-                dst,
-                byte,
-                len,
-                volatile,
-            } => {
+            I::MemSet { dst, byte, len, volatile } => {
                 if *volatile {
                     out.push_str("volatile ");
                 }
                 out.push_str(&self.values(&[*dst, *byte, *len]));
             }
-            I::Call {
-                callee,
-                args,
-                attrs,
-            } => {
+            I::Call { callee, args, attrs } => {
                 match self.module.functions.get(*callee) {
                     Some(f) => out.push_str(&symbol_name(&f.name)),
                     None => write!(out, "@<invalid {callee}>")?,
@@ -530,29 +467,15 @@ impl<'a> FunctionPrinter<'a> {
                 write!(out, "({})", self.values(args))?;
                 write_func_attrs(out, *attrs);
             }
-            I::CallIndirect {
-                sig,
-                callee,
-                args,
-                attrs,
-            } => {
+            I::CallIndirect { sig, callee, args, attrs } => {
                 write_signature_type(out, sig)?;
                 write!(out, " {}({})", self.value(*callee), self.values(args))?;
                 write_func_attrs(out, *attrs);
             }
             I::ExtractLane { vector, index } => {
-                write!(
-                    out,
-                    "{} {}",
-                    self.ty(*vector),
-                    self.values(&[*vector, *index])
-                )?;
+                write!(out, "{} {}", self.ty(*vector), self.values(&[*vector, *index]))?;
             }
-            I::InsertLane {
-                vector,
-                value,
-                index,
-            } => {
+            I::InsertLane { vector, value, index } => {
                 let operands = self.values(&[*vector, *value, *index]);
                 write!(out, "{} {operands}", self.ty(*vector))?;
             }
@@ -579,39 +502,21 @@ impl<'a> FunctionPrinter<'a> {
                     write!(out, ", {index}")?;
                 }
             }
-            I::InsertValue {
-                aggregate,
-                value,
-                indices,
-            } => {
+            I::InsertValue { aggregate, value, indices } => {
                 let operands = self.values(&[*aggregate, *value]);
                 write!(out, "{} {operands}", self.ty(*aggregate))?;
                 for index in indices {
                     write!(out, ", {index}")?;
                 }
             }
-            I::AtomicRmw {
-                op,
-                ptr,
-                value,
-                ordering,
-                volatile,
-            } => {
+            I::AtomicRmw { op, ptr, value, ordering, volatile } => {
                 if *volatile {
                     out.push_str("volatile ");
                 }
                 let operands = self.values(&[*ptr, *value]);
                 write!(out, "{op} {} {operands} {ordering}", self.ty(*value))?;
             }
-            I::CmpXchg {
-                ptr,
-                expected,
-                new,
-                success,
-                failure,
-                weak,
-                volatile,
-            } => {
+            I::CmpXchg { ptr, expected, new, success, failure, weak, volatile } => {
                 if *weak {
                     out.push_str("weak ");
                 }
@@ -623,30 +528,13 @@ impl<'a> FunctionPrinter<'a> {
             }
             I::Fence { ordering } => write!(out, "{ordering}")?,
             I::Jump { dest } => out.push_str(&self.block_call(dest)),
-            I::Brif {
-                cond,
-                then_dest,
-                else_dest,
-            } => {
+            I::Brif { cond, then_dest, else_dest } => {
                 let (t, e) = (self.block_call(then_dest), self.block_call(else_dest));
                 write!(out, "{}, {t}, {e}", self.value(*cond))?;
             }
-            I::Switch {
-                value,
-                default,
-                cases,
-            } => {
-                write!(
-                    out,
-                    "{}, {} [",
-                    self.value(*value),
-                    self.block_call(default)
-                )?;
-                let ty = dfg
-                    .values
-                    .get(*value)
-                    .map(|d| d.ty.clone())
-                    .unwrap_or(Type::I64);
+            I::Switch { value, default, cases } => {
+                write!(out, "{}, {} [", self.value(*value), self.block_call(default))?;
+                let ty = dfg.values.get(*value).map(|d| d.ty.clone()).unwrap_or(Type::I64);
                 for (i, (case, dest)) in cases.iter().enumerate() {
                     if i > 0 {
                         out.push_str(", ");

@@ -108,10 +108,7 @@ impl DomTree {
                 stack.pop();
             }
         }
-        DomTree {
-            rpo_index,
-            interval,
-        }
+        DomTree { rpo_index, interval }
     }
 
     pub(super) fn is_reachable(&self, block: Block) -> bool {

@@ -93,10 +93,9 @@ enum Callee<'n> {
 /// Whether `data` is a call whose callee returns nothing.
 pub(super) fn returns_void(module: &Module, data: &InstructionData) -> bool {
     match data {
-        InstructionData::Call { callee, .. } => module
-            .functions
-            .get(*callee)
-            .is_some_and(|f| f.signature.ret.is_none()),
+        InstructionData::Call { callee, .. } => {
+            module.functions.get(*callee).is_some_and(|f| f.signature.ret.is_none())
+        }
         InstructionData::CallIndirect { sig, .. } => sig.ret.is_none(),
         _ => false,
     }
@@ -139,7 +138,6 @@ fn flags_of(data: &InstructionData) -> InstFlags {
         _ => InstFlags::empty(),
     }
 }
-
 
 /// Why a cast from `src` to `dst` is not legal, if it is not.
 fn cast_problem(op: CastOp, src: &Type, dst: &Type) -> Option<&'static str> {
@@ -271,20 +269,12 @@ impl<'a> FuncVerifier<'a> {
         for (flag, name) in InstFlags::NAMES {
             known |= flag.0;
             if bad.contains(*flag) {
-                self.error(
-                    at,
-                    format!("flag `{name}` is not allowed on `{op}`"),
-                    "invalid flag",
-                );
+                self.error(at, format!("flag `{name}` is not allowed on `{op}`"), "invalid flag");
             }
         }
         if bad.0 & !known != 0 {
             let bits = bad.0 & !known;
-            self.error(
-                at,
-                format!("unknown flag bits {bits:#x} on `{op}`"),
-                "invalid flag",
-            );
+            self.error(at, format!("unknown flag bits {bits:#x} on `{op}`"), "invalid flag");
         }
     }
 
@@ -330,14 +320,8 @@ impl<'a> FuncVerifier<'a> {
                     );
                 }
             }
-            I::Binary {
-                op: binary, args, ..
-            } => {
-                let kind = if binary.is_float() {
-                    Kind::FloatLike
-                } else {
-                    Kind::IntLike
-                };
+            I::Binary { op: binary, args, .. } => {
+                let kind = if binary.is_float() { Kind::FloatLike } else { Kind::IntLike };
                 let a = self.expect(at, op, "operand", args[0], kind);
                 let b = self.expect(at, op, "operand", args[1], kind);
                 if a.is_some() && b.is_some() {
@@ -347,9 +331,7 @@ impl<'a> FuncVerifier<'a> {
             I::Fma { args, .. } => {
                 let mut ok = true;
                 for v in args {
-                    ok &= self
-                        .expect(at, op, "operand", *v, Kind::FloatLike)
-                        .is_some();
+                    ok &= self.expect(at, op, "operand", *v, Kind::FloatLike).is_some();
                 }
                 if ok {
                     self.expect_same(at, op, args[0], args[1]);
@@ -421,15 +403,11 @@ impl<'a> FuncVerifier<'a> {
             }
             I::Call { callee, args, .. } => match self.module.functions.get(*callee) {
                 Some(f) => self.check_call_args(at, Callee::Direct(&f.name), &f.signature, args),
-                None => self.error(
-                    at,
-                    format!("call to unknown function {callee}"),
-                    "no such function",
-                ),
+                None => {
+                    self.error(at, format!("call to unknown function {callee}"), "no such function")
+                }
             },
-            I::CallIndirect {
-                sig, callee, args, ..
-            } => {
+            I::CallIndirect { sig, callee, args, .. } => {
                 for ty in sig.params.iter().chain(sig.ret.iter()) {
                     self.check_type(at, ty);
                 }
@@ -440,39 +418,23 @@ impl<'a> FuncVerifier<'a> {
                 self.expect(at, op, "operand", *vector, Kind::Vector);
                 self.expect(at, op, "lane index", *index, Kind::Int);
             }
-            I::InsertLane {
-                vector,
-                value,
-                index,
-            } => {
+            I::InsertLane { vector, value, index } => {
                 if let Some(ty) = self.expect(at, op, "operand", *vector, Kind::Vector) {
                     self.expect_type(at, op, "inserted value", *value, ty.lane_type());
                 }
                 self.expect(at, op, "lane index", *index, Kind::Int);
             }
             I::Shuffle { args, mask } => self.check_shuffle(at, args, mask),
-            I::Reduce {
-                op: reduce, args, ..
-            } => self.check_reduce(at, *reduce, args),
+            I::Reduce { op: reduce, args, .. } => self.check_reduce(at, *reduce, args),
             I::ExtractValue { aggregate, indices } => {
                 self.indexed_type(at, op, *aggregate, indices);
             }
-            I::InsertValue {
-                aggregate,
-                value,
-                indices,
-            } => {
+            I::InsertValue { aggregate, value, indices } => {
                 if let Some(field) = self.indexed_type(at, op, *aggregate, indices) {
                     self.expect_type(at, op, "inserted value", *value, &field);
                 }
             }
-            I::AtomicRmw {
-                op: rmw,
-                ptr,
-                value,
-                ordering,
-                ..
-            } => {
+            I::AtomicRmw { op: rmw, ptr, value, ordering, .. } => {
                 self.expect(at, op, "pointer operand", *ptr, Kind::Ptr);
                 let (kind, expected) = match rmw {
                     AtomicRmwOp::Xchg => (None, "an integer, a float or a pointer"),
@@ -501,19 +463,9 @@ impl<'a> FuncVerifier<'a> {
                     self.error(at, "`atomicrmw` cannot be unordered", "invalid ordering");
                 }
             }
-            I::CmpXchg {
-                ptr,
-                expected,
-                new,
-                success,
-                failure,
-                ..
-            } => {
+            I::CmpXchg { ptr, expected, new, success, failure, .. } => {
                 self.expect(at, op, "pointer operand", *ptr, Kind::Ptr);
-                if self
-                    .expect(at, op, "expected value", *expected, Kind::IntOrPtr)
-                    .is_some()
-                {
+                if self.expect(at, op, "expected value", *expected, Kind::IntOrPtr).is_some() {
                     self.expect_same(at, op, *expected, *new);
                 }
                 self.check_cmpxchg_orderings(at, *success, *failure);
@@ -528,20 +480,12 @@ impl<'a> FuncVerifier<'a> {
                 }
             }
             I::Jump { dest } => self.check_block_call(at, dest),
-            I::Brif {
-                cond,
-                then_dest,
-                else_dest,
-            } => {
+            I::Brif { cond, then_dest, else_dest } => {
                 self.expect(at, op, "condition", *cond, Kind::I1);
                 self.check_block_call(at, then_dest);
                 self.check_block_call(at, else_dest);
             }
-            I::Switch {
-                value,
-                default,
-                cases,
-            } => {
+            I::Switch { value, default, cases } => {
                 if let Some(ty) = self.expect(at, op, "operand", *value, Kind::Int) {
                     let bits = ty.int_bits().unwrap_or(128);
                     let mut seen = HashSet::new();
@@ -604,11 +548,7 @@ impl<'a> FuncVerifier<'a> {
         };
         if given < fixed || (given > fixed && !sig.varargs) {
             let callee = callee(self);
-            let takes = if sig.varargs {
-                format!("at least {fixed}")
-            } else {
-                fixed.to_string()
-            };
+            let takes = if sig.varargs { format!("at least {fixed}") } else { fixed.to_string() };
             self.error(
                 at,
                 format!(
@@ -642,11 +582,7 @@ impl<'a> FuncVerifier<'a> {
         };
         self.expect_type(at, "shuffle", "operand", args[1], ty);
         if mask.is_empty() {
-            self.error(
-                at,
-                "`shuffle` has an empty mask",
-                "the result needs at least one lane",
-            );
+            self.error(at, "`shuffle` has an empty mask", "the result needs at least one lane");
         }
         let limit = u64::from(ty.lanes()) * 2;
         for lane in mask.iter().flatten() {
@@ -663,26 +599,14 @@ impl<'a> FuncVerifier<'a> {
     fn check_reduce(&mut self, at: At, op: ReduceOp, args: &[Value]) {
         let name = op.name();
         let Some(&vector) = args.first() else {
-            self.error(
-                at,
-                format!("`{name}` has no operands"),
-                "missing vector operand",
-            );
+            self.error(at, format!("`{name}` has no operands"), "missing vector operand");
             return;
         };
-        let kind = if op.is_float() {
-            Kind::FloatVector
-        } else {
-            Kind::IntVector
-        };
+        let kind = if op.is_float() { Kind::FloatVector } else { Kind::IntVector };
         let ty = self.expect(at, name, "operand", vector, kind);
         let expected = if op.has_start() { 2 } else { 1 };
         if args.len() != expected {
-            let what = if op.has_start() {
-                "a vector and a start value"
-            } else {
-                "only a vector"
-            };
+            let what = if op.has_start() { "a vector and a start value" } else { "only a vector" };
             self.error(
                 at,
                 format!("`{name}` takes {what}, found {} operands", args.len()),
@@ -705,18 +629,11 @@ impl<'a> FuncVerifier<'a> {
     ) -> Option<Type> {
         let mut ty = self.expect(at, op, "operand", aggregate, Kind::Aggregate)?;
         if indices.is_empty() {
-            self.error(
-                at,
-                format!("`{op}` needs at least one index"),
-                "missing index",
-            );
+            self.error(at, format!("`{op}` needs at least one index"), "missing index");
             return None;
         }
         for &index in indices {
-            let field = ty
-                .is_aggregate()
-                .then(|| ty.element_type(u64::from(index)))
-                .flatten();
+            let field = ty.is_aggregate().then(|| ty.element_type(u64::from(index))).flatten();
             match field {
                 Some(field) => ty = field,
                 None => {
@@ -734,11 +651,7 @@ impl<'a> FuncVerifier<'a> {
 
     fn check_cmpxchg_orderings(&mut self, at: At, success: Ordering, failure: Ordering) {
         if success == Ordering::Unordered || failure == Ordering::Unordered {
-            self.error(
-                at,
-                "`cmpxchg` orderings must be at least monotonic",
-                "invalid ordering",
-            );
+            self.error(at, "`cmpxchg` orderings must be at least monotonic", "invalid ordering");
             return;
         }
         // Since LLVM 13 the failure ordering may be stronger than the success ordering.
@@ -754,11 +667,7 @@ impl<'a> FuncVerifier<'a> {
     fn check_block_call(&mut self, at: At, call: &BlockCall) {
         let target = call.block;
         let Some(data) = self.func.dfg.blocks.get(target) else {
-            self.error(
-                at,
-                format!("branch to nonexistent block {target}"),
-                "no such block",
-            );
+            self.error(at, format!("branch to nonexistent block {target}"), "no such block");
             return;
         };
         if !self.laid_out.contains(&target) {

@@ -65,12 +65,7 @@ fn check_symbols(module: &Module, errors: &mut Vec<Diagnostic>) {
         .globals
         .values()
         .map(|g| (g.name.as_str(), "global"))
-        .chain(
-            module
-                .functions
-                .values()
-                .map(|f| (f.name.as_str(), "function")),
-        );
+        .chain(module.functions.values().map(|f| (f.name.as_str(), "function")));
     for (name, kind) in symbols {
         if name.is_empty() {
             errors.push(
@@ -80,11 +75,8 @@ fn check_symbols(module: &Module, errors: &mut Vec<Diagnostic>) {
             continue;
         }
         if let Some(first) = seen.insert(name, kind) {
-            let what = if first == kind {
-                format!("{kind}s")
-            } else {
-                format!("{first} and {kind}")
-            };
+            let what =
+                if first == kind { format!("{kind}s") } else { format!("{first} and {kind}") };
             errors.push(
                 Diagnostic::new(format!("symbol {} is defined twice", symbol_name(name)))
                     .with_label(format!("duplicate {kind} name"))
@@ -98,34 +90,21 @@ fn check_global(module: &Module, global: &crate::module::Global, errors: &mut Ve
     let name = symbol_name(&global.name);
     let note = format!("in global {name}");
     let mut error = |message: String, label: &str| {
-        errors.push(
-            Diagnostic::new(message)
-                .with_label(label)
-                .with_note(note.clone()),
-        );
+        errors.push(Diagnostic::new(message).with_label(label).with_note(note.clone()));
     };
     if let Some(problem) = type_problem(&global.ty) {
-        error(
-            format!("global {name} has malformed type {}: {problem}", global.ty),
-            "bad type",
-        );
+        error(format!("global {name} has malformed type {}: {problem}", global.ty), "bad type");
     }
     if !global.align.is_power_of_two() {
         error(
-            format!(
-                "alignment {} of global {name} is not a power of two",
-                global.align
-            ),
+            format!("alignment {} of global {name} is not a power of two", global.align),
             "alignment must be a power of two",
         );
     }
     if let Some(init) = &global.init {
         if !init.fits(&global.ty) {
             error(
-                format!(
-                    "initializer of global {name} does not fit its type {}",
-                    global.ty
-                ),
+                format!("initializer of global {name} does not fit its type {}", global.ty),
                 "initializer does not fit",
             );
         }
@@ -151,16 +130,10 @@ fn unknown_symbols(module: &Module, c: &Constant) -> Vec<String> {
     let mut stack = vec![c];
     while let Some(c) = stack.pop() {
         match c {
-            Constant::Address {
-                symbol: Symbol::Global(g),
-                ..
-            } if !module.globals.is_valid(*g) => {
+            Constant::Address { symbol: Symbol::Global(g), .. } if !module.globals.is_valid(*g) => {
                 out.push(format!("global {g}"));
             }
-            Constant::Address {
-                symbol: Symbol::Func(f),
-                ..
-            } if !module.functions.is_valid(*f) => {
+            Constant::Address { symbol: Symbol::Func(f), .. } if !module.functions.is_valid(*f) => {
                 out.push(format!("function {f}"));
             }
             Constant::Elements(elems) => stack.extend(elems.iter().rev()),
@@ -173,9 +146,7 @@ fn unknown_symbols(module: &Module, c: &Constant) -> Vec<String> {
 /// `@name` as the printer writes it: quoted unless it is a plain identifier.
 pub(crate) fn symbol_name(name: &str) -> String {
     let plain = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$' | '-'));
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$' | '-'));
     if plain {
         format!("@{name}")
     } else {
@@ -250,8 +221,7 @@ impl<'a> FuncVerifier<'a> {
     }
 
     fn printer(&self) -> &FunctionPrinter<'a> {
-        self.printer
-            .get_or_init(|| FunctionPrinter::new(self.module, self.func))
+        self.printer.get_or_init(|| FunctionPrinter::new(self.module, self.func))
     }
 
     pub(crate) fn value_name(&self, v: Value) -> String {
@@ -391,10 +361,7 @@ impl<'a> FuncVerifier<'a> {
         if func.linkage == Linkage::ExternWeak {
             self.error(
                 At::Func,
-                format!(
-                    "function {} has a body but extern_weak linkage",
-                    symbol_name(&func.name)
-                ),
+                format!("function {} has a body but extern_weak linkage", symbol_name(&func.name)),
                 "extern_weak functions are defined elsewhere",
             );
         }
@@ -465,10 +432,7 @@ impl<'a> FuncVerifier<'a> {
             if !ends_in_terminator && func.dfg.insts.is_valid(last) {
                 self.error(
                     At::Inst(block, last),
-                    format!(
-                        "block {} does not end in a terminator",
-                        self.block_name(block)
-                    ),
+                    format!("block {} does not end in a terminator", self.block_name(block)),
                     "last instruction is not a terminator",
                 );
             }
@@ -530,10 +494,7 @@ impl<'a> FuncVerifier<'a> {
             if targets.contains(&entry) {
                 entry_preds.push(block);
             }
-            let targets = targets
-                .into_iter()
-                .filter(|t| self.laid_out.contains(t))
-                .collect();
+            let targets = targets.into_iter().filter(|t| self.laid_out.contains(t)).collect();
             succs.insert(block, targets);
         }
         for block in entry_preds {
@@ -630,10 +591,8 @@ impl<'a> FuncVerifier<'a> {
         let def_block = match data.def {
             ValueDef::Result(def) => {
                 let Some((def_block, def_index)) = self.position.get(def).copied().flatten() else {
-                    let message = format!(
-                        "use of {}, whose defining instruction is not laid out",
-                        name()
-                    );
+                    let message =
+                        format!("use of {}, whose defining instruction is not laid out", name());
                     return Some((message, "defined nowhere in this function".to_string()));
                 };
                 if self.func.dfg.inst_result(def) != Some(v) {
@@ -659,10 +618,8 @@ impl<'a> FuncVerifier<'a> {
             }
             ValueDef::Param(def_block, param_index) => {
                 if !self.laid_out.contains(&def_block) {
-                    let message = format!(
-                        "use of {}, a parameter of a block that is not laid out",
-                        name()
-                    );
+                    let message =
+                        format!("use of {}, a parameter of a block that is not laid out", name());
                     return Some((message, "defined nowhere in this function".to_string()));
                 }
                 let params = &self.func.dfg.blocks[def_block].params;
@@ -734,11 +691,7 @@ impl<'a> FuncVerifier<'a> {
                 | InstructionData::MemSet { .. }
                 | InstructionData::Fence { .. }
         ) || data.is_terminator();
-        let expected = if never {
-            None
-        } else {
-            self.module.result_type(self.func, data)
-        };
+        let expected = if never { None } else { self.module.result_type(self.func, data) };
         let opcode = data.opcode_name();
         match (result, expected) {
             (Some(r), None) if never || insts::returns_void(self.module, data) => {

@@ -87,24 +87,10 @@ impl<'a> Choices<'a> {
     }
 }
 
-const INTS: [Type; 6] = [
-    Type::I1,
-    Type::I8,
-    Type::I16,
-    Type::I32,
-    Type::I64,
-    Type::I128,
-];
+const INTS: [Type; 6] = [Type::I1, Type::I8, Type::I16, Type::I32, Type::I64, Type::I128];
 
 pub fn int_type(c: &mut Choices) -> Type {
-    c.pick(&[
-        Type::I32,
-        Type::I64,
-        Type::I8,
-        Type::I1,
-        Type::I16,
-        Type::I128,
-    ])
+    c.pick(&[Type::I32, Type::I64, Type::I8, Type::I1, Type::I16, Type::I128])
 }
 
 pub fn float_type(c: &mut Choices) -> Type {
@@ -235,11 +221,7 @@ pub fn constant(c: &mut Choices, ty: &Type, symbols: &Symbols) -> Constant {
                 } else {
                     Symbol::Func(FuncId::new(n - symbols.globals))
                 };
-                let offset = if c.one_in(2) {
-                    0
-                } else {
-                    i64::from(c.below(64)) - 16
-                };
+                let offset = if c.one_in(2) { 0 } else { i64::from(c.below(64)) - 16 };
                 Constant::Address { symbol, offset }
             }
         }
@@ -259,18 +241,7 @@ pub fn constant(c: &mut Choices, ty: &Type, symbols: &Symbols) -> Constant {
     }
 }
 
-const VALUE_NAMES: &[&str] = &[
-    "x",
-    "acc",
-    "i",
-    "tmp.1",
-    "v3",
-    "a b",
-    "\u{fc}ber",
-    "0",
-    "$p",
-    "x",
-];
+const VALUE_NAMES: &[&str] = &["x", "acc", "i", "tmp.1", "v3", "a b", "\u{fc}ber", "0", "$p", "x"];
 const BLOCK_NAMES: &[&str] = &["entry", "loop", "exit", "bb2", "then else", "loop"];
 const FUNC_ATTRS: &[FuncAttrs] = &[
     FuncAttrs::READNONE,
@@ -310,25 +281,10 @@ fn flags(c: &mut Choices, allowed: InstFlags) -> InstFlags {
 
 fn signature(c: &mut Choices, varargs: bool) -> Signature {
     let n = c.below(4);
-    let params = (0..n)
-        .map(|_| {
-            if c.one_in(6) {
-                any_type(c, 1)
-            } else {
-                scalar_type(c)
-            }
-        })
-        .collect();
-    let ret = if c.one_in(3) {
-        None
-    } else {
-        Some(any_type(c, 1))
-    };
-    Signature {
-        params,
-        ret,
-        varargs: varargs && c.one_in(3),
-    }
+    let params =
+        (0..n).map(|_| if c.one_in(6) { any_type(c, 1) } else { scalar_type(c) }).collect();
+    let ret = if c.one_in(3) { None } else { Some(any_type(c, 1)) };
+    Signature { params, ret, varargs: varargs && c.one_in(3) }
 }
 
 /// Builds a module from `choices`.
@@ -336,31 +292,17 @@ pub fn generate(choices: &[u32]) -> Module {
     let c = &mut Choices::new(choices);
     let mut module = Module::new();
     if c.one_in(3) {
-        module.target = Some(
-            c.pick(&["x86_64-pc-linux-gnu", "nvptx64-nvidia-cuda"])
-                .to_string(),
-        );
+        module.target = Some(c.pick(&["x86_64-pc-linux-gnu", "nvptx64-nvidia-cuda"]).to_string());
     }
     let n_globals = c.below(4) as usize;
     let n_decls = c.below(4) as usize;
     let n_defs = 1 + c.below(3) as usize;
-    let symbols = Symbols {
-        globals: n_globals,
-        funcs: n_decls + n_defs,
-    };
+    let symbols = Symbols { globals: n_globals, funcs: n_decls + n_defs };
 
     for i in 0..n_decls {
-        let name = if i == 1 {
-            "ext func".to_string()
-        } else {
-            format!("decl{i}")
-        };
+        let name = if i == 1 { "ext func".to_string() } else { format!("decl{i}") };
         let mut f = Function::new(name, signature(c, true));
-        f.linkage = if c.one_in(4) {
-            Linkage::ExternWeak
-        } else {
-            Linkage::External
-        };
+        f.linkage = if c.one_in(4) { Linkage::ExternWeak } else { Linkage::External };
         f.attrs = func_attrs(c);
         for attrs in &mut f.param_attrs {
             *attrs = param_attrs(c);
@@ -384,11 +326,8 @@ pub fn generate(choices: &[u32]) -> Module {
         module.add_function(f);
     }
     for i in 0..n_globals {
-        let ty = if c.one_in(4) {
-            Type::array(Type::I8, u64::from(c.below(6)))
-        } else {
-            any_type(c, 2)
-        };
+        let ty =
+            if c.one_in(4) { Type::array(Type::I8, u64::from(c.below(6))) } else { any_type(c, 2) };
         let linkage = c.pick(&[
             Linkage::External,
             Linkage::Internal,
@@ -399,11 +338,7 @@ pub fn generate(choices: &[u32]) -> Module {
         let init =
             (linkage != Linkage::ExternWeak && !c.one_in(4)).then(|| constant(c, &ty, &symbols));
         module.add_global(Global {
-            name: if i == 2 {
-                "g\"quoted\"".to_string()
-            } else {
-                format!("g{i}")
-            },
+            name: if i == 2 { "g\"quoted\"".to_string() } else { format!("g{i}") },
             ty,
             linkage,
             constant: c.one_in(2),
@@ -413,11 +348,7 @@ pub fn generate(choices: &[u32]) -> Module {
         });
     }
 
-    let sigs: Vec<Signature> = module
-        .functions
-        .values()
-        .map(|f| f.signature.clone())
-        .collect();
+    let sigs: Vec<Signature> = module.functions.values().map(|f| f.signature.clone()).collect();
     for i in 0..n_defs {
         let id = FuncId::new(n_decls + i);
         let mut func = std::mem::take(&mut module.functions[id]);
@@ -442,9 +373,9 @@ impl Exit {
             Exit::Ret | Exit::Unreachable => vec![],
             Exit::Jump(t) => vec![*t],
             Exit::Brif(a, b) => vec![*a, *b],
-            Exit::Switch(_, d, cases) => std::iter::once(*d)
-                .chain(cases.iter().map(|c| c.1))
-                .collect(),
+            Exit::Switch(_, d, cases) => {
+                std::iter::once(*d).chain(cases.iter().map(|c| c.1)).collect()
+            }
         }
     }
 }
@@ -462,14 +393,7 @@ impl<'c, 'd, 'b> Body<'c, 'd, 'b> {
     fn build(c: &'c mut Choices<'d>, func: &mut Function, sigs: &[Signature], symbols: &Symbols) {
         let callees = |f: FuncId| sigs.get(f.index()).cloned();
         let b = FunctionBuilder::new(func, &callees);
-        Body {
-            c,
-            b,
-            sigs,
-            symbols,
-            avail: Vec::new(),
-        }
-        .fill();
+        Body { c, b, sigs, symbols, avail: Vec::new() }.fill();
     }
 
     fn fill(&mut self) {
@@ -478,11 +402,7 @@ impl<'c, 'd, 'b> Body<'c, 'd, 'b> {
         for _ in 1..n {
             let block = self.b.create_block();
             for _ in 0..self.c.below(3) {
-                let ty = if self.c.one_in(5) {
-                    any_type(self.c, 1)
-                } else {
-                    scalar_type(self.c)
-                };
+                let ty = if self.c.one_in(5) { any_type(self.c, 1) } else { scalar_type(self.c) };
                 let param = self.b.append_block_param(block, ty);
                 self.maybe_name(param);
             }
@@ -533,11 +453,7 @@ impl<'c, 'd, 'b> Body<'c, 'd, 'b> {
             let block = blocks[b];
             self.b.switch_to_block(block);
             self.avail = self.b.func.dfg.block_params(block).to_vec();
-            let dominators = if reachable[b] {
-                dom[b] & !(1 << b)
-            } else {
-                1 & !(1 << b)
-            };
+            let dominators = if reachable[b] { dom[b] & !(1 << b) } else { 1 & !(1 << b) };
             for (d, values) in defined.iter().enumerate() {
                 if dominators & (1 << d) != 0 {
                     self.avail.extend(values.iter().copied());
@@ -557,11 +473,7 @@ impl<'c, 'd, 'b> Body<'c, 'd, 'b> {
     fn exit(&mut self, i: usize, n: usize) -> Exit {
         let target = |c: &mut Choices| 1 + c.index(n - 1);
         if n == 1 {
-            return if self.c.one_in(8) {
-                Exit::Unreachable
-            } else {
-                Exit::Ret
-            };
+            return if self.c.one_in(8) { Exit::Unreachable } else { Exit::Ret };
         }
         match self.c.below(8) {
             0 if i + 1 < n => Exit::Jump(i + 1),
@@ -603,31 +515,18 @@ impl<'c, 'd, 'b> Body<'c, 'd, 'b> {
                 InstructionData::Return { value }
             }
             Exit::Unreachable => InstructionData::Unreachable,
-            Exit::Jump(t) => InstructionData::Jump {
-                dest: self.block_call(blocks[*t]),
-            },
+            Exit::Jump(t) => InstructionData::Jump { dest: self.block_call(blocks[*t]) },
             Exit::Brif(a, b) => {
                 let cond = self.value(&Type::I1);
                 let then_dest = self.block_call(blocks[*a]);
                 let else_dest = self.block_call(blocks[*b]);
-                InstructionData::Brif {
-                    cond,
-                    then_dest,
-                    else_dest,
-                }
+                InstructionData::Brif { cond, then_dest, else_dest }
             }
             Exit::Switch(ty, default, cases) => {
                 let value = self.value(ty);
                 let default = self.block_call(blocks[*default]);
-                let cases = cases
-                    .iter()
-                    .map(|(v, t)| (*v, self.block_call(blocks[*t])))
-                    .collect();
-                InstructionData::Switch {
-                    value,
-                    default,
-                    cases,
-                }
+                let cases = cases.iter().map(|(v, t)| (*v, self.block_call(blocks[*t]))).collect();
+                InstructionData::Switch { value, default, cases }
             }
         };
         self.emit(data);
@@ -646,11 +545,7 @@ impl<'c, 'd, 'b> Body<'c, 'd, 'b> {
         if self.c.one_in(10) {
             let file = self.c.pick(&["a.c", "dir/x y.c"]);
             let (line, column) = (1 + self.c.below(500), self.c.below(80));
-            self.b.func.dfg.debug_locs[inst] = Some(DebugLoc {
-                file: file.into(),
-                line,
-                column,
-            });
+            self.b.func.dfg.debug_locs[inst] = Some(DebugLoc { file: file.into(), line, column });
         }
         if let Some(v) = result {
             self.maybe_name(v);
@@ -661,20 +556,13 @@ impl<'c, 'd, 'b> Body<'c, 'd, 'b> {
 
     /// A value of type `ty`: an available one, or a new constant.
     fn value(&mut self, ty: &Type) -> Value {
-        let candidates: Vec<Value> = self
-            .avail
-            .iter()
-            .copied()
-            .filter(|v| self.b.func.dfg.value_type(*v) == ty)
-            .collect();
+        let candidates: Vec<Value> =
+            self.avail.iter().copied().filter(|v| self.b.func.dfg.value_type(*v) == ty).collect();
         if !candidates.is_empty() && !self.c.one_in(4) {
             return self.c.pick(&candidates);
         }
         let value = constant(self.c, ty, self.symbols);
-        let data = InstructionData::Const {
-            ty: ty.clone(),
-            value,
-        };
+        let data = InstructionData::Const { ty: ty.clone(), value };
         self.emit(data).expect("a constant has a result")
     }
 
@@ -685,12 +573,8 @@ impl<'c, 'd, 'b> Body<'c, 'd, 'b> {
         fresh: impl FnOnce(&mut Choices) -> Type,
     ) -> Type {
         let dfg = &self.b.func.dfg;
-        let types: Vec<Type> = self
-            .avail
-            .iter()
-            .map(|v| dfg.value_type(*v).clone())
-            .filter(|t| filter(t))
-            .collect();
+        let types: Vec<Type> =
+            self.avail.iter().map(|v| dfg.value_type(*v).clone()).filter(|t| filter(t)).collect();
         if !types.is_empty() && self.c.one_in(2) {
             self.c.pick(&types)
         } else {
@@ -714,11 +598,7 @@ impl<'c, 'd, 'b> Body<'c, 'd, 'b> {
             1 | 2 => {
                 let ty = self.ty(|t| t.lane_type().is_int(), int_like);
                 let op = self.c.pick(
-                    &BinaryOp::ALL
-                        .iter()
-                        .filter(|o| !o.is_float())
-                        .copied()
-                        .collect::<Vec<_>>(),
+                    &BinaryOp::ALL.iter().filter(|o| !o.is_float()).copied().collect::<Vec<_>>(),
                 );
                 let allowed = match op {
                     BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Shl => {
@@ -731,27 +611,15 @@ impl<'c, 'd, 'b> Body<'c, 'd, 'b> {
                     _ => InstFlags::empty(),
                 };
                 let flags = flags(self.c, allowed);
-                I::Binary {
-                    op,
-                    flags,
-                    args: [self.value(&ty), self.value(&ty)],
-                }
+                I::Binary { op, flags, args: [self.value(&ty), self.value(&ty)] }
             }
             3 => {
                 let ty = self.ty(|t| t.lane_type().is_float(), float_like);
                 let op = self.c.pick(
-                    &BinaryOp::ALL
-                        .iter()
-                        .filter(|o| o.is_float())
-                        .copied()
-                        .collect::<Vec<_>>(),
+                    &BinaryOp::ALL.iter().filter(|o| o.is_float()).copied().collect::<Vec<_>>(),
                 );
                 let flags = flags(self.c, InstFlags::FAST);
-                I::Binary {
-                    op,
-                    flags,
-                    args: [self.value(&ty), self.value(&ty)],
-                }
+                I::Binary { op, flags, args: [self.value(&ty), self.value(&ty)] }
             }
             4 => {
                 let op = self.c.pick(UnaryOp::ALL);
@@ -769,24 +637,14 @@ impl<'c, 'd, 'b> Body<'c, 'd, 'b> {
                 } else {
                     self.ty(|t| t.lane_type().is_int(), int_like)
                 };
-                let flags = if op.is_float() {
-                    flags(self.c, InstFlags::FAST)
-                } else {
-                    InstFlags::empty()
-                };
-                I::Unary {
-                    op,
-                    flags,
-                    arg: self.value(&ty),
-                }
+                let flags =
+                    if op.is_float() { flags(self.c, InstFlags::FAST) } else { InstFlags::empty() };
+                I::Unary { op, flags, arg: self.value(&ty) }
             }
             5 => {
                 let ty = self.ty(|t| t.lane_type().is_float(), float_like);
                 let flags = flags(self.c, InstFlags::FAST);
-                I::Fma {
-                    flags,
-                    args: [self.value(&ty), self.value(&ty), self.value(&ty)],
-                }
+                I::Fma { flags, args: [self.value(&ty), self.value(&ty), self.value(&ty)] }
             }
             6 => {
                 if self.c.one_in(2) {
@@ -821,24 +679,14 @@ impl<'c, 'd, 'b> Body<'c, 'd, 'b> {
                 } else {
                     Type::I1
                 };
-                let allowed = if ty.lane_type().is_float() {
-                    InstFlags::FAST
-                } else {
-                    InstFlags::empty()
-                };
+                let allowed =
+                    if ty.lane_type().is_float() { InstFlags::FAST } else { InstFlags::empty() };
                 let flags = flags(self.c, allowed);
-                I::Select {
-                    flags,
-                    args: [self.value(&cond_ty), self.value(&ty), self.value(&ty)],
-                }
+                I::Select { flags, args: [self.value(&cond_ty), self.value(&ty), self.value(&ty)] }
             }
             8 => {
                 let (op, src, dst) = self.cast_types();
-                I::Cast {
-                    op,
-                    arg: self.value(&src),
-                    ty: dst,
-                }
+                I::Cast { op, arg: self.value(&src), ty: dst }
             }
             9 | 10 => self.memory(),
             11 => self.call(),
@@ -856,11 +704,7 @@ impl<'c, 'd, 'b> Body<'c, 'd, 'b> {
 
     fn cast_types(&mut self) -> (CastOp, Type, Type) {
         let c = &mut *self.c;
-        let n = if c.one_in(4) {
-            Some(c.pick(&[2, 4]))
-        } else {
-            None
-        };
+        let n = if c.one_in(4) { Some(c.pick(&[2, 4])) } else { None };
         let wrap = |t: Type| match n {
             Some(n) => Type::vector(t, n),
             None => t,
@@ -929,41 +773,23 @@ impl<'c, 'd, 'b> Body<'c, 'd, 'b> {
                 } else {
                     None
                 };
-                I::Alloca {
-                    ty,
-                    count,
-                    align: self.align(),
-                }
+                I::Alloca { ty, count, align: self.align() }
             }
             1 => {
                 let ptr = self.ptr();
                 let ty = any_type(self.c, 1);
-                I::Load {
-                    ty,
-                    ptr,
-                    align: self.align(),
-                    volatile: self.c.one_in(5),
-                }
+                I::Load { ty, ptr, align: self.align(), volatile: self.c.one_in(5) }
             }
             2 => {
                 let ty = self.ty(|_| true, |c| any_type(c, 1));
                 let value = self.value(&ty);
-                I::Store {
-                    value,
-                    ptr: self.ptr(),
-                    align: self.align(),
-                    volatile: self.c.one_in(5),
-                }
+                I::Store { value, ptr: self.ptr(), align: self.align(), volatile: self.c.one_in(5) }
             }
             3 => {
                 let ptr = self.ptr();
                 let ty = self.c.pick(&[Type::I64, Type::I32, Type::I64]);
                 let offset = self.value(&ty);
-                I::PtrAdd {
-                    flags: flags(self.c, InstFlags::INBOUNDS),
-                    ptr,
-                    offset,
-                }
+                I::PtrAdd { flags: flags(self.c, InstFlags::INBOUNDS), ptr, offset }
             }
             4 => {
                 let (dst, src) = (self.ptr(), self.ptr());
@@ -981,22 +807,13 @@ impl<'c, 'd, 'b> Body<'c, 'd, 'b> {
                 let byte = self.value(&Type::I8);
                 let len_ty = self.c.pick(&[Type::I64, Type::I32]);
                 let len = self.value(&len_ty);
-                I::MemSet {
-                    dst,
-                    byte,
-                    len,
-                    volatile: self.c.one_in(5),
-                }
+                I::MemSet { dst, byte, len, volatile: self.c.one_in(5) }
             }
             _ => {
                 let ty = self.ty(|t| t.is_ptr(), |_| Type::PTR);
                 let ptr = self.value(&ty);
                 let offset = self.value(&Type::I64);
-                I::PtrAdd {
-                    flags: InstFlags::empty(),
-                    ptr,
-                    offset,
-                }
+                I::PtrAdd { flags: InstFlags::empty(), ptr, offset }
             }
         }
     }
@@ -1010,30 +827,17 @@ impl<'c, 'd, 'b> Body<'c, 'd, 'b> {
             let callee = if self.c.one_in(2) {
                 let symbol = Symbol::Func(FuncId::new(callee_id));
                 let value = Constant::Address { symbol, offset: 0 };
-                self.emit(InstructionData::Const {
-                    ty: Type::PTR,
-                    value,
-                })
-                .expect("const result")
+                self.emit(InstructionData::Const { ty: Type::PTR, value }).expect("const result")
             } else {
                 self.ptr()
             };
             let args = self.args(&sig);
-            return InstructionData::CallIndirect {
-                sig: Box::new(sig),
-                callee,
-                args,
-                attrs,
-            };
+            return InstructionData::CallIndirect { sig: Box::new(sig), callee, args, attrs };
         }
         let id = self.c.index(self.sigs.len());
         let sig = self.sigs[id].clone();
         let args = self.args(&sig);
-        InstructionData::Call {
-            callee: FuncId::new(id),
-            args,
-            attrs,
-        }
+        InstructionData::Call { callee: FuncId::new(id), args, attrs }
     }
 
     fn args(&mut self, sig: &Signature) -> Vec<Value> {
@@ -1053,20 +857,13 @@ impl<'c, 'd, 'b> Body<'c, 'd, 'b> {
             0 => {
                 let ty = self.ty(|t| t.is_vector(), vector_type);
                 let index_ty = self.c.pick(&[Type::I32, Type::I64]);
-                I::ExtractLane {
-                    vector: self.value(&ty),
-                    index: self.value(&index_ty),
-                }
+                I::ExtractLane { vector: self.value(&ty), index: self.value(&index_ty) }
             }
             1 => {
                 let ty = self.ty(|t| t.is_vector(), vector_type);
                 let vector = self.value(&ty);
                 let value = self.value(&ty.lane_type().clone());
-                I::InsertLane {
-                    vector,
-                    value,
-                    index: self.value(&Type::I32),
-                }
+                I::InsertLane { vector, value, index: self.value(&Type::I32) }
             }
             2 => {
                 let ty = self.ty(|t| t.is_vector(), vector_type);
@@ -1075,16 +872,9 @@ impl<'c, 'd, 'b> Body<'c, 'd, 'b> {
                 let mut mask = Vec::new();
                 for _ in 0..len {
                     let undef = self.c.one_in(6);
-                    mask.push(if undef {
-                        None
-                    } else {
-                        Some(self.c.below(limit))
-                    });
+                    mask.push(if undef { None } else { Some(self.c.below(limit)) });
                 }
-                I::Shuffle {
-                    args: [self.value(&ty), self.value(&ty)],
-                    mask,
-                }
+                I::Shuffle { args: [self.value(&ty), self.value(&ty)], mask }
             }
             _ => {
                 let op = self.c.pick(ReduceOp::ALL);
@@ -1109,25 +899,14 @@ impl<'c, 'd, 'b> Body<'c, 'd, 'b> {
                 if op.has_start() {
                     args.push(self.value(&ty.lane_type().clone()));
                 }
-                let allowed = if op.is_float() {
-                    InstFlags::FAST
-                } else {
-                    InstFlags::empty()
-                };
-                I::Reduce {
-                    op,
-                    flags: flags(self.c, allowed),
-                    args,
-                }
+                let allowed = if op.is_float() { InstFlags::FAST } else { InstFlags::empty() };
+                I::Reduce { op, flags: flags(self.c, allowed), args }
             }
         }
     }
 
     fn aggregate_op(&mut self) -> InstructionData {
-        let ty = self.ty(
-            |t| t.is_aggregate() && t.element_type(0).is_some(),
-            aggregate_type,
-        );
+        let ty = self.ty(|t| t.is_aggregate() && t.element_type(0).is_some(), aggregate_type);
         let aggregate = self.value(&ty);
         let mut indices = Vec::new();
         let mut field = ty.clone();
@@ -1142,20 +921,13 @@ impl<'c, 'd, 'b> Body<'c, 'd, 'b> {
             }
             let index = self.c.below(len.min(u64::from(u32::MAX)) as u32);
             indices.push(index);
-            field = field
-                .element_type(u64::from(index))
-                .cloned()
-                .expect("index in range");
+            field = field.element_type(u64::from(index)).cloned().expect("index in range");
         }
         if self.c.one_in(2) {
             InstructionData::ExtractValue { aggregate, indices }
         } else {
             let value = self.value(&field);
-            InstructionData::InsertValue {
-                aggregate,
-                value,
-                indices,
-            }
+            InstructionData::InsertValue { aggregate, value, indices }
         }
     }
 
@@ -1181,20 +953,10 @@ impl<'c, 'd, 'b> Body<'c, 'd, 'b> {
                 let ptr = self.ptr();
                 let value = self.value(&ty);
                 let ordering = self.c.pick(&ORDERINGS);
-                InstructionData::AtomicRmw {
-                    op,
-                    ptr,
-                    value,
-                    ordering,
-                    volatile: self.c.one_in(5),
-                }
+                InstructionData::AtomicRmw { op, ptr, value, ordering, volatile: self.c.one_in(5) }
             }
             1 => {
-                let ty = if self.c.one_in(4) {
-                    Type::PTR
-                } else {
-                    int_type(self.c)
-                };
+                let ty = if self.c.one_in(4) { Type::PTR } else { int_type(self.c) };
                 let ptr = self.ptr();
                 let (expected, new) = (self.value(&ty), self.value(&ty));
                 let success = self.c.pick(&ORDERINGS);
@@ -1207,15 +969,7 @@ impl<'c, 'd, 'b> Body<'c, 'd, 'b> {
                 };
                 let failure = self.c.pick(failures);
                 let (weak, volatile) = (self.c.one_in(3), self.c.one_in(5));
-                InstructionData::CmpXchg {
-                    ptr,
-                    expected,
-                    new,
-                    success,
-                    failure,
-                    weak,
-                    volatile,
-                }
+                InstructionData::CmpXchg { ptr, expected, new, success, failure, weak, volatile }
             }
             _ => InstructionData::Fence {
                 ordering: self.c.pick(&[
