@@ -492,19 +492,7 @@ impl<'a> Cursor<'a> {
             let elem = self.scalar_or_vector_type()?;
             self.eat(">").then(|| Type::vector(elem, lanes))
         } else {
-            let ty = match self.word().as_str() {
-                "i1" => Type::I1,
-                "i8" => Type::I8,
-                "i16" => Type::I16,
-                "i32" => Type::I32,
-                "i64" => Type::I64,
-                "i128" => Type::I128,
-                "f32" => Type::F32,
-                "f64" => Type::F64,
-                "ptr" => Type::PTR,
-                _ => return None,
-            };
-            Some(ty)
+            Type::scalar_from_name(&self.word())
         }
     }
 

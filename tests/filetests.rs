@@ -9,7 +9,8 @@ fn main() {
     let args = Arguments::from_args();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/filetests");
     let bless = std::env::var("ADC_TEST_BLESS").is_ok_and(|v| v == "1");
-    let files = adc::filetest::collect(std::slice::from_ref(&root)).unwrap_or_else(|e| panic!("{e}"));
+    let files =
+        adc::filetest::collect(std::slice::from_ref(&root)).unwrap_or_else(|e| panic!("{e}"));
     let trials = files
         .into_iter()
         .map(|path: PathBuf| {

@@ -440,6 +440,44 @@ pub enum InstructionData {
     Unreachable,
 }
 
+/// Every mnemonic of the text form (for "did you mean" hints and coverage tests).
+pub fn all_opcode_names() -> Vec<&'static str> {
+    let mut names = vec![
+        "const",
+        "fma",
+        "icmp",
+        "fcmp",
+        "select",
+        "alloca",
+        "load",
+        "store",
+        "ptradd",
+        "memcpy",
+        "memmove",
+        "memset",
+        "call",
+        "call_indirect",
+        "extractlane",
+        "insertlane",
+        "shuffle",
+        "extractvalue",
+        "insertvalue",
+        "atomicrmw",
+        "cmpxchg",
+        "fence",
+        "jump",
+        "brif",
+        "switch",
+        "ret",
+        "unreachable",
+    ];
+    names.extend(UnaryOp::ALL.iter().map(|op| op.name()));
+    names.extend(BinaryOp::ALL.iter().map(|op| op.name()));
+    names.extend(CastOp::ALL.iter().map(|op| op.name()));
+    names.extend(ReduceOp::ALL.iter().map(|op| op.name()));
+    names
+}
+
 /// Expands to one `match` over every operand of an instruction, including branch arguments.
 /// The same text serves `&InstructionData` and `&mut InstructionData`: match ergonomics
 /// make each binding `&Value` or `&mut Value` (and each list `&Vec` or `&mut Vec`).

@@ -11,6 +11,7 @@ pub mod constant;
 pub mod dfg;
 pub mod diagnostic;
 pub mod entities;
+pub mod examples;
 pub mod function;
 pub mod instructions;
 pub mod interp;

@@ -66,6 +66,22 @@ impl Type {
         })
     }
 
+    /// The scalar type written `name` (`i32`, `f64`, `ptr`), without address space.
+    pub fn scalar_from_name(name: &str) -> Option<Type> {
+        Some(match name {
+            "i1" => Type::I1,
+            "i8" => Type::I8,
+            "i16" => Type::I16,
+            "i32" => Type::I32,
+            "i64" => Type::I64,
+            "i128" => Type::I128,
+            "f32" => Type::F32,
+            "f64" => Type::F64,
+            "ptr" => Type::Ptr(0),
+            _ => return None,
+        })
+    }
+
     pub fn is_int(&self) -> bool {
         self.int_bits().is_some()
     }

@@ -412,45 +412,6 @@ fn comments_and_spacing() {
 }
 
 /// `sum(x, n) = Σ sin(x[i])`, built as in the builder's own tests, with unnamed values.
-fn sum_of_sines() -> Module {
-    let mut module = Module::new();
-    let sin =
-        module.add_function(Function::new("sin", Signature::new(vec![Type::F64], Some(Type::F64))));
-    module.functions[sin].attrs = FuncAttrs::READNONE | FuncAttrs::NOUNWIND;
-    let mut func =
-        Function::new("sum", Signature::new(vec![Type::PTR, Type::I64], Some(Type::F64)));
-    let callees = |f: FuncId| (f == sin).then(|| Signature::new(vec![Type::F64], Some(Type::F64)));
-    let mut b = FunctionBuilder::new(&mut func, &callees);
-    let entry = b.create_entry_block();
-    let (x, n) = (b.func.params()[0], b.func.params()[1]);
-    let header = b.create_block();
-    let i = b.append_block_param(header, Type::I64);
-    let acc = b.append_block_param(header, Type::F64);
-    let body = b.create_block();
-    let exit = b.create_block();
-    b.switch_to_block(entry);
-    let zero = b.iconst(Type::I64, 0);
-    let fzero = b.f64const(0.0);
-    b.jump(header, vec![zero, fzero]);
-    b.switch_to_block(header);
-    let more = b.icmp(IntCC::Slt, i, n);
-    b.brif(more, BlockCall::new(body, vec![]), BlockCall::new(exit, vec![]));
-    b.switch_to_block(body);
-    let eight = b.iconst(Type::I64, 8);
-    let offset = b.binary(BinaryOp::Mul, i, eight);
-    let p = b.ptradd(x, offset);
-    let xi = b.load(Type::F64, p, 8);
-    let s = b.call(sin, vec![xi]).1.unwrap();
-    let acc2 = b.binary(BinaryOp::Fadd, acc, s);
-    let one = b.iconst(Type::I64, 1);
-    let i2 = b.binary(BinaryOp::Add, i, one);
-    b.jump(header, vec![i2, acc2]);
-    b.switch_to_block(exit);
-    b.ret(Some(acc));
-    module.add_function(func);
-    module
-}
-
 fn assert_fixed_point(module: &Module) {
     let text = print_module(module);
     roundtrip(&text);
@@ -458,7 +419,7 @@ fn assert_fixed_point(module: &Module) {
 
 #[test]
 fn built_sum_of_sines() {
-    let module = sum_of_sines();
+    let module = adc_ir::examples::sum_of_sines();
     assert_fixed_point(&module);
     let parsed = parse_module(&print_module(&module)).unwrap();
     let f = &parsed.functions[parsed.function_by_name("sum").unwrap()];

@@ -431,7 +431,7 @@ mod tests {
 
     #[test]
     fn sum_of_sines_matches_native() {
-        let m = crate::builder::tests::sum_of_sines();
+        let m = crate::examples::sum_of_sines();
         let sum = m.function_by_name("sum").unwrap();
         let mut interp = Interpreter::new(&m).unwrap();
         let xs = [0.5, 1.0, -2.0];

@@ -276,17 +276,8 @@ impl<'a> Cursor<'a> {
         };
         let ty = match &atom.kind {
             AtomKind::Word(word) => {
-                let ty = match word.as_str() {
-                    "i1" => Type::I1,
-                    "i8" => Type::I8,
-                    "i16" => Type::I16,
-                    "i32" => Type::I32,
-                    "i64" => Type::I64,
-                    "i128" => Type::I128,
-                    "f32" => Type::F32,
-                    "f64" => Type::F64,
-                    "ptr" => Type::Ptr(0),
-                    _ => return Err(self.error("a type")),
+                let Some(ty) = Type::scalar_from_name(word) else {
+                    return Err(self.error("a type"));
                 };
                 self.pos += 1;
                 if ty == Type::PTR && self.eat_word("addrspace").is_some() {

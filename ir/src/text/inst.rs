@@ -43,44 +43,6 @@ pub(crate) struct Lowered {
     pub cases: Vec<CaseLiteral>,
 }
 
-/// Every opcode, for "did you mean" hints.
-pub(crate) fn opcode_names() -> Vec<&'static str> {
-    let mut names = vec![
-        "const",
-        "fma",
-        "icmp",
-        "fcmp",
-        "select",
-        "alloca",
-        "load",
-        "store",
-        "ptradd",
-        "memcpy",
-        "memmove",
-        "memset",
-        "call",
-        "call_indirect",
-        "extractlane",
-        "insertlane",
-        "shuffle",
-        "extractvalue",
-        "insertvalue",
-        "atomicrmw",
-        "cmpxchg",
-        "fence",
-        "jump",
-        "brif",
-        "switch",
-        "ret",
-        "unreachable",
-    ];
-    names.extend(UnaryOp::ALL.iter().map(|op| op.name()));
-    names.extend(BinaryOp::ALL.iter().map(|op| op.name()));
-    names.extend(CastOp::ALL.iter().map(|op| op.name()));
-    names.extend(ReduceOp::ALL.iter().map(|op| op.name()));
-    names
-}
-
 fn binary_flags(op: BinaryOp) -> InstFlags {
     match op {
         BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Shl => {
@@ -498,7 +460,7 @@ impl<'a> FnCtx<'a> {
                 let mut error = Diagnostic::new(format!("unknown opcode `{opcode}`"))
                     .with_span(opcode_span)
                     .with_label("not an instruction");
-                let close = close_names(opcode, opcode_names());
+                let close = close_names(opcode, crate::instructions::all_opcode_names());
                 if !close.is_empty() {
                     error = error.with_note(format!("did you mean {}?", close.join(", ")));
                 }
@@ -634,8 +596,8 @@ mod tests {
         assert_eq!(edit_distance("fadd", "fadd"), 0);
         assert_eq!(edit_distance("fad", "fadd"), 1);
         assert_eq!(edit_distance("kitten", "sitting"), 3);
-        let close = close_names("fmull", opcode_names());
+        let close = close_names("fmull", crate::instructions::all_opcode_names());
         assert_eq!(close.first().map(String::as_str), Some("`fmul`"));
-        assert!(close_names("zzzzzz", opcode_names()).is_empty());
+        assert!(close_names("zzzzzz", crate::instructions::all_opcode_names()).is_empty());
     }
 }

@@ -2,10 +2,10 @@
 //! function (built with `FunctionBuilder` or by editing the DFG) whose message is asserted.
 
 use super::*;
-use crate::builder::tests::sum_of_sines;
 use crate::builder::FunctionBuilder;
 use crate::constant::Constant;
 use crate::entities::{FuncId, GlobalId};
+use crate::examples::sum_of_sines;
 use crate::function::Signature;
 use crate::instructions::*;
 use crate::module::Global;
