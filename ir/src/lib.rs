@@ -10,6 +10,7 @@ pub mod builder;
 pub mod constant;
 pub mod dfg;
 pub mod diagnostic;
+pub mod dominance;
 pub mod entities;
 pub mod examples;
 pub mod function;

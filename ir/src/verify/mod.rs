@@ -7,7 +7,6 @@
 //! structure, CFG, SSA dominance and module-level facts here; per-instruction typing and
 //! flags in `insts`.
 
-mod domtree;
 mod insts;
 
 use std::cell::OnceCell;
@@ -25,7 +24,7 @@ use crate::text::FunctionPrinter;
 use crate::types::Type;
 use crate::ValueDef;
 
-use domtree::DomTree;
+use crate::dominance::DomTree;
 
 /// Verifies every global and function of `module`, and the module-level facts (unique
 /// symbol names, initializers, declarations).

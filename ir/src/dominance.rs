@@ -1,17 +1,23 @@
-//! A small dominator tree for the verifier (Cooper, Harvey and Kennedy, "A Simple, Fast
-//! Dominance Algorithm"). The verifier keeps its own so that it depends on nothing but the
-//! IR; `adc-passes` has the full analysis.
+//! The dominator tree (Cooper, Harvey and Kennedy, "A Simple, Fast Dominance Algorithm"),
+//! shared by the verifier and by `adc-passes`, which builds frontiers and loops on it.
 //!
 //! Only blocks reachable from the entry are in the tree. `dominates` answers in O(1) from
-//! DFS pre/post numbers of the tree, because the verifier asks once per operand.
+//! DFS pre/post numbers of the tree, because the verifier asks once per operand. Walks
+//! are iterative, so deep CFGs (20,000-block chains) do not overflow the stack.
 
 use std::collections::HashMap;
 
 use crate::entities::Block;
+use crate::function::Function;
 
-pub(super) struct DomTree {
+#[derive(Clone, Debug)]
+pub struct DomTree {
+    /// Reachable blocks in reverse post-order (the entry first).
+    rpo: Vec<Block>,
     /// Reverse post-order index of every reachable block.
     rpo_index: HashMap<Block, usize>,
+    /// Immediate dominator of each block, by RPO index (the entry is its own).
+    idom: Vec<usize>,
     /// Pre- and post-order numbers in the dominator tree.
     interval: HashMap<Block, (u32, u32)>,
 }
@@ -19,7 +25,14 @@ pub(super) struct DomTree {
 impl DomTree {
     /// `succs` lists the successors of every block that has any; targets that are not
     /// keys of `succs` simply have no successors.
-    pub(super) fn compute(entry: Block, succs: &HashMap<Block, Vec<Block>>) -> DomTree {
+    /// The dominator tree of a laid-out function's CFG; `None` for a declaration.
+    pub fn for_function(func: &Function) -> Option<DomTree> {
+        let entry = func.entry_block()?;
+        let succs = func.layout.blocks().iter().map(|&b| (b, func.successors(b))).collect();
+        Some(DomTree::compute(entry, &succs))
+    }
+
+    pub fn compute(entry: Block, succs: &HashMap<Block, Vec<Block>>) -> DomTree {
         let no_succs = Vec::new();
         let successors = |b: Block| succs.get(&b).unwrap_or(&no_succs);
 
@@ -108,16 +121,27 @@ impl DomTree {
                 stack.pop();
             }
         }
-        DomTree { rpo_index, interval }
+        DomTree { rpo, rpo_index, idom, interval }
     }
 
-    pub(super) fn is_reachable(&self, block: Block) -> bool {
+    /// Reachable blocks in reverse post-order, the entry first.
+    pub fn rpo(&self) -> &[Block] {
+        &self.rpo
+    }
+
+    /// The immediate dominator; `None` for the entry and for unreachable blocks.
+    pub fn idom(&self, block: Block) -> Option<Block> {
+        let index = *self.rpo_index.get(&block)?;
+        (index != 0).then(|| self.rpo[self.idom[index]])
+    }
+
+    pub fn is_reachable(&self, block: Block) -> bool {
         self.rpo_index.contains_key(&block)
     }
 
     /// Whether every path from the entry to `b` goes through `a` (a block dominates
     /// itself). False when either block is unreachable.
-    pub(super) fn dominates(&self, a: Block, b: Block) -> bool {
+    pub fn dominates(&self, a: Block, b: Block) -> bool {
         match (self.interval.get(&a), self.interval.get(&b)) {
             (Some(&(a_pre, a_last)), Some(&(b_pre, _))) => a_pre <= b_pre && b_pre <= a_last,
             _ => false,
@@ -132,6 +156,20 @@ mod tests {
 
     fn b(n: usize) -> Block {
         Block::new(n)
+    }
+
+    #[test]
+    fn idom_and_rpo_of_a_loop() {
+        let module = crate::examples::sum_of_sines();
+        let func = module.functions.values().find(|f| f.name == "sum").unwrap();
+        let tree = DomTree::for_function(func).unwrap();
+        let blocks = func.layout.blocks();
+        assert_eq!(tree.rpo()[0], blocks[0]);
+        assert_eq!(tree.idom(blocks[0]), None);
+        assert_eq!(tree.idom(blocks[1]), Some(blocks[0]));
+        assert_eq!(tree.idom(blocks[2]), Some(blocks[1]));
+        assert_eq!(tree.idom(blocks[3]), Some(blocks[1]));
+        assert!(tree.dominates(blocks[1], blocks[3]) && !tree.dominates(blocks[2], blocks[3]));
     }
 
     #[test]
