@@ -261,7 +261,9 @@ impl<M: ClModule> Lower<'_, '_, M> {
             D::MemSet { dst, byte, len, .. } => {
                 let d = self.one(*dst)?;
                 let c = self.one(*byte)?;
-                let c = self.b.ins().uextend(types::I32, c);
+                // `call_memset` widens the byte itself.
+                let c = self.to_i64(c, &self.ty(*byte).clone(), false);
+                let c = self.b.ins().ireduce(types::I8, c);
                 let n = self.one(*len)?;
                 let n = self.to_i64(n, &self.ty(*len).clone(), false);
                 self.b.call_memset(self.ids.frontend, d, c, n);

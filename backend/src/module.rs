@@ -116,7 +116,12 @@ pub fn build<M: ClModule>(module: &Module, cm: &mut M, pic: bool) -> crate::Resu
                 let detail = match &e {
                     cranelift_module::ModuleError::Compilation(
                         cranelift_codegen::CodegenError::Verifier(v),
-                    ) => format!("{e}: {v}"),
+                    ) => {
+                        // Type-set dumps are long: keep the start of each error.
+                        let lines: Vec<String> =
+                            v.to_string().lines().map(|l| l.chars().take(160).collect()).collect();
+                        format!("Cranelift verifier: {}", lines.join("; "))
+                    }
                     _ => format!("{e:?}"),
                 };
                 return Err(err(detail));

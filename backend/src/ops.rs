@@ -90,6 +90,20 @@ impl<M: ClModule> Lower<'_, '_, M> {
             BinaryOp::Add => self.b.ins().iadd(a, b),
             BinaryOp::Sub => self.b.ins().isub(a, b),
             BinaryOp::Mul => self.b.ins().imul(a, b),
+            BinaryOp::Udiv | BinaryOp::Urem | BinaryOp::Sdiv | BinaryOp::Srem
+                if *lane == Type::I128 =>
+            {
+                // Cranelift has no 128-bit division on x86-64: libgcc/compiler-rt's.
+                let name = match op {
+                    BinaryOp::Udiv => "__udivti3",
+                    BinaryOp::Urem => "__umodti3",
+                    BinaryOp::Sdiv => "__divti3",
+                    _ => "__modti3",
+                };
+                let sig = Signature::new(vec![Type::I128, Type::I128], Some(Type::I128));
+                let r = self.call_external(name, &sig, &[a, b])?;
+                r.first().copied().ok_or("no result")?
+            }
             BinaryOp::Udiv => self.b.ins().udiv(a, b),
             BinaryOp::Urem => self.b.ins().urem(a, b),
             BinaryOp::Sdiv | BinaryOp::Srem => {
