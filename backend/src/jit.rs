@@ -4,6 +4,7 @@
 //! the results to 16-byte slots.
 
 use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use adc_ir::{Diagnostic, Module, Type};
 use cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlagsData};
@@ -30,11 +31,27 @@ impl Jit {
     /// Compiles every function and global of `module`.
     pub fn new(module: &Module) -> crate::Result<Jit> {
         let isa = crate::host_isa(false)?;
-        let builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
-        let mut cm = JITModule::new(builder);
-        let ids = crate::module::build(module, &mut cm, false)?;
-        cm.finalize_definitions()
-            .map_err(|e| Diagnostic::new(format!("cannot finalize the JIT code: {e}")))?;
+        let mut builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
+        // Symbols found neither in the module nor in the process resolve to a stub that
+        // aborts when called, as an unresolved symbol would fail only when used (the
+        // interpreter reports such a call as an error at that point).
+        // glibc keeps some entry points that clang emits (`__exp10`) private: the public
+        // name (`exp10`) is the same function.
+        builder.symbol_lookup_fn(Box::new(|name| {
+            let found = process_symbol(name)
+                .or_else(|| name.strip_prefix("__").and_then(process_symbol))
+                .unwrap_or(unresolved_symbol as *const u8);
+            Some(found)
+        }));
+        let built = catch_unwind(AssertUnwindSafe(|| -> crate::Result<(JITModule, ModuleIds)> {
+            let mut cm = JITModule::new(builder);
+            let ids = crate::module::build(module, &mut cm, false)?;
+            cm.finalize_definitions()
+                .map_err(|e| Diagnostic::new(format!("cannot finalize the JIT code: {e}")))?;
+            Ok((cm, ids))
+        }));
+        let (cm, ids) = built
+            .map_err(|_| Diagnostic::new("internal error in the JIT (Cranelift panicked)"))??;
         Ok(Jit { cm, ids, module: module.clone(), trampolines: HashMap::new() })
     }
 
@@ -133,8 +150,12 @@ impl Jit {
             b.seal_all_blocks();
             b.finalize(self.cm.isa().frontend_config());
         }
-        self.cm.define_function(id, &mut ctx).map_err(|e| format!("{e:?}"))?;
-        self.cm.finalize_definitions().map_err(|e| e.to_string())?;
+        let cm = &mut self.cm;
+        catch_unwind(AssertUnwindSafe(|| -> Result<(), String> {
+            cm.define_function(id, &mut ctx).map_err(|e| format!("{e:?}"))?;
+            cm.finalize_definitions().map_err(|e| e.to_string())
+        }))
+        .map_err(|_| "Cranelift panicked".to_string())??;
         Ok(self.cm.get_finalized_function(id))
     }
 
@@ -144,6 +165,22 @@ impl Jit {
         let id = self.ids.data.get(&g)?;
         Some(self.cm.get_finalized_data(*id).0)
     }
+}
+
+unsafe extern "C" {
+    fn dlsym(handle: *mut u8, name: *const std::ffi::c_char) -> *mut u8;
+}
+
+fn process_symbol(name: &str) -> Option<*const u8> {
+    let c_name = std::ffi::CString::new(name).ok()?;
+    // SAFETY: dlsym with RTLD_DEFAULT (null) and a NUL-terminated name.
+    let found = unsafe { dlsym(std::ptr::null_mut(), c_name.as_ptr()) };
+    (!found.is_null()).then_some(found.cast_const())
+}
+
+extern "C" fn unresolved_symbol() {
+    eprintln!("adc JIT: call to a function that is defined nowhere");
+    std::process::abort();
 }
 
 fn mask(bits: u128, ty: &Type) -> u128 {

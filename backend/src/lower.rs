@@ -229,7 +229,7 @@ impl<M: ClModule> Lower<'_, '_, M> {
                 out
             }
             D::Cast { op, arg, ty } => self.cast(*op, *arg, ty)?,
-            D::Alloca { ty, count, align } => vec![self.alloca(ty, *count, *align)?],
+            D::Alloca { ty, count, align } => vec![self.alloca(inst, ty, *count, *align)?],
             D::Load { ty, ptr, .. } => {
                 let p = self.one(*ptr)?;
                 self.load(ty, p)?
@@ -242,10 +242,14 @@ impl<M: ClModule> Lower<'_, '_, M> {
                 Vec::new()
             }
             D::PtrAdd { ptr, offset, .. } => {
-                let p = self.one(*ptr)?;
-                let o = self.one(*offset)?;
-                let o = self.to_i64(o, &self.ty(*offset).clone(), true);
-                vec![self.b.ins().iadd(p, o)]
+                let (ps, os) = (self.get(*ptr)?, self.get(*offset)?);
+                let oty = self.ty(*offset).lane_type().clone();
+                let mut out = Vec::new();
+                for k in 0..ps.len() {
+                    let o = self.to_i64(os[k.min(os.len() - 1)], &oty, true);
+                    out.push(self.b.ins().iadd(ps[k], o));
+                }
+                out
             }
             D::MemCopy { dst, src, len, may_overlap, .. } => {
                 let (d, s) = (self.one(*dst)?, self.one(*src)?);
@@ -351,17 +355,19 @@ impl<M: ClModule> Lower<'_, '_, M> {
             }
             D::Switch { value, default, cases } => {
                 let x = self.one(*value)?;
-                let default = self.direct_target(default)?;
+                let mut edges = Vec::new();
+                let default = self.direct_target(default, &mut edges)?;
                 let mut switch = Switch::new();
-                let mut targets = Vec::new();
                 for (case, dest) in cases {
-                    targets.push((*case, dest.clone()));
-                }
-                for (case, dest) in targets {
-                    let block = self.direct_target(&dest)?;
-                    switch.set_entry(case, block);
+                    let block = self.direct_target(dest, &mut edges)?;
+                    switch.set_entry(*case, block);
                 }
                 switch.emit(&mut self.b, x, default);
+                // Edge blocks are filled once the switch has terminated the current block.
+                for (edge, block, args) in edges {
+                    self.b.switch_to_block(edge);
+                    self.b.ins().jump(block, &args);
+                }
                 Vec::new()
             }
             D::Return { value } => {
@@ -396,17 +402,20 @@ impl<M: ClModule> Lower<'_, '_, M> {
         Ok((block, args))
     }
 
-    /// A block without arguments that reaches `call`: the target itself or an edge block.
-    fn direct_target(&mut self, call: &adc_ir::BlockCall) -> R<ir::Block> {
+    /// A block without arguments that reaches `call`: the target itself or a new edge
+    /// block, recorded in `edges` to be filled with the jump later.
+    #[allow(clippy::type_complexity)]
+    fn direct_target(
+        &mut self,
+        call: &adc_ir::BlockCall,
+        edges: &mut Vec<(ir::Block, ir::Block, Vec<BlockArg>)>,
+    ) -> R<ir::Block> {
         let (block, args) = self.block_call(call)?;
         if args.is_empty() {
             return Ok(block);
         }
-        let here = self.b.current_block().ok_or("no current block")?;
         let edge = self.b.create_block();
-        self.b.switch_to_block(edge);
-        self.b.ins().jump(block, &args);
-        self.b.switch_to_block(here);
+        edges.push((edge, block, args));
         Ok(edge)
     }
 
@@ -486,42 +495,62 @@ impl<M: ClModule> Lower<'_, '_, M> {
         }
     }
 
-    fn alloca(&mut self, ty: &Type, count: Option<Value>, align: u32) -> R<ir::Value> {
+    /// Static stack slots for allocas of constant size in the entry block. Elsewhere an
+    /// alloca must give fresh memory each time it runs (a loop's alloca grows the stack in
+    /// LLVM), and Cranelift has no dynamically sized stack allocation: those, and huge
+    /// ones, are heap memory (`malloc`) that is never freed.
+    fn alloca(
+        &mut self,
+        inst: adc_ir::Inst,
+        ty: &Type,
+        count: Option<Value>,
+        align: u32,
+    ) -> R<ir::Value> {
         let align = u64::from(align).max(ty.align()).max(1).next_power_of_two();
         let count_value = match count {
             None => Some(1),
             Some(c) => self.const_int(c),
         };
-        match count_value {
-            Some(n) => {
-                let size = ty.size().saturating_mul(n as u64).max(1);
-                let size = u32::try_from(size).map_err(|_| "alloca larger than 4 GiB")?;
-                let shift = align.trailing_zeros().min(31) as u8;
-                let slot = self.b.create_sized_stack_slot(StackSlotData::new(
-                    StackSlotKind::ExplicitSlot,
-                    size,
-                    shift,
-                ));
-                Ok(self.b.ins().stack_addr(types::I64, slot, 0))
-            }
-            None => {
-                // Cranelift has no dynamically sized stack allocation: a variable-length
-                // alloca is heap memory that lives until the program ends.
-                let c = count.ok_or("alloca count")?;
-                let n = self.one(c)?;
-                let n = self.to_i64(n, &self.ty(c).clone(), false);
-                let bytes = self.b.ins().imul_imm_s(n, ty.size() as i64);
-                let bytes = self.b.ins().iadd_imm_s(bytes, align as i64);
-                let sig = Signature::new(vec![Type::I64], Some(Type::PTR));
-                let p = self.call_external("malloc", &sig, &[bytes])?;
-                // Round up to the requested alignment (malloc guarantees 16).
-                let p = self.b.ins().iadd_imm_s(p[0], align as i64 - 1);
-                Ok(self.b.ins().band_imm_s(p, -(align as i64)))
-            }
+        let in_entry = self.func.layout.inst_block(inst) == self.func.entry_block();
+        let size = count_value.map(|n| ty.size().saturating_mul(n as u64).max(1));
+        if let Some(size) = size.filter(|s| in_entry && *s <= (1 << 30)) {
+            let shift = align.trailing_zeros().min(31) as u8;
+            let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+                StackSlotKind::ExplicitSlot,
+                size as u32,
+                shift,
+            ));
+            return Ok(self.b.ins().stack_addr(types::I64, slot, 0));
         }
+        let n = match count {
+            Some(c) => {
+                let n = self.one(c)?;
+                self.to_i64(n, &self.ty(c).clone(), false)
+            }
+            None => self.b.ins().iconst(types::I64, 1),
+        };
+        let bytes = self.b.ins().imul_imm_s(n, ty.size() as i64);
+        let bytes = self.b.ins().iadd_imm_s(bytes, align as i64);
+        let sig = Signature::new(vec![Type::I64], Some(Type::PTR));
+        let p = self.call_external("malloc", &sig, &[bytes])?;
+        // Round up to the requested alignment (malloc guarantees 16).
+        let p = self.b.ins().iadd_imm_s(p[0], align as i64 - 1);
+        Ok(self.b.ins().band_imm_s(p, -(align as i64)))
     }
 
     pub fn load(&mut self, ty: &Type, p: ir::Value) -> R<Vec<ir::Value>> {
+        if let Type::Vector(elem, n) = ty {
+            if **elem == Type::I1 {
+                // Bit-packed: lane k is bit k % 8 of byte k / 8.
+                let mut out = Vec::new();
+                for k in 0..*n {
+                    let byte = self.b.ins().load(types::I8, mem(), p, (k / 8) as i32);
+                    let bit = self.b.ins().ushr_imm_s(byte, i64::from(k % 8));
+                    out.push(self.b.ins().band_imm_s(bit, 1));
+                }
+                return Ok(out);
+            }
+        }
         let mut out = Vec::new();
         for (offset, leaf) in leaf_layout(ty)? {
             let cl = self.cl(&leaf)?;
@@ -533,6 +562,19 @@ impl<M: ClModule> Lower<'_, '_, M> {
     }
 
     pub fn store(&mut self, ty: &Type, leaves: &[ir::Value], p: ir::Value) -> R<()> {
+        if let Type::Vector(elem, _) = ty {
+            if **elem == Type::I1 {
+                for (byte_index, chunk) in leaves.chunks(8).enumerate() {
+                    let mut acc = self.b.ins().iconst(types::I8, 0);
+                    for (k, lane) in chunk.iter().enumerate() {
+                        let bit = self.b.ins().ishl_imm_s(*lane, k as i64);
+                        acc = self.b.ins().bor(acc, bit);
+                    }
+                    self.b.ins().store(mem(), acc, p, byte_index as i32);
+                }
+                return Ok(());
+            }
+        }
         for ((offset, _), v) in leaf_layout(ty)?.into_iter().zip(leaves) {
             let (base, off) = self.address(p, offset);
             self.b.ins().store(mem(), *v, base, off);

@@ -7,7 +7,7 @@ use adc_ir::{AtomicRmwOp, BinaryOp, CastOp, FloatCC, IntCC, ReduceOp, Signature,
 use cranelift_codegen::ir::{self, condcodes, types, InstBuilder};
 use cranelift_module::Module as ClModule;
 
-use crate::abi::leaf_types;
+use crate::abi::scalar;
 use crate::lower::{mem, Lower, R};
 
 fn int_cc(cc: IntCC) -> condcodes::IntCC {
@@ -58,7 +58,21 @@ impl<M: ClModule> Lower<'_, '_, M> {
             UnaryOp::Ceil => ins.ceil(x),
             UnaryOp::Ftrunc => ins.trunc(x),
             UnaryOp::Roundeven => ins.nearest(x),
-            UnaryOp::Round => return self.libm("round", lane, &[x]),
+            UnaryOp::Round => {
+                // Half away from zero, inline: the module may define its own `round`.
+                let t = ins.trunc(x);
+                let diff = self.b.ins().fsub(x, t);
+                let diff = self.b.ins().fabs(diff);
+                let (half, one) = if *lane == Type::F32 {
+                    (self.b.ins().f32const(0.5), self.b.ins().f32const(1.0))
+                } else {
+                    (self.b.ins().f64const(0.5), self.b.ins().f64const(1.0))
+                };
+                let away = self.b.ins().fcmp(condcodes::FloatCC::GreaterThanOrEqual, diff, half);
+                let step = self.b.ins().fcopysign(one, x);
+                let bumped = self.b.ins().fadd(t, step);
+                self.b.ins().select(away, bumped, t)
+            }
             UnaryOp::Ctpop => ins.popcnt(x),
             UnaryOp::Ctlz | UnaryOp::Cttz if i1 => ins.bxor_imm_s(x, 1),
             UnaryOp::Ctlz => ins.clz(x),
@@ -245,7 +259,17 @@ impl<M: ClModule> Lower<'_, '_, M> {
             CastOp::Sitofp | CastOp::Uitofp => {
                 let signed = op == CastOp::Sitofp;
                 let x = match from {
-                    Type::I128 => return Err("i128 <-> float conversion is not supported".into()),
+                    Type::I128 => {
+                        let name = match (signed, to) {
+                            (true, Type::F32) => "__floattisf",
+                            (true, _) => "__floattidf",
+                            (false, Type::F32) => "__floatuntisf",
+                            (false, _) => "__floatuntidf",
+                        };
+                        let sig = Signature::new(vec![Type::I128], Some(to.clone()));
+                        let r = self.call_external(name, &sig, &[x])?;
+                        return r.first().copied().ok_or_else(|| "no result".to_string());
+                    }
                     Type::I1 | Type::I8 | Type::I16 => {
                         let x = if signed { self.sx1(from, x) } else { x };
                         if signed {
@@ -281,7 +305,7 @@ impl<M: ClModule> Lower<'_, '_, M> {
                     self.b.ins().fcvt_to_uint_sat(tcl, x)
                 });
             }
-            (Type::I128, _) => return Err("i128 <-> float conversion is not supported".into()),
+            (Type::I128, _) => return self.float_to_i128(signed, x),
             (Type::I1, true) => (-1, 0),
             (Type::I1, false) => (0, 1),
             (Type::I8, true) => (-128, 127),
@@ -311,6 +335,46 @@ impl<M: ClModule> Lower<'_, '_, M> {
         Ok(if *to == Type::I1 { self.b.ins().band_imm_s(r, 1) } else { r })
     }
 
+    /// Saturating float -> i128 through libgcc's `__fix*ti`, which is undefined out of
+    /// range: the saturation and NaN -> 0 happen here.
+    fn float_to_i128(&mut self, signed: bool, x: ir::Value) -> R<ir::Value> {
+        use condcodes::FloatCC as F;
+        let fty = self.b.func.dfg.value_type(x);
+        let is_f32 = fty == types::F32;
+        let lane = if is_f32 { Type::F32 } else { Type::F64 };
+        let c = |b: &mut cranelift_frontend::FunctionBuilder, v: f64| {
+            if is_f32 {
+                b.ins().f32const(v as f32)
+            } else {
+                b.ins().f64const(v)
+            }
+        };
+        let (lo_f, hi_f) =
+            if signed { (-(2f64.powi(127)), 2f64.powi(127)) } else { (0.0, 2f64.powi(128)) };
+        let lo_v = c(&mut self.b, lo_f);
+        let hi_v = c(&mut self.b, hi_f);
+        // Clamp into range first so that the library call is always defined.
+        let zero = c(&mut self.b, 0.0);
+        let is_nan = self.b.ins().fcmp(F::Unordered, x, x);
+        let x0 = self.b.ins().select(is_nan, zero, x);
+        let below = self.b.ins().fcmp(F::LessThan, x0, lo_v);
+        let x1 = self.b.ins().select(below, lo_v, x0);
+        let above = self.b.ins().fcmp(F::GreaterThanOrEqual, x1, hi_v);
+        let x2 = self.b.ins().select(above, zero, x1);
+        let name = match (signed, is_f32) {
+            (true, true) => "__fixsfti",
+            (true, false) => "__fixdfti",
+            (false, true) => "__fixunssfti",
+            (false, false) => "__fixunsdfti",
+        };
+        let sig = Signature::new(vec![lane], Some(Type::I128));
+        let r = self.call_external(name, &sig, &[x2])?;
+        let r = *r.first().ok_or("no result")?;
+        let max = if signed { i128::MAX as u128 } else { u128::MAX };
+        let max = self.iconst(types::I128, max);
+        Ok(self.b.ins().select(above, max, r))
+    }
+
     /// Same-size reinterpretation: scalars directly, anything else through a stack slot.
     fn bitcast(&mut self, from: &Type, leaves: &[ir::Value], to: &Type) -> R<Vec<ir::Value>> {
         if from.is_scalar() && to.is_scalar() {
@@ -321,6 +385,9 @@ impl<M: ClModule> Lower<'_, '_, M> {
                 self.b.ins().bitcast(tcl, mem(), leaves[0])
             }]);
         }
+        if let Some(r) = self.bool_vector_bitcast(from, leaves, to) {
+            return Ok(r);
+        }
         let size = from.size().max(to.size()).max(1);
         let slot = self.b.create_sized_stack_slot(ir::StackSlotData::new(
             ir::StackSlotKind::ExplicitSlot,
@@ -330,6 +397,46 @@ impl<M: ClModule> Lower<'_, '_, M> {
         let p = self.b.ins().stack_addr(types::I64, slot, 0);
         self.store(from, leaves, p)?;
         self.load(to, p)
+    }
+
+    /// `<N x i1>` <-> `iN`: lane k is bit k (vectors of i1 are bit-packed).
+    fn bool_vector_bitcast(
+        &mut self,
+        from: &Type,
+        leaves: &[ir::Value],
+        to: &Type,
+    ) -> Option<Vec<ir::Value>> {
+        if let (Type::Vector(elem, n), Some(bits)) = (from, to.int_bits()) {
+            if **elem != Type::I1 || *n != bits {
+                return None;
+            }
+            let cl = scalar(to)?;
+            let mut acc = self.iconst(cl, 0);
+            for (k, lane) in leaves.iter().enumerate() {
+                let wide = if cl == types::I8 { *lane } else { self.b.ins().uextend(cl, *lane) };
+                let shifted = self.b.ins().ishl_imm_s(wide, k as i64);
+                acc = self.b.ins().bor(acc, shifted);
+            }
+            return Some(vec![acc]);
+        }
+        if let (Some(bits), Type::Vector(elem, n)) = (from.int_bits(), to) {
+            if **elem != Type::I1 || *n != bits {
+                return None;
+            }
+            let x = leaves[0];
+            let mut out = Vec::new();
+            for k in 0..*n {
+                let shifted = self.b.ins().ushr_imm_s(x, i64::from(k));
+                let narrow = if from.int_bits() == Some(8) {
+                    shifted
+                } else {
+                    self.b.ins().ireduce(types::I8, shifted)
+                };
+                out.push(self.b.ins().band_imm_s(narrow, 1));
+            }
+            return Some(out);
+        }
+        None
     }
 
     pub fn reduce(
@@ -417,10 +524,4 @@ impl<M: ClModule> Lower<'_, '_, M> {
         self.b.switch_to_block(done);
         Ok(self.b.ins().bitcast(cl, mem(), cur))
     }
-}
-
-/// Leaf count helper used by tests.
-#[allow(dead_code)]
-pub(crate) fn leaves(ty: &Type) -> usize {
-    leaf_types(ty).map(|l| l.len()).unwrap_or(0)
 }
