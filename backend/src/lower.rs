@@ -246,7 +246,7 @@ impl<M: ClModule> Lower<'_, '_, M> {
                 let oty = self.ty(*offset).lane_type().clone();
                 let mut out = Vec::new();
                 for k in 0..ps.len() {
-                    let o = self.to_i64(os[k.min(os.len() - 1)], &oty, true);
+                    let o = self.widen_i64(os[k.min(os.len() - 1)], &oty, true);
                     out.push(self.b.ins().iadd(ps[k], o));
                 }
                 out
@@ -254,7 +254,7 @@ impl<M: ClModule> Lower<'_, '_, M> {
             D::MemCopy { dst, src, len, may_overlap, .. } => {
                 let (d, s) = (self.one(*dst)?, self.one(*src)?);
                 let n = self.one(*len)?;
-                let n = self.to_i64(n, &self.ty(*len).clone(), false);
+                let n = self.widen_i64(n, &self.ty(*len).clone(), false);
                 if *may_overlap {
                     self.b.call_memmove(self.ids.frontend, d, s, n);
                 } else {
@@ -266,10 +266,10 @@ impl<M: ClModule> Lower<'_, '_, M> {
                 let d = self.one(*dst)?;
                 let c = self.one(*byte)?;
                 // `call_memset` widens the byte itself.
-                let c = self.to_i64(c, &self.ty(*byte).clone(), false);
+                let c = self.widen_i64(c, &self.ty(*byte).clone(), false);
                 let c = self.b.ins().ireduce(types::I8, c);
                 let n = self.one(*len)?;
-                let n = self.to_i64(n, &self.ty(*len).clone(), false);
+                let n = self.widen_i64(n, &self.ty(*len).clone(), false);
                 self.b.call_memset(self.ids.frontend, d, c, n);
                 Vec::new()
             }
@@ -420,7 +420,7 @@ impl<M: ClModule> Lower<'_, '_, M> {
     }
 
     /// Integer `x` of adc type `ty` widened or narrowed to an `i64`.
-    pub fn to_i64(&mut self, x: ir::Value, ty: &Type, signed: bool) -> ir::Value {
+    pub fn widen_i64(&mut self, x: ir::Value, ty: &Type, signed: bool) -> ir::Value {
         match ty {
             Type::I64 | Type::Ptr(_) => x,
             Type::I128 => self.b.ins().ireduce(types::I64, x),
@@ -525,7 +525,7 @@ impl<M: ClModule> Lower<'_, '_, M> {
         let n = match count {
             Some(c) => {
                 let n = self.one(c)?;
-                self.to_i64(n, &self.ty(c).clone(), false)
+                self.widen_i64(n, &self.ty(c).clone(), false)
             }
             None => self.b.ins().iconst(types::I64, 1),
         };
@@ -685,7 +685,7 @@ impl<M: ClModule> Lower<'_, '_, M> {
         }
         let i = self.one(index)?;
         let ity = self.ty(index).clone();
-        let i = self.to_i64(i, &ity, false);
+        let i = self.widen_i64(i, &ity, false);
         let mut acc = *lanes.first().ok_or("empty vector")?;
         for (k, lane) in lanes.iter().enumerate().skip(1) {
             let is_k = self.b.ins().icmp_imm_s(condcodes::IntCC::Equal, i, k as i64);
@@ -708,7 +708,7 @@ impl<M: ClModule> Lower<'_, '_, M> {
         }
         let i = self.one(index)?;
         let ity = self.ty(index).clone();
-        let i = self.to_i64(i, &ity, false);
+        let i = self.widen_i64(i, &ity, false);
         for (k, lane) in lanes.iter_mut().enumerate() {
             let is_k = self.b.ins().icmp_imm_s(condcodes::IntCC::Equal, i, k as i64);
             *lane = self.b.ins().select(is_k, x, *lane);

@@ -108,12 +108,13 @@ pub fn build<M: ClModule>(module: &Module, cm: &mut M, pic: bool) -> crate::Resu
             Ok(Err(e)) => return Err(err(e)),
             Err(_) => return Err(err("internal error in the Cranelift lowering".into())),
         }
-        let defined =
-            catch_unwind(AssertUnwindSafe(|| cm.define_function(ids.funcs[&id], &mut ctx)));
+        let defined = catch_unwind(AssertUnwindSafe(|| {
+            cm.define_function(ids.funcs[&id], &mut ctx).map_err(Box::new)
+        }));
         match defined {
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
-                let detail = match &e {
+                let detail = match &*e {
                     cranelift_module::ModuleError::Compilation(
                         cranelift_codegen::CodegenError::Verifier(v),
                     ) => {
