@@ -3,10 +3,11 @@
 //! A filetest is an `.adir` file whose leading comments say what to do with it:
 //!
 //! ```text
-//! ; test optimize precise-output     <- kind: parse | verifier | interpret | optimize
+//! ; test optimize precise-output     <- kind: parse | verifier | interpret | run | optimize
 //! ; passes: mem2reg, licm            <- optimize: the passes, in order
 //! ; check: %x = fadd                 <- filecheck directives on the printed module
-//! ; run: @f(1.0, 2) == 3.0           <- interpreter invocations (see `invocation`)
+//! ; run: @f(1.0, 2) == 3.0           <- interpreter invocations (see `invocation`); under
+//!                                       `test run` also compiled by the Cranelift JIT
 //! ; error: t.adir:5:3                <- substrings of the expected rendered diagnostics
 //! ```
 //!
@@ -23,7 +24,7 @@ use adc_ir::text::{parse_module, print_module};
 use adc_ir::verify::verify_module;
 use adc_ir::{Diagnostics, Module};
 
-use crate::invocation::Invocation;
+use crate::invocation::{Clause, Expect, Invocation};
 
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 pub enum TestKind {
@@ -33,6 +34,10 @@ pub enum TestKind {
     Verifier,
     /// Parse, verify, and evaluate the `; run:` lines.
     Interpret,
+    /// As `Interpret`, and also run each `; run:` line through the Cranelift JIT, requiring
+    /// the same result and buffers. Lines that expect an error, or check printed output,
+    /// are interpreter-only (native code would crash, or print to the real stdout).
+    Run,
     /// Run `; passes:`, verifying after each; checks run on the result, and `; run:` lines
     /// must give the same results before and after.
     Optimize,
@@ -43,6 +48,7 @@ impl TestKind {
         (TestKind::Parse, "parse"),
         (TestKind::Verifier, "verifier"),
         (TestKind::Interpret, "interpret"),
+        (TestKind::Run, "run"),
         (TestKind::Optimize, "optimize"),
     ];
 }
@@ -166,7 +172,7 @@ impl FileTest {
         };
         let printed = round_trip(&module)?;
         let output = match self.kind {
-            TestKind::Parse | TestKind::Verifier | TestKind::Interpret => printed,
+            TestKind::Parse | TestKind::Verifier | TestKind::Interpret | TestKind::Run => printed,
             TestKind::Optimize => self.optimize(&module)?,
         };
         self.check_output(&output, bless)?;
@@ -195,10 +201,23 @@ impl FileTest {
 
     fn run_invocation(&self, module: &Module, line: usize, text: &str) -> Result<(), String> {
         let invocation = Invocation::parse(text).map_err(|e| format!("line {line}: {e}"))?;
-        invocation
-            .evaluate(module, None)
-            .map(|_| ())
-            .map_err(|e| format!("line {line}: `{text}`: {e}"))
+        let interp =
+            invocation.evaluate(module, None).map_err(|e| format!("line {line}: `{text}`: {e}"))?;
+        let native_ok = !matches!(invocation.expect, Some(Expect::Error(_)))
+            && !invocation.clauses.iter().any(|c| matches!(c, Clause::Output(_)));
+        if self.kind != TestKind::Run || !native_ok {
+            return Ok(());
+        }
+        let jit = invocation
+            .evaluate_jit(module)
+            .map_err(|e| format!("line {line}: `{text}` (JIT): {e}"))?;
+        if jit.result != interp.result || jit.buffers != interp.buffers {
+            return Err(format!(
+                "line {line}: `{text}`: the JIT and the interpreter differ:\n  interp: {:?} {:?}\n  jit:    {:?} {:?}",
+                interp.result, interp.buffers, jit.result, jit.buffers
+            ));
+        }
+        Ok(())
     }
 
     fn check_output(&self, output: &str, bless: bool) -> Result<(), String> {

@@ -219,7 +219,7 @@ fn describe_result(value: Option<&Val>, ty: Option<&Type>) -> String {
 }
 
 /// Bitwise equality, except that an expected NaN matches any NaN.
-fn matches_expected(got: &Val, want: &Val) -> bool {
+pub(crate) fn matches_expected(got: &Val, want: &Val) -> bool {
     match (got, want) {
         (Val::F64(g), Val::F64(w)) => (w.is_nan() && g.is_nan()) || g.to_bits() == w.to_bits(),
         (Val::F32(g), Val::F32(w)) => (w.is_nan() && g.is_nan()) || g.to_bits() == w.to_bits(),
@@ -351,7 +351,7 @@ fn join(items: &[Val], ty: &Type) -> String {
     items.iter().map(|v| format_val(v, ty)).collect::<Vec<_>>().join(", ")
 }
 
-fn format_buffer(elem: &Type, values: &[Val]) -> String {
+pub(crate) fn format_buffer(elem: &Type, values: &[Val]) -> String {
     format!("[{elem} {}]", join(values, elem))
 }
 

@@ -67,6 +67,23 @@ enum Command {
         /// Maximum number of instructions to execute.
         #[arg(long)]
         fuel: Option<u64>,
+        /// Compile with Cranelift and run natively instead of interpreting.
+        #[arg(long)]
+        jit: bool,
+    },
+    /// Compile LLVM bitcode or an .adir file to an object file (no passes, no AD yet).
+    #[command(
+        after_help = "Example:\n  clang-19 -O2 -c -emit-llvm prog.c -o prog.bc\n  adc build prog.bc -o prog.o && cc prog.o -lm -o prog"
+    )]
+    Build {
+        /// A bitcode file (.bc) or adc's text form (.adir).
+        input: PathBuf,
+        /// The output file.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// `obj` (default): a relocatable object; `ir`: the module after the pipeline, as text.
+        #[arg(long, default_value = "obj", value_parser = ["obj", "ir"])]
+        emit: String,
     },
     /// Run filetests (.adir files with `; test` headers), like `cargo test` does.
     #[command(after_help = "Example:\n  adc test tests/filetests my-tests/licm.adir")]
@@ -117,11 +134,28 @@ fn run(command: Command) -> Result<ExitCode> {
             write_output(output.as_deref(), &print_module(&module))?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Interp { input, function, args, fuel } => {
+        Command::Build { input, output, emit } => {
+            let module = load_any(&input)?;
+            if emit == "ir" {
+                write_output(Some(&output), &print_module(&module))?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            let name = input.file_stem().and_then(|s| s.to_str()).unwrap_or("module");
+            let bytes =
+                adc_backend::compile_object(&module, name).map_err(|d| anyhow!("error: {d}"))?;
+            std::fs::write(&output, bytes)
+                .with_context(|| format!("cannot write {}", output.display()))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Interp { input, function, args, fuel, jit } => {
             let (_, module) = load(&input)?;
             let args = args.iter().map(|a| parse_arg(a)).collect::<Result<Vec<_>>>()?;
             let invocation = Invocation { function, args, expect: None, clauses: Vec::new() };
-            let outcome = invocation.evaluate(&module, fuel).map_err(|e| anyhow!("error: {e}"))?;
+            let outcome = if jit {
+                invocation.evaluate_jit(&module).map_err(|e| anyhow!("error: {e}"))?
+            } else {
+                invocation.evaluate(&module, fuel).map_err(|e| anyhow!("error: {e}"))?
+            };
             print!("{}", outcome.output);
             if let Some(result) = outcome.result {
                 println!("{result}");
@@ -170,6 +204,18 @@ fn load(path: &Path) -> Result<(String, Module)> {
     let module = parse_module(&source).map_err(|d| anyhow!("{}", d.render(&name, &source)))?;
     verify_module(&module).map_err(|d| anyhow!("{}", d.render(&name, &source)))?;
     Ok((source, module))
+}
+
+/// Reads a module from bitcode (`.bc`) or text (anything else), verified.
+fn load_any(path: &Path) -> Result<Module> {
+    if path.extension().is_some_and(|e| e == "bc") {
+        let module = adc_frontend_llvm::import_bitcode_file(path)
+            .map_err(|e| anyhow!("{}", e.to_diagnostic()))?;
+        verify_module(&module)
+            .map_err(|d| anyhow!("the imported module does not verify (an importer bug):\n{d}"))?;
+        return Ok(module);
+    }
+    Ok(load(path)?.1)
 }
 
 /// One command-line argument in the invocation literal syntax.

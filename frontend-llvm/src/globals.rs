@@ -86,6 +86,16 @@ pub fn func_attrs(attrs: &[FunctionAttribute]) -> FuncAttrs {
     out
 }
 
+/// Byte size of a `byval` parameter's pointee, for the ABI.
+pub fn byval_size(types: &llvm_ir::types::Types, attrs: &[ParameterAttribute]) -> Option<u32> {
+    attrs.iter().find_map(|a| match a {
+        ParameterAttribute::ByVal(ty) => {
+            crate::types::convert(types, ty).ok().and_then(|t| u32::try_from(t.size()).ok())
+        }
+        _ => None,
+    })
+}
+
 pub fn param_attrs(attrs: &[ParameterAttribute]) -> ParamAttrs {
     let mut out = ParamAttrs::empty();
     for a in attrs {
@@ -95,8 +105,12 @@ pub fn param_attrs(attrs: &[ParameterAttribute]) -> ParamAttrs {
             ParameterAttribute::NonNull => out.insert(ParamAttrs::NONNULL),
             ParameterAttribute::ZeroExt => out.insert(ParamAttrs::ZEROEXT),
             ParameterAttribute::SignExt => out.insert(ParamAttrs::SIGNEXT),
-            // `sret`/`byval` pointers stay plain pointers: a byval callee copies its
-            // argument on entry (`FuncCtx::copy_byval_params`), sret needs nothing.
+            // The backend passes these by the System V rules (`byval`: a copy in the
+            // stack's argument area; `sret`: the pointer also returned in rax). A byval
+            // callee still copies its argument on entry (`FuncCtx::copy_byval_params`), so
+            // the interpreter and passes may keep treating it as a plain pointer.
+            ParameterAttribute::ByVal(_) => out.insert(ParamAttrs::BYVAL),
+            ParameterAttribute::SRet(_) => out.insert(ParamAttrs::SRET),
             _ => {}
         }
     }
@@ -170,6 +184,7 @@ pub fn translate_module(llvm: &llvm_ir::Module, extras: &Extras) -> Result<Modul
             func.attrs.insert(FuncAttrs::KERNEL);
         }
         func.param_attrs = f.parameters.iter().map(|p| param_attrs(&p.attributes)).collect();
+        func.byval_sizes = f.parameters.iter().map(|p| byval_size(types, &p.attributes)).collect();
         let id = m.module.add_function(func);
         m.funcs.insert(f.name.clone(), id);
     }
@@ -185,6 +200,7 @@ pub fn translate_module(llvm: &llvm_ir::Module, extras: &Extras) -> Result<Modul
             func.attrs.insert(FuncAttrs::NOALIAS_RETURN);
         }
         func.param_attrs = d.parameters.iter().map(|p| param_attrs(&p.attributes)).collect();
+        func.byval_sizes = d.parameters.iter().map(|p| byval_size(types, &p.attributes)).collect();
         let id = m.module.add_function(func);
         m.funcs.insert(d.name.clone(), id);
     }

@@ -5,7 +5,9 @@
 //! One test per (compiler, level, program); a missing compiler is skipped with a notice.
 //! The native reference is the bitcode itself compiled at -O0 (no further optimization),
 //! so it computes exactly what the imported IR must compute. Build products go under
-//! `CARGO_TARGET_TMPDIR`. A table of per-stage pass counts is printed at the end.
+//! `CARGO_TARGET_TMPDIR`. The last stage builds the imported module with the Cranelift
+//! backend (`adc_backend::compile_object`), links it with `cc prog.o -lm` and requires the
+//! same output as the native program. A table of per-stage pass counts is printed at the end.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -28,9 +30,10 @@ const COMPILERS: &[&str] = &["clang-19", "clang-14"];
 
 /// Stages a case goes through, in order; a case counts as passing a stage only if it
 /// passed all earlier ones.
-const STAGES: &[&str] = &["compile", "import", "round-trip", "verify", "interp-matches"];
+const STAGES: &[&str] =
+    &["compile", "import", "round-trip", "verify", "interp-matches", "adc-native-matches"];
 
-type Table = Arc<Mutex<BTreeMap<(String, String), [usize; 6]>>>;
+type Table = Arc<Mutex<BTreeMap<(String, String), [usize; 7]>>>;
 
 fn main() {
     let args = Arguments::from_args();
@@ -81,21 +84,22 @@ fn print_table(table: &Table) {
     }
     eprintln!("\ncorpus stage counts (cases passing each stage / cases run):");
     eprintln!(
-        "{:<10} {:<8} {:>8} {:>8} {:>8} {:>10} {:>14}",
-        "compiler", "level", STAGES[0], STAGES[1], STAGES[2], STAGES[3], STAGES[4]
+        "{:<10} {:<8} {:>8} {:>8} {:>8} {:>10} {:>14} {:>18}",
+        "compiler", "level", STAGES[0], STAGES[1], STAGES[2], STAGES[3], STAGES[4], STAGES[5]
     );
     for ((compiler, level), counts) in table.iter() {
-        let total = counts[5];
+        let total = counts[6];
         let cell = |i: usize| format!("{}/{}", counts[i], total);
         eprintln!(
-            "{:<10} {:<8} {:>8} {:>8} {:>8} {:>10} {:>14}",
+            "{:<10} {:<8} {:>8} {:>8} {:>8} {:>10} {:>14} {:>18}",
             compiler,
             level,
             cell(0),
             cell(1),
             cell(2),
             cell(3),
-            cell(4)
+            cell(4),
+            cell(5)
         );
     }
 }
@@ -119,7 +123,7 @@ impl Case {
         for count in row.iter_mut().take(passed) {
             *count += 1;
         }
-        row[5] += 1;
+        row[6] += 1;
         result
     }
 
@@ -229,6 +233,35 @@ mod pipeline {
             .into());
         }
         *passed = 5;
+
+        let object =
+            adc_backend::compile_object(module, &case.stem).map_err(|d| format!("backend: {d}"))?;
+        let obj = case.dir.join(format!("{}.adc.o", case.stem));
+        let exe = case.dir.join(format!("{}.adc", case.stem));
+        std::fs::write(&obj, object).map_err(|e| format!("writing the object: {e}"))?;
+        let link = Command::new("cc")
+            .arg(&obj)
+            .args(["-lm", "-o"])
+            .arg(&exe)
+            .output()
+            .map_err(|e| format!("running cc: {e}"))?;
+        if !link.status.success() {
+            return Err(format!(
+                "linking the adc object failed: {}",
+                String::from_utf8_lossy(&link.stderr)
+            )
+            .into());
+        }
+        let run = Command::new(&exe).output().map_err(|e| format!("running adc build: {e}"))?;
+        let native = String::from_utf8_lossy(&run.stdout);
+        if native != expected {
+            return Err(format!(
+                "adc-built program output differs ({}):\n  clang: {expected:?}\n  adc:   {native:?}",
+                run.status
+            )
+            .into());
+        }
+        *passed = 6;
         Ok(())
     }
 }

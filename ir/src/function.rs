@@ -64,6 +64,9 @@ pub struct Function {
     pub linkage: Linkage,
     pub attrs: FuncAttrs,
     pub param_attrs: Vec<ParamAttrs>,
+    /// Byte size of the aggregate behind each `byval` parameter (`None` elsewhere; may be
+    /// shorter than the parameter list). The ABI copies that many bytes onto the stack.
+    pub byval_sizes: Vec<Option<u32>>,
     pub dfg: DataFlowGraph,
     pub layout: Layout,
 }

@@ -342,7 +342,7 @@ flag_set! {
 
 flag_set! {
     /// Facts about one parameter.
-    pub struct ParamAttrs: u8 {
+    pub struct ParamAttrs: u16 {
         NOALIAS = 0, "noalias";
         NOCAPTURE = 1, "nocapture";
         READONLY = 2, "readonly";
@@ -350,6 +350,12 @@ flag_set! {
         NONNULL = 4, "nonnull";
         ZEROEXT = 5, "zeroext";
         SIGNEXT = 6, "signext";
+        /// The pointer argument stands for a by-value aggregate that the System V ABI
+        /// passes in the argument area of the stack (`Function::byval_sizes` has its size).
+        BYVAL = 7, "byval";
+        /// The pointer argument is where the callee writes its aggregate result; the ABI
+        /// returns it in `rax` too.
+        SRET = 8, "sret";
     }
 }
 

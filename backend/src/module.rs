@@ -1,0 +1,190 @@
+//! The module driver shared by the object writer and the JIT: declares every function
+//! and global with its linkage, defines data, emits `%al` thunks for variadic callees, and
+//! lowers every defined function. Errors name the adc function or global.
+
+use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use adc_ir::{Diagnostic, FuncId, InstructionData, Linkage, Module, Symbol};
+use cranelift_codegen::binemit::Reloc;
+use cranelift_codegen::Context;
+use cranelift_frontend::FunctionBuilderContext;
+use cranelift_module::{
+    DataDescription, Linkage as ClLinkage, Module as ClModule, ModuleReloc, ModuleRelocTarget,
+};
+
+use crate::data::write_constant;
+use crate::lower::{lower_function, ModuleIds};
+
+fn linkage(linkage: Linkage, defined: bool) -> ClLinkage {
+    if !defined {
+        return ClLinkage::Import;
+    }
+    match linkage {
+        Linkage::External | Linkage::Common => ClLinkage::Export,
+        Linkage::Internal | Linkage::Private => ClLinkage::Local,
+        Linkage::Weak | Linkage::LinkOnceOdr | Linkage::WeakOdr => ClLinkage::Preemptible,
+        Linkage::ExternWeak => ClLinkage::Import,
+    }
+}
+
+/// Declares and defines everything in `module` into `cm`. `pic` selects the thunk form.
+pub fn build<M: ClModule>(module: &Module, cm: &mut M, pic: bool) -> crate::Result<ModuleIds> {
+    let isa = cm.isa();
+    let mut ids = ModuleIds {
+        funcs: HashMap::new(),
+        data: HashMap::new(),
+        thunks: HashMap::new(),
+        call_conv: isa.default_call_conv(),
+        frontend: isa.frontend_config(),
+    };
+    for (id, func) in module.functions.iter() {
+        let err = |e: String| Diagnostic::new(format!("cannot declare @{}: {e}", func.name));
+        let sig = crate::abi::signature(
+            &func.signature,
+            &func.param_attrs,
+            &func.byval_sizes,
+            &[],
+            ids.call_conv,
+        )
+        .map_err(err)?;
+        let l = linkage(func.linkage, !func.is_declaration());
+        let cl = cm.declare_function(&func.name, l, &sig).map_err(|e| err(e.to_string()))?;
+        ids.funcs.insert(id, cl);
+    }
+    for (id, global) in module.globals.iter() {
+        let l = linkage(global.linkage, global.init.is_some());
+        let cl = cm
+            .declare_data(&global.name, l, !global.constant, false)
+            .map_err(|e| Diagnostic::new(format!("cannot declare @{}: {e}", global.name)))?;
+        ids.data.insert(id, cl);
+    }
+    define_thunks(module, cm, &mut ids, pic)?;
+    for (id, global) in module.globals.iter() {
+        let Some(init) = &global.init else { continue };
+        let err = |e: String| Diagnostic::new(format!("cannot emit global @{}: {e}", global.name));
+        let size = usize::try_from(global.ty.size()).map_err(|_| err("too large".into()))?;
+        let mut bytes = vec![0u8; size];
+        let mut relocs = Vec::new();
+        write_constant(&global.ty, init, 0, &mut bytes, &mut relocs).map_err(err)?;
+        let mut desc = DataDescription::new();
+        if relocs.is_empty() && bytes.iter().all(|b| *b == 0) {
+            desc.define_zeroinit(size.max(1));
+        } else {
+            desc.define(bytes.into_boxed_slice());
+        }
+        desc.set_align(u64::from(global.align).max(1).next_power_of_two());
+        for r in relocs {
+            let offset = u32::try_from(r.offset).map_err(|_| err("offset too large".into()))?;
+            match r.symbol {
+                Symbol::Global(g) => {
+                    let gv = cm.declare_data_in_data(ids.data[&g], &mut desc);
+                    desc.write_data_addr(offset, gv, r.addend);
+                }
+                Symbol::Func(f) => {
+                    let fr = cm.declare_func_in_data(ids.funcs[&f], &mut desc);
+                    if r.addend != 0 {
+                        return Err(err("function address with an offset".into()));
+                    }
+                    desc.write_function_addr(offset, fr);
+                }
+            }
+        }
+        cm.define_data(ids.data[&id], &desc).map_err(|e| err(e.to_string()))?;
+    }
+    let mut ctx = Context::new();
+    let mut fbc = FunctionBuilderContext::new();
+    for (id, func) in module.functions.iter() {
+        if func.is_declaration() {
+            continue;
+        }
+        let err = |e: String| Diagnostic::new(format!("cannot compile @{}: {e}", func.name));
+        ctx.clear();
+        let lowered = catch_unwind(AssertUnwindSafe(|| {
+            lower_function(module, func, cm, &ids, &mut ctx.func, &mut fbc)
+        }));
+        match lowered {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(err(e)),
+            Err(_) => return Err(err("internal error in the Cranelift lowering".into())),
+        }
+        let defined = catch_unwind(AssertUnwindSafe(|| {
+            cm.define_function(ids.funcs[&id], &mut ctx).map_err(Box::new)
+        }));
+        match defined {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                let detail = match &*e {
+                    cranelift_module::ModuleError::Compilation(
+                        cranelift_codegen::CodegenError::Verifier(v),
+                    ) => {
+                        // Type-set dumps are long: keep the start of each error.
+                        let lines: Vec<String> =
+                            v.to_string().lines().map(|l| l.chars().take(160).collect()).collect();
+                        format!("Cranelift verifier: {}", lines.join("; "))
+                    }
+                    _ => format!("{e:?}"),
+                };
+                return Err(err(detail));
+            }
+            Err(_) => return Err(err("Cranelift panicked".into())),
+        }
+    }
+    Ok(ids)
+}
+
+/// A thunk per variadic callee that is called directly: Cranelift never sets `%al`, the
+/// System V upper bound on vector registers a variadic callee must save, so calls go
+/// through `mov al, 8; jmp callee` with the call site's own signature.
+fn define_thunks<M: ClModule>(
+    module: &Module,
+    cm: &mut M,
+    ids: &mut ModuleIds,
+    pic: bool,
+) -> crate::Result<()> {
+    let mut called = Vec::new();
+    for func in module.functions.values() {
+        for (_, inst) in func.layout.insts() {
+            if let InstructionData::Call { callee, .. } = &func.dfg.insts[inst] {
+                let varargs = module.functions.get(*callee).is_some_and(|f| f.signature.varargs);
+                if varargs && !called.contains(callee) {
+                    called.push(*callee);
+                }
+            }
+        }
+    }
+    for callee in called {
+        let name = &module.functions[callee].name;
+        let err = |e: String| Diagnostic::new(format!("cannot emit the thunk for @{name}: {e}"));
+        let sig = cranelift_codegen::ir::Signature::new(ids.call_conv);
+        let id = cm
+            .declare_function(&format!("__adc_varargs.{name}"), ClLinkage::Local, &sig)
+            .map_err(|e| err(e.to_string()))?;
+        let target = ModuleRelocTarget::user(0, ids.funcs[&callee].as_u32());
+        let (bytes, reloc): (Vec<u8>, ModuleReloc) = if pic {
+            // mov al, 8; jmp rel32 (through the PLT)
+            let bytes = vec![0xb0, 0x08, 0xe9, 0, 0, 0, 0];
+            (
+                bytes,
+                ModuleReloc { offset: 3, kind: Reloc::X86CallPLTRel4, name: target, addend: -4 },
+            )
+        } else {
+            // mov al, 8; movabs r11, imm64; jmp r11
+            let mut bytes = vec![0xb0, 0x08, 0x49, 0xbb];
+            bytes.extend_from_slice(&[0; 8]);
+            bytes.extend_from_slice(&[0x41, 0xff, 0xe3]);
+            (bytes, ModuleReloc { offset: 4, kind: Reloc::Abs8, name: target, addend: 0 })
+        };
+        cm.define_function_bytes(id, 16, &bytes, &[reloc]).map_err(|e| err(e.to_string()))?;
+        ids.thunks.insert(callee, id);
+    }
+    Ok(())
+}
+
+/// The adc function a Cranelift id stands for (for error messages).
+#[allow(dead_code)]
+pub fn name_of(module: &Module, ids: &ModuleIds, id: cranelift_module::FuncId) -> Option<String> {
+    let (f, _) = ids.funcs.iter().find(|(_, c)| **c == id)?;
+    let f: &FuncId = f;
+    Some(module.functions[*f].name.clone())
+}
