@@ -3,3 +3,4 @@
 
 pub mod filetest;
 pub mod invocation;
+pub mod pass_args;
