@@ -7,6 +7,9 @@
 //! `cx.stats`, declare the pass once in `registry::REGISTRY`, add filetests.
 
 pub mod cfg;
+pub mod domtree;
+pub mod ivs;
+pub mod loops;
 pub mod manager;
 pub mod pipelines;
 pub mod registry;

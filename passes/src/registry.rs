@@ -69,6 +69,25 @@ pub static REGISTRY: &[PassInfo] = &[
         kind: Printer,
         create: function_pass!(crate::cfg::PrintCfg),
     },
+    PassInfo {
+        name: "print-domtree",
+        description: "print each block's immediate dominator, tree children and dominance frontier",
+        kind: Printer,
+        create: function_pass!(crate::domtree::PrintDomtree),
+    },
+    PassInfo {
+        name: "print-loops",
+        description: "print the natural loops: header, latches, blocks, exits, preheader, depth",
+        kind: Printer,
+        create: function_pass!(crate::loops::PrintLoops),
+    },
+    PassInfo {
+        name: "print-ivs",
+        description:
+            "print each loop's induction variables and its trip count (constant or symbolic)",
+        kind: Printer,
+        create: function_pass!(crate::ivs::PrintIvs),
+    },
     // --- utilities ---
     PassInfo {
         name: "verify",
