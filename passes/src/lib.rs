@@ -6,8 +6,10 @@
 //! `FunctionPass` (or `ModulePass`), return what you preserve, count what you did in
 //! `cx.stats`, declare the pass once in `registry::REGISTRY`, add filetests.
 
+pub mod alias;
 pub mod cfg;
 pub mod domtree;
+pub mod effects;
 pub mod ivs;
 pub mod loops;
 pub mod manager;

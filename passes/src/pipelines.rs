@@ -27,16 +27,16 @@ const PRE_AD: &[&str] = &[
     // "mem2reg",       promote allocas to SSA values: every later pass reasons on SSA.
     // "inline",        after mem2reg so the cost model sees the real size; before the
     //                  scalar passes so they optimize across the old call boundary.
-    // "infer-effects", after inlining: readnone/readonly facts of the remaining calls are
-    //                  what licm, gvn and dse need to move or drop them.
-    // "sccp",          constants through branches; exposes dead blocks.
-    // "simplify-cfg",  remove the blocks sccp proved dead.
-    // "gvn",           CSE, redundant loads, store-to-load forwarding.
-    // "licm",          hoist pure/readonly calls and loads (`mag(in)` in the norm example)
-    //                  — the pass that changes the gradient's complexity class.
-    // "egraph",        IEEE-exact algebraic simplification (fast-math rules under flags).
-    // "dse",           dead stores, last: earlier passes expose them.
-    // "dce",           clean up everything the others orphaned.
+    "infer-effects", // after inlining: readnone/readonly facts of the remaining calls are
+                     //                  what licm, gvn and dse need to move or drop them.
+                     // "sccp",          constants through branches; exposes dead blocks.
+                     // "simplify-cfg",  remove the blocks sccp proved dead.
+                     // "gvn",           CSE, redundant loads, store-to-load forwarding.
+                     // "licm",          hoist pure/readonly calls and loads (`mag(in)` in the norm example)
+                     //                  — the pass that changes the gradient's complexity class.
+                     // "egraph",        IEEE-exact algebraic simplification (fast-math rules under flags).
+                     // "dse",           dead stores, last: earlier passes expose them.
+                     // "dce",           clean up everything the others orphaned.
 ];
 
 /// `post-ad`: cleans up the synthesized derivative. The reverse pass is full of
@@ -50,7 +50,7 @@ const POST_AD: &[&str] = &[
     // "egraph",        `dx += a*w; dx += b*w` -> `dx += (a+b)*w` under `reassoc` only.
     // "dse",           stores to shadows nobody reads.
     // "dce",
-    // "infer-effects", last: the backend and later modules benefit from the attributes.
+    "infer-effects", // last: the backend and later modules benefit from the attributes.
 ];
 
 /// Every pipeline, by name.

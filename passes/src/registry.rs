@@ -62,6 +62,13 @@ use PassKind::*;
 /// then utilities. Add a transform here once, then put it in `pipelines.rs`.
 pub static REGISTRY: &[PassInfo] = &[
     // --- transforms ---
+    PassInfo {
+        name: "infer-effects",
+        description:
+            "add readnone/readonly/argmemonly/nofree/willreturn inferred over the call graph",
+        kind: Transform,
+        create: module_pass!(crate::effects::InferEffects),
+    },
     // --- analysis printers ---
     PassInfo {
         name: "print-cfg",
@@ -87,6 +94,19 @@ pub static REGISTRY: &[PassInfo] = &[
             "print each loop's induction variables and its trip count (constant or symbolic)",
         kind: Printer,
         create: function_pass!(crate::ivs::PrintIvs),
+    },
+    PassInfo {
+        name: "print-effects",
+        description: "print each function's inferred memory effects and termination facts",
+        kind: Printer,
+        create: module_pass!(crate::effects::PrintEffects),
+    },
+    PassInfo {
+        name: "print-alias",
+        description:
+            "print alias results for every pair of accessed locations, and mod/ref of calls",
+        kind: Printer,
+        create: function_pass!(crate::alias::PrintAlias),
     },
     // --- utilities ---
     PassInfo {
