@@ -3,8 +3,9 @@
 //! A filetest is an `.adir` file whose leading comments say what to do with it:
 //!
 //! ```text
-//! ; test optimize precise-output     <- kind: parse | verifier | interpret | run | optimize
-//! ; passes: mem2reg, licm            <- optimize: the passes, in order
+//! ; test optimize precise-output     <- kind: parse | verifier | interpret | run | optimize | analysis
+//! ; passes: mem2reg, licm            <- optimize/analysis: the passes, in order
+//! ; stat: licm: calls hoisted = 1    <- optimize/analysis: a statistics counter's total
 //! ; check: %x = fadd                 <- filecheck directives on the printed module
 //! ; run: @f(1.0, 2) == 3.0           <- interpreter invocations (see `invocation`); under
 //!                                       `test run` also compiled by the Cranelift JIT
@@ -41,6 +42,8 @@ pub enum TestKind {
     /// Run `; passes:`, verifying after each; checks run on the result, and `; run:` lines
     /// must give the same results before and after.
     Optimize,
+    /// Run `; passes:` (analysis printers, typically); checks run on what they printed.
+    Analysis,
 }
 
 impl TestKind {
@@ -50,6 +53,7 @@ impl TestKind {
         (TestKind::Interpret, "interpret"),
         (TestKind::Run, "run"),
         (TestKind::Optimize, "optimize"),
+        (TestKind::Analysis, "analysis"),
     ];
 }
 
@@ -66,6 +70,8 @@ pub struct FileTest {
     /// (line number, invocation text)
     pub runs: Vec<(usize, String)>,
     pub errors: Vec<String>,
+    /// (line number, `pass: counter = N`)
+    pub stats: Vec<(usize, String)>,
 }
 
 const OUTPUT_MARKER: &str = "; output:";
@@ -84,6 +90,7 @@ impl FileTest {
         let mut checks = Vec::new();
         let mut runs = Vec::new();
         let mut errors = Vec::new();
+        let mut stats = Vec::new();
         for (index, line) in source.lines().enumerate() {
             if line.trim_start().starts_with(OUTPUT_MARKER) {
                 break;
@@ -117,6 +124,8 @@ impl FileTest {
                 passes = rest.trim().to_string();
             } else if let Some(rest) = comment.strip_prefix("run:") {
                 runs.push((index + 1, rest.trim().to_string()));
+            } else if let Some(rest) = comment.strip_prefix("stat:") {
+                stats.push((index + 1, rest.trim().to_string()));
             } else if let Some(rest) = comment.strip_prefix("error:") {
                 errors.push(rest.trim().to_string());
             } else if ["check:", "nextln:", "sameln:", "not:", "unordered:", "regex:"]
@@ -136,6 +145,7 @@ impl FileTest {
             checks,
             runs,
             errors,
+            stats,
         })
     }
 
@@ -173,7 +183,8 @@ impl FileTest {
         let printed = round_trip(&module)?;
         let output = match self.kind {
             TestKind::Parse | TestKind::Verifier | TestKind::Interpret | TestKind::Run => printed,
-            TestKind::Optimize => self.optimize(&module)?,
+            TestKind::Optimize => self.optimize(&module)?.0,
+            TestKind::Analysis => self.optimize(&module)?.1,
         };
         self.check_output(&output, bless)?;
         for (line, text) in &self.runs {
@@ -188,15 +199,21 @@ impl FileTest {
         Ok(module)
     }
 
-    fn optimize(&self, module: &Module) -> Result<String, String> {
+    /// Runs the passes with verify-each; returns the printed module and the report output.
+    fn optimize(&self, module: &Module) -> Result<(String, String), String> {
         let passes = adc_passes::parse_pass_list(&self.passes).map_err(|d| d.to_string())?;
         let mut optimized = module.clone();
-        adc_passes::run_passes(&mut optimized, &passes, true).map_err(|d| d.to_string())?;
+        let options = adc_passes::Options { verify_each: true, ..Default::default() };
+        let (report, result) = adc_passes::run_passes(&mut optimized, &passes, &options);
+        result.map_err(|e| format!("{e}\noutput so far:\n{}", report.output))?;
+        for (line, text) in &self.stats {
+            check_stat(&report, *line, text)?;
+        }
         for (line, text) in &self.runs {
             self.run_invocation(&optimized, *line, text)
                 .map_err(|e| format!("after the passes: {e}"))?;
         }
-        Ok(print_module(&optimized))
+        Ok((print_module(&optimized), report.output))
     }
 
     fn run_invocation(&self, module: &Module, line: usize, text: &str) -> Result<(), String> {
@@ -277,6 +294,22 @@ impl FileTest {
         let text = text.replace(" \n", "\n");
         std::fs::write(&self.path, text).map_err(|e| format!("cannot bless: {e}"))
     }
+}
+
+/// Checks one `; stat: pass: counter = N` line against the report's totals.
+fn check_stat(report: &adc_passes::Report, line: usize, text: &str) -> Result<(), String> {
+    let parsed = text.split_once(':').and_then(|(pass, rest)| {
+        let (counter, n) = rest.rsplit_once('=')?;
+        Some((pass.trim(), counter.trim(), n.trim().parse::<u64>().ok()?))
+    });
+    let Some((pass, counter, expected)) = parsed else {
+        return Err(format!("line {line}: expected `; stat: PASS: COUNTER = N`, got `{text}`"));
+    };
+    let actual = report.stat(pass, counter);
+    if actual != expected {
+        return Err(format!("line {line}: {pass}: {counter} = {actual}, expected {expected}"));
+    }
+    Ok(())
 }
 
 /// Prints, re-parses and re-prints: the text form must be a fixed point.

@@ -4,3 +4,4 @@
 pub mod filetest;
 pub mod invocation;
 pub mod native;
+pub mod pass_args;

@@ -8,6 +8,7 @@ use anyhow::{anyhow, Context, Result};
 use clap::{Parser, Subcommand};
 
 use adc::invocation::{Arg, Invocation};
+use adc::pass_args::{report_text, PassArgs};
 use adc_ir::text::{parse_module, print_module};
 use adc_ir::verify::verify_module;
 use adc_ir::Module;
@@ -38,20 +39,23 @@ enum Command {
         output: Option<PathBuf>,
     },
     /// Parse and verify an .adir file, run passes over it, and print the result.
-    #[command(after_help = "Example:\n  adc opt in.adir --passes mem2reg,licm -o out.adir")]
+    ///
+    /// Without --passes or --pipeline, runs the O0 pipeline. Analysis printers, dumps,
+    /// timings and JSON lines go to standard error; the module to standard output (or -o).
+    #[command(
+        after_help = "Examples:\n  adc opt in.adir --passes mem2reg,licm -o out.adir\n  adc opt in.adir --pipeline pre-ad --passes=-licm --time-passes\n  adc opt in.adir --passes print-loops -o /dev/null"
+    )]
     Opt {
         /// The input module in adc's text form.
         input: PathBuf,
-        /// Comma-separated pass names, run in order.
-        #[arg(long, default_value = "")]
-        passes: String,
-        /// Run the verifier after every pass (it always runs before the first).
-        #[arg(long)]
-        verify_each: bool,
+        #[command(flatten)]
+        pass_args: PassArgs,
         /// Where to write the module (standard output by default).
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
+    /// List every pass and analysis printer with its description, and the pipelines.
+    Passes,
     /// Run a function of an .adir file in the reference interpreter.
     #[command(
         after_help = "Arguments are literals typed by the function's signature: 1, -2.5, nan, true,\nnull, [1.0, 2.0] for a vector, {1, 2.0} for a struct. For a pointer parameter,\n[f64 1.0, 2.0] allocates a buffer; name it ($x = [f64 ...]) to print it after the call.\n\nExample:\n  adc interp sum.adir --fn scale '$v = [f64 1.0, 2.0]' 2.0 2"
@@ -125,11 +129,13 @@ fn run(command: Command) -> Result<ExitCode> {
             write_output(output.as_deref(), &print_module(&module))?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Opt { input, passes, verify_each, output } => {
+        Command::Opt { input, pass_args, output } => {
+            let passes = pass_args.resolve("O0").map_err(|e| anyhow!("error: {e}"))?;
+            let options = pass_args.options().map_err(|e| anyhow!("error: {e}"))?;
             let (_, mut module) = load(&input)?;
-            let passes = adc_passes::parse_pass_list(&passes).map_err(|d| anyhow!("{d}"))?;
-            adc_passes::run_passes(&mut module, &passes, verify_each)
-                .map_err(|d| anyhow!("{d}"))?;
+            let (report, result) = adc_passes::run_passes(&mut module, &passes, &options);
+            eprint!("{}", report_text(&report));
+            result.map_err(|e| anyhow!("error: {e}"))?;
             verify_module(&module).map_err(|d| anyhow!("after the passes:\n{d}"))?;
             write_output(output.as_deref(), &print_module(&module))?;
             Ok(ExitCode::SUCCESS)
@@ -145,6 +151,10 @@ fn run(command: Command) -> Result<ExitCode> {
                 adc_backend::compile_object(&module, name).map_err(|d| anyhow!("error: {d}"))?;
             std::fs::write(&output, bytes)
                 .with_context(|| format!("cannot write {}", output.display()))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Passes => {
+            print!("{}", list_passes());
             Ok(ExitCode::SUCCESS)
         }
         Command::Interp { input, function, args, fuel, jit } => {
@@ -181,6 +191,27 @@ fn run(command: Command) -> Result<ExitCode> {
             Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
     }
+}
+
+/// `adc passes`: the registry grouped by kind, then the pipelines.
+fn list_passes() -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    for kind in [
+        adc_passes::PassKind::Transform,
+        adc_passes::PassKind::Printer,
+        adc_passes::PassKind::Utility,
+    ] {
+        let _ = writeln!(out, "{}:", kind.heading());
+        for info in adc_passes::REGISTRY.iter().filter(|p| p.kind == kind) {
+            let _ = writeln!(out, "  {:<20} {}", info.name, info.description);
+        }
+    }
+    let _ = writeln!(out, "pipelines:");
+    for p in adc_passes::PIPELINES {
+        let _ = writeln!(out, "  {:<20} {} [{}]", p.name, p.description, p.passes.join(", "));
+    }
+    out
 }
 
 /// Writes `text` to `path`, or to standard output without one.

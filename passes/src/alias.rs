@@ -1,0 +1,446 @@
+//! Alias analysis: `alias(a, b)` answers NoAlias / MayAlias / MustAlias for two memory
+//! locations, `mod_ref(inst, loc)` whether an instruction may read or write one.
+//!
+//! Facts used, each one conservative: distinct identified objects (allocas, globals,
+//! results of `noalias_return` calls such as malloc) do not alias; an alloca whose address
+//! never escapes aliases nothing reached through another base; a `noalias` parameter
+//! aliases no other base; one base with constant offsets aliases only where the byte
+//! ranges overlap; two accesses whose TBAA types are different scalar types do not alias
+//! (`omnipotent char` and pointer types are never distinguished). Anything else is
+//! MayAlias.
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use adc_ir::text::FunctionPrinter;
+use adc_ir::{
+    CastOp, Constant, Diagnostic, FuncAttrs, FuncId, Function, GlobalId, Inst, InstructionData,
+    Module, ParamAttrs, Symbol, Value, ValueDef,
+};
+
+use crate::effects::{Effects, ModuleEffects};
+use crate::manager::{
+    AnalysisContext, DependsOn, FunctionAnalysis, FunctionContext, FunctionPass, Pass,
+    PreservedAnalyses,
+};
+
+/// The object a pointer is derived from.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Base {
+    Alloca(Inst),
+    /// The function's parameter at this index.
+    Param(usize),
+    Global(GlobalId),
+    /// A call to a `noalias_return` (malloc-like) function.
+    NoAliasCall(Inst),
+    /// Anything else: a loaded pointer, a block parameter, an unknown call's result.
+    Unknown(Value),
+}
+
+impl Base {
+    fn identified(self) -> bool {
+        matches!(self, Base::Alloca(_) | Base::Global(_) | Base::NoAliasCall(_))
+    }
+}
+
+/// Follows `ptradd`s and address casts back to the base object; the offset is known when
+/// every `ptradd` on the way has a constant offset.
+pub fn decompose(module: &Module, func: &Function, mut ptr: Value) -> (Base, Option<i64>) {
+    let mut offset = Some(0i64);
+    // Bounded: a malformed cyclic chain must not hang an analysis.
+    for _ in 0..64 {
+        let Some(data) = func.dfg.values.get(ptr) else { return (Base::Unknown(ptr), None) };
+        match data.def {
+            ValueDef::Param(block, index) => {
+                if Some(block) == func.entry_block() {
+                    return (Base::Param(index as usize), offset);
+                }
+                return (Base::Unknown(ptr), offset);
+            }
+            ValueDef::Result(inst) => match &func.dfg.insts[inst] {
+                InstructionData::PtrAdd { ptr: p, offset: o, .. } => {
+                    offset = match (offset, const_i64(func, *o)) {
+                        (Some(a), Some(b)) => a.checked_add(b),
+                        _ => None,
+                    };
+                    ptr = *p;
+                }
+                InstructionData::Cast { op: CastOp::Addrspacecast, arg, .. } => ptr = *arg,
+                InstructionData::Alloca { .. } => return (Base::Alloca(inst), offset),
+                InstructionData::Const {
+                    value: Constant::Address { symbol: Symbol::Global(g), offset: o },
+                    ..
+                } => return (Base::Global(*g), offset.and_then(|a| a.checked_add(*o))),
+                InstructionData::Call { callee, .. }
+                    if module
+                        .functions
+                        .get(*callee)
+                        .is_some_and(|f| f.attrs.contains(FuncAttrs::NOALIAS_RETURN)) =>
+                {
+                    return (Base::NoAliasCall(inst), offset)
+                }
+                _ => return (Base::Unknown(ptr), offset),
+            },
+        }
+    }
+    (Base::Unknown(ptr), None)
+}
+
+fn const_i64(func: &Function, v: Value) -> Option<i64> {
+    let ValueDef::Result(inst) = func.dfg.values.get(v)?.def else { return None };
+    let bits = func.dfg.value_type(v).int_bits()?;
+    match &func.dfg.insts[inst] {
+        InstructionData::Const { value: Constant::Int(x), .. } => {
+            i64::try_from(adc_ir::constant::sign_extend(*x, bits)).ok()
+        }
+        InstructionData::Const { value: Constant::Zero, .. } => Some(0),
+        _ => None,
+    }
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum AliasResult {
+    NoAlias,
+    MayAlias,
+    MustAlias,
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum ModRef {
+    NoModRef,
+    Ref,
+    Mod,
+    ModRef,
+}
+
+impl ModRef {
+    fn from(reads: bool, writes: bool) -> ModRef {
+        match (reads, writes) {
+            (false, false) => ModRef::NoModRef,
+            (true, false) => ModRef::Ref,
+            (false, true) => ModRef::Mod,
+            (true, true) => ModRef::ModRef,
+        }
+    }
+
+    pub fn may_read(self) -> bool {
+        matches!(self, ModRef::Ref | ModRef::ModRef)
+    }
+
+    pub fn may_write(self) -> bool {
+        matches!(self, ModRef::Mod | ModRef::ModRef)
+    }
+}
+
+/// A memory location: bytes `[ptr, ptr + size)`; `size: None` is "anywhere from ptr on,
+/// or before it" (the whole object).
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct MemLoc {
+    pub ptr: Value,
+    pub size: Option<u64>,
+    /// TBAA access type of the instruction the location comes from.
+    pub tbaa: Option<Arc<str>>,
+}
+
+impl MemLoc {
+    pub fn new(ptr: Value, size: Option<u64>) -> MemLoc {
+        MemLoc { ptr, size, tbaa: None }
+    }
+
+    /// The location a load or store accesses.
+    pub fn of_access(func: &Function, inst: Inst) -> Option<MemLoc> {
+        let (ptr, ty) = match &func.dfg.insts[inst] {
+            InstructionData::Load { ptr, ty, .. } => (*ptr, ty.clone()),
+            InstructionData::Store { ptr, value, .. } => {
+                (*ptr, func.dfg.value_type(*value).clone())
+            }
+            _ => return None,
+        };
+        Some(MemLoc { ptr, size: Some(ty.size()), tbaa: func.dfg.tbaa[inst].clone() })
+    }
+}
+
+fn tbaa_distinct(a: &str, b: &str) -> bool {
+    let vague = |t: &str| {
+        t == "omnipotent char"
+            || t == "any pointer"
+            || t.starts_with("p1 ")
+            || t.starts_with("p2 ")
+            || t.contains("vtable")
+    };
+    a != b && !vague(a) && !vague(b)
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct AliasAnalysis {
+    /// Allocas whose address may be seen by code outside this function.
+    escaped: HashSet<Inst>,
+    noalias_params: Vec<bool>,
+    effects: Rc<ModuleEffects>,
+}
+
+impl AliasAnalysis {
+    pub fn new(module: &Module, func: &Function, effects: Rc<ModuleEffects>) -> AliasAnalysis {
+        let mut escaped = HashSet::new();
+        for (_, inst) in func.layout.insts() {
+            let data = &func.dfg.insts[inst];
+            let mut escape = |v: Value| {
+                if let (Base::Alloca(a), _) = decompose(module, func, v) {
+                    escaped.insert(a);
+                }
+            };
+            match data {
+                // Uses that do not let the address out.
+                InstructionData::Load { .. }
+                | InstructionData::PtrAdd { .. }
+                | InstructionData::Icmp { .. }
+                | InstructionData::MemSet { .. }
+                | InstructionData::MemCopy { .. }
+                | InstructionData::Cast { op: CastOp::Addrspacecast, .. } => {}
+                InstructionData::Store { value, .. } => escape(*value),
+                InstructionData::Call { callee, args, .. } => {
+                    let attrs = module.functions.get(*callee).map(|f| f.param_attrs.as_slice());
+                    for (i, &arg) in args.iter().enumerate() {
+                        let nocapture = attrs
+                            .and_then(|a| a.get(i))
+                            .is_some_and(|a| a.contains(ParamAttrs::NOCAPTURE));
+                        if !nocapture {
+                            escape(arg);
+                        }
+                    }
+                }
+                other => other.for_each_arg(|v| {
+                    if func.dfg.value_type(v).is_ptr() {
+                        escape(v)
+                    }
+                }),
+            }
+        }
+        let noalias_params =
+            func.param_attrs.iter().map(|a| a.contains(ParamAttrs::NOALIAS)).collect();
+        AliasAnalysis { escaped, noalias_params, effects }
+    }
+
+    pub fn is_escaped(&self, alloca: Inst) -> bool {
+        self.escaped.contains(&alloca)
+    }
+
+    fn unescaped_alloca(&self, base: Base) -> bool {
+        matches!(base, Base::Alloca(a) if !self.escaped.contains(&a))
+    }
+
+    fn noalias_param(&self, base: Base) -> bool {
+        matches!(base, Base::Param(i) if self.noalias_params.get(i).copied().unwrap_or(false))
+    }
+
+    pub fn alias(&self, module: &Module, func: &Function, a: &MemLoc, b: &MemLoc) -> AliasResult {
+        if let (Some(ta), Some(tb)) = (&a.tbaa, &b.tbaa) {
+            if tbaa_distinct(ta, tb) {
+                return AliasResult::NoAlias;
+            }
+        }
+        let (ba, oa) = decompose(module, func, a.ptr);
+        let (bb, ob) = decompose(module, func, b.ptr);
+        if ba == bb {
+            let (Some(oa), Some(ob)) = (oa, ob) else { return AliasResult::MayAlias };
+            if oa == ob && a.size == b.size && a.size.is_some() {
+                return AliasResult::MustAlias;
+            }
+            let disjoint = |lo: i64, size: Option<u64>, other: i64| {
+                size.is_some_and(|s| i128::from(lo) + i128::from(s) <= i128::from(other))
+            };
+            if disjoint(oa, a.size, ob) || disjoint(ob, b.size, oa) {
+                return AliasResult::NoAlias;
+            }
+            return AliasResult::MayAlias;
+        }
+        let different_objects = (ba.identified() && bb.identified())
+            || self.unescaped_alloca(ba)
+            || self.unescaped_alloca(bb)
+            // An argument cannot point into an alloca this call has not yet made.
+            // An argument cannot point into memory this call allocates afterwards (an
+            // alloca, or a fresh malloc: reaching it through a stale pointer is UB).
+            || matches!(
+                (ba, bb),
+                (Base::Alloca(_) | Base::NoAliasCall(_), Base::Param(_))
+                    | (Base::Param(_), Base::Alloca(_) | Base::NoAliasCall(_))
+            )
+            || self.noalias_param(ba)
+            || self.noalias_param(bb);
+        if different_objects {
+            AliasResult::NoAlias
+        } else {
+            AliasResult::MayAlias
+        }
+    }
+
+    fn callee_effects(&self, data: &InstructionData) -> Effects {
+        match data {
+            InstructionData::Call { callee, attrs, .. } => {
+                let declared = Effects::from_attrs(*attrs);
+                let inferred = self.effects.get(*callee);
+                Effects {
+                    reads_args: declared.reads_args && inferred.reads_args,
+                    writes_args: declared.writes_args && inferred.writes_args,
+                    reads_other: declared.reads_other && inferred.reads_other,
+                    writes_other: declared.writes_other && inferred.writes_other,
+                    may_free: declared.may_free && inferred.may_free,
+                    may_not_return: declared.may_not_return && inferred.may_not_return,
+                }
+            }
+            InstructionData::CallIndirect { attrs, .. } => Effects::from_attrs(*attrs),
+            _ => Effects::default(),
+        }
+    }
+
+    /// Whether `inst` may read or write `loc`.
+    pub fn mod_ref(&self, module: &Module, func: &Function, inst: Inst, loc: &MemLoc) -> ModRef {
+        use InstructionData as I;
+        let data = &func.dfg.insts[inst];
+        let may = |l: &MemLoc| self.alias(module, func, l, loc) != AliasResult::NoAlias;
+        let whole = |p: Value| MemLoc::new(p, None);
+        let sized = |p: Value, len: Value| {
+            MemLoc::new(p, const_i64(func, len).and_then(|n| u64::try_from(n).ok()))
+        };
+        match data {
+            I::Load { volatile: false, .. } => {
+                let l = MemLoc::of_access(func, inst).unwrap_or_else(|| whole(loc.ptr));
+                ModRef::from(may(&l), false)
+            }
+            I::Store { volatile: false, .. } => {
+                let l = MemLoc::of_access(func, inst).unwrap_or_else(|| whole(loc.ptr));
+                ModRef::from(false, may(&l))
+            }
+            I::MemCopy { dst, src, len, volatile: false, .. } => {
+                ModRef::from(may(&sized(*src, *len)), may(&sized(*dst, *len)))
+            }
+            I::MemSet { dst, len, volatile: false, .. } => {
+                ModRef::from(false, may(&sized(*dst, *len)))
+            }
+            I::Call { args, .. } | I::CallIndirect { args, .. } => {
+                let e = self.callee_effects(data);
+                let (base, _) = decompose(module, func, loc.ptr);
+                let through_args =
+                    args.iter().any(|a| func.dfg.value_type(*a).is_ptr() && may(&whole(*a)));
+                // Memory the callee can only reach through its arguments.
+                let private = self.unescaped_alloca(base);
+                let reads = (e.reads_args && through_args) || (e.reads_other && !private);
+                let writes = (e.writes_args && through_args) || (e.writes_other && !private);
+                ModRef::from(reads, writes)
+            }
+            I::Load { .. } | I::Store { .. } | I::MemCopy { .. } | I::MemSet { .. } => {
+                // Volatile accesses: ordered with everything they may touch.
+                let touches =
+                    data.args().iter().any(|v| func.dfg.value_type(*v).is_ptr() && may(&whole(*v)));
+                ModRef::from(touches, touches)
+            }
+            I::AtomicRmw { ptr, .. } | I::CmpXchg { ptr, .. } => {
+                let m = may(&whole(*ptr));
+                ModRef::from(m, m)
+            }
+            I::Fence { .. } => ModRef::ModRef,
+            _ => ModRef::NoModRef,
+        }
+    }
+}
+
+impl FunctionAnalysis for AliasAnalysis {
+    const NAME: &'static str = "alias";
+    const DEPENDS_ON: DependsOn = DependsOn::Instructions;
+
+    fn compute(func: &Function, cx: &mut AnalysisContext<'_>) -> Self {
+        let effects = cx.module_analysis::<ModuleEffects>();
+        AliasAnalysis::new(cx.module, func, effects)
+    }
+}
+
+/// `print-alias`: every pair of locations that loads and stores access
+/// (`NoAlias: %p, %q`), then every call against every location (`Ref: @g -> %p`).
+pub struct PrintAlias;
+
+impl Pass for PrintAlias {
+    fn name(&self) -> &'static str {
+        "print-alias"
+    }
+}
+
+impl FunctionPass for PrintAlias {
+    fn run(
+        &self,
+        func: &mut Function,
+        cx: &mut FunctionContext<'_>,
+    ) -> Result<PreservedAnalyses, Diagnostic> {
+        let aa = cx.analysis::<AliasAnalysis>(func);
+        let p = FunctionPrinter::new(cx.module, func);
+        let mut locs: Vec<MemLoc> = Vec::new();
+        let mut calls: Vec<Inst> = Vec::new();
+        for (_, inst) in func.layout.insts() {
+            if let Some(loc) = MemLoc::of_access(func, inst) {
+                if !locs.iter().any(|l| l.ptr == loc.ptr && l.size == loc.size) {
+                    locs.push(loc);
+                }
+            }
+            if matches!(
+                func.dfg.insts[inst],
+                InstructionData::Call { .. } | InstructionData::CallIndirect { .. }
+            ) {
+                calls.push(inst);
+            }
+        }
+        let _ = writeln!(cx.out, "alias @{}", func.name);
+        for (i, a) in locs.iter().enumerate() {
+            for b in &locs[i + 1..] {
+                let r = aa.alias(cx.module, func, a, b);
+                let _ = writeln!(cx.out, "  {r:?}: {}, {}", p.value(a.ptr), p.value(b.ptr));
+            }
+        }
+        for &call in &calls {
+            let name = match &func.dfg.insts[call] {
+                InstructionData::Call { callee, .. } => callee_name(cx.module, *callee),
+                _ => "indirect".to_string(),
+            };
+            for loc in &locs {
+                let r = aa.mod_ref(cx.module, func, call, loc);
+                let _ = writeln!(cx.out, "  {r:?}: {name} -> {}", p.value(loc.ptr));
+            }
+        }
+        Ok(PreservedAnalyses::All)
+    }
+}
+
+fn callee_name(module: &Module, callee: FuncId) -> String {
+    module.functions.get(callee).map_or("@?".to_string(), |f| format!("@{}", f.name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use adc_ir::builder::FunctionBuilder;
+    use adc_ir::{Signature, Type};
+
+    #[test]
+    fn tbaa_separates_double_from_int_through_one_pointer_base() {
+        let mut func = Function::new("f", Signature::new(vec![Type::PTR, Type::PTR], None));
+        let none = |_| None;
+        let mut b = FunctionBuilder::new(&mut func, &none);
+        let entry = b.create_entry_block();
+        b.switch_to_block(entry);
+        let (p, q) = (b.func.params()[0], b.func.params()[1]);
+        let x = b.load(Type::F64, p, 8);
+        let st = b.store(x, q, 8);
+        b.ret(None);
+        let ld = func.layout.block_insts(entry)[0];
+        let module = Module::new();
+        let aa = AliasAnalysis::new(&module, &func, Rc::default());
+        let mut a = MemLoc::of_access(&func, ld).unwrap();
+        let mut c = MemLoc::of_access(&func, st).unwrap();
+        assert_eq!(aa.alias(&module, &func, &a, &c), AliasResult::MayAlias);
+        a.tbaa = Some("double".into());
+        c.tbaa = Some("int".into());
+        assert_eq!(aa.alias(&module, &func, &a, &c), AliasResult::NoAlias);
+        c.tbaa = Some("omnipotent char".into());
+        assert_eq!(aa.alias(&module, &func, &a, &c), AliasResult::MayAlias);
+    }
+}

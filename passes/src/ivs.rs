@@ -1,0 +1,433 @@
+//! Induction variables and trip counts of loops in block-parameter form:
+//! a header parameter `%i` that enters as `start` from outside and comes back from the
+//! (single) latch as `%i + step` (or `%i - step`), and an exit test `icmp cc %i, bound` or
+//! `icmp cc %i.next, bound` in the header or the latch with a loop-invariant bound.
+//!
+//! Trip count = how many times the back edge is taken, i.e. how often the body of a
+//! `for (i = start; i < n; i += step)` loop runs. It is constant when start and bound are,
+//! symbolic (`max(0, %n - 0)`) when not; `None` whenever it cannot be proved: an unknown
+//! or loop-variant step, a step in the wrong direction, a possible wrap without the
+//! matching `nsw`/`nuw` flag, several exits or latches.
+
+use std::fmt::Write as _;
+
+use adc_ir::constant::sign_extend;
+use adc_ir::text::FunctionPrinter;
+use adc_ir::{
+    BinaryOp, Block, Constant, Diagnostic, Function, InstFlags, InstructionData, IntCC, Value,
+    ValueDef,
+};
+
+use crate::loops::{Loop, LoopInfo};
+use crate::manager::{
+    AnalysisContext, DependsOn, FunctionAnalysis, FunctionContext, FunctionPass, Pass,
+    PreservedAnalyses,
+};
+
+/// `base + offset`, or the constant `offset` without a base.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub struct Affine {
+    pub base: Option<Value>,
+    pub offset: i128,
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum Step {
+    Const(i128),
+    /// A loop-invariant value (no trip count is derived from it).
+    Invariant(Value),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InductionVar {
+    /// The header parameter.
+    pub param: Value,
+    pub start: Affine,
+    pub step: Step,
+    /// The value the latch passes back (`param + step`).
+    pub next: Value,
+    pub flags: InstFlags,
+    pub bits: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TripCount {
+    Constant(u128),
+    /// `max(0, ceil((bound - start) / step))` for upward loops (`(start - bound)` and
+    /// `-step` for downward ones), `+ 1` inside for inclusive compares.
+    Symbolic {
+        start: Affine,
+        bound: Affine,
+        step: i128,
+        inclusive: bool,
+        signed: bool,
+    },
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoopIvs {
+    pub ivs: Vec<InductionVar>,
+    pub trip_count: Option<TripCount>,
+}
+
+/// One entry per loop of `LoopInfo::loops`, same order.
+#[derive(Clone, Debug, Default)]
+pub struct InductionVars {
+    pub loops: Vec<LoopIvs>,
+}
+
+fn const_int(func: &Function, v: Value) -> Option<i128> {
+    let ValueDef::Result(inst) = func.dfg.values.get(v)?.def else { return None };
+    let bits = func.dfg.value_type(v).int_bits()?;
+    match &func.dfg.insts[inst] {
+        InstructionData::Const { value: Constant::Int(x), .. } => Some(sign_extend(*x, bits)),
+        InstructionData::Const { value: Constant::Zero, .. } => Some(0),
+        _ => None,
+    }
+}
+
+/// Whether `v` is defined outside the loop (so it is invariant in it).
+fn invariant(func: &Function, l: &Loop, v: Value) -> bool {
+    match func.dfg.values.get(v).map(|d| d.def) {
+        Some(ValueDef::Result(inst)) => func.layout.inst_block(inst).is_none_or(|b| !l.contains(b)),
+        Some(ValueDef::Param(block, _)) => !l.contains(block),
+        None => false,
+    }
+}
+
+fn affine(func: &Function, v: Value) -> Affine {
+    match const_int(func, v) {
+        Some(c) => Affine { base: None, offset: c },
+        None => Affine { base: Some(v), offset: 0 },
+    }
+}
+
+/// The arguments passed to `header`'s parameter `index` by `from`'s terminator.
+fn incoming(func: &Function, from: Block, header: Block, index: usize) -> Vec<Value> {
+    let Some(term) = func.terminator(from) else { return Vec::new() };
+    func.dfg.insts[term]
+        .branch_targets()
+        .into_iter()
+        .filter(|c| c.block == header)
+        .filter_map(|c| c.args.get(index).copied())
+        .collect()
+}
+
+fn find_ivs(func: &Function, l: &Loop, outside_preds: &[Block]) -> Vec<InductionVar> {
+    let mut ivs = Vec::new();
+    for (index, &param) in func.dfg.block_params(l.header).iter().enumerate() {
+        let Some(bits) = func.dfg.value_type(param).int_bits() else { continue };
+        let starts: Vec<Value> =
+            outside_preds.iter().flat_map(|p| incoming(func, *p, l.header, index)).collect();
+        let nexts: Vec<Value> =
+            l.latches.iter().flat_map(|p| incoming(func, *p, l.header, index)).collect();
+        let (Some(&start), Some(&next)) = (starts.first(), nexts.first()) else { continue };
+        if starts.iter().any(|s| *s != start) || nexts.iter().any(|n| *n != next) {
+            continue;
+        }
+        let ValueDef::Result(inst) = func.dfg.value_def(next) else { continue };
+        let InstructionData::Binary { op, flags, args: [a, b] } = &func.dfg.insts[inst] else {
+            continue;
+        };
+        let other = match (op, *a == param, *b == param) {
+            (BinaryOp::Add, true, false) => *b,
+            (BinaryOp::Add, false, true) => *a,
+            (BinaryOp::Sub, true, false) => *b,
+            _ => continue,
+        };
+        let negate = *op == BinaryOp::Sub;
+        let step = match const_int(func, other) {
+            Some(c) => Step::Const(if negate { c.checked_neg().unwrap_or(0) } else { c }),
+            None if invariant(func, l, other) && !negate => Step::Invariant(other),
+            None => continue,
+        };
+        if step == Step::Const(0) {
+            continue;
+        }
+        ivs.push(InductionVar {
+            param,
+            start: affine(func, start),
+            step,
+            next,
+            flags: *flags,
+            bits,
+        });
+    }
+    ivs
+}
+
+fn swap(cc: IntCC) -> IntCC {
+    use IntCC::*;
+    match cc {
+        Slt => Sgt,
+        Sgt => Slt,
+        Sle => Sge,
+        Sge => Sle,
+        Ult => Ugt,
+        Ugt => Ult,
+        Ule => Uge,
+        Uge => Ule,
+        other => other,
+    }
+}
+
+fn invert(cc: IntCC) -> IntCC {
+    use IntCC::*;
+    match cc {
+        Eq => Ne,
+        Ne => Eq,
+        Slt => Sge,
+        Sge => Slt,
+        Sgt => Sle,
+        Sle => Sgt,
+        Ult => Uge,
+        Uge => Ult,
+        Ugt => Ule,
+        Ule => Ugt,
+    }
+}
+
+fn trip_count(func: &Function, l: &Loop, ivs: &[InductionVar]) -> Option<TripCount> {
+    let ([latch], [exiting]) = (l.latches.as_slice(), l.exiting.as_slice()) else { return None };
+    if *exiting != l.header && exiting != latch {
+        return None;
+    }
+    let term = func.terminator(*exiting)?;
+    let InstructionData::Brif { cond, then_dest, else_dest } = &func.dfg.insts[term] else {
+        return None;
+    };
+    let stay_on_true = match (l.contains(then_dest.block), l.contains(else_dest.block)) {
+        (true, false) => true,
+        (false, true) => false,
+        _ => return None,
+    };
+    let ValueDef::Result(cmp) = func.dfg.value_def(*cond) else { return None };
+    let InstructionData::Icmp { cond: cc, args: [a, b] } = &func.dfg.insts[cmp] else {
+        return None;
+    };
+    // Find the IV operand (`param` or `next`) and the invariant bound.
+    let find = |x: Value| ivs.iter().find(|iv| iv.param == x || iv.next == x);
+    let (iv, tested, bound, cc) = match (find(*a), find(*b)) {
+        (Some(iv), _) if invariant(func, l, *b) => (iv, *a, *b, *cc),
+        (_, Some(iv)) if invariant(func, l, *a) => (iv, *b, *a, swap(*cc)),
+        _ => return None,
+    };
+    let cc = if stay_on_true { cc } else { invert(cc) };
+    let Step::Const(step) = iv.step else { return None };
+    // The sequence of tested values starts at `start` (testing the parameter) or at
+    // `start + step` (testing the incremented value).
+    let start = if tested == iv.param {
+        iv.start
+    } else {
+        Affine { base: iv.start.base, offset: iv.start.offset.checked_add(step)? }
+    };
+    let bound = affine(func, bound);
+    let signed = matches!(cc, IntCC::Slt | IntCC::Sle | IntCC::Sgt | IntCC::Sge);
+    let upward = matches!(cc, IntCC::Slt | IntCC::Sle | IntCC::Ult | IntCC::Ule);
+    let inclusive = matches!(cc, IntCC::Sle | IntCC::Ule | IntCC::Sge | IntCC::Uge);
+    if cc == IntCC::Eq {
+        return None;
+    }
+    if cc == IntCC::Ne {
+        // Runs until the value hits the bound exactly: constant only when it does.
+        let (None, None) = (start.base, bound.base) else {
+            return None;
+        };
+        let distance = bound.offset.checked_sub(start.offset)?;
+        return (distance % step == 0 && distance / step >= 0)
+            .then(|| TripCount::Constant((distance / step) as u128));
+    }
+    if (upward && step < 0) || (!upward && step > 0) {
+        return None;
+    }
+    let no_wrap_flag = if signed { InstFlags::NSW } else { InstFlags::NUW };
+    if let (None, None) = (start.base, bound.base) {
+        return constant_trips(
+            start.offset,
+            bound.offset,
+            step,
+            inclusive,
+            signed,
+            upward,
+            iv.bits,
+        );
+    }
+    // Symbolic: a strict compare with a unit step cannot step over the bound; anything
+    // else needs the no-wrap flag.
+    let unit_strict = step.abs() == 1 && !inclusive;
+    if !unit_strict && !iv.flags.contains(no_wrap_flag) {
+        return None;
+    }
+    Some(TripCount::Symbolic { start, bound, step, inclusive, signed })
+}
+
+fn constant_trips(
+    start: i128,
+    bound: i128,
+    step: i128,
+    inclusive: bool,
+    signed: bool,
+    upward: bool,
+    bits: u32,
+) -> Option<TripCount> {
+    let (lo, hi) = if signed {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    } else {
+        (0, if bits >= 127 { i128::MAX } else { (1i128 << bits) - 1 })
+    };
+    // Unsigned values come sign-extended from `const_int`; reinterpret them.
+    let fix = |v: i128| if signed || v >= 0 || bits >= 127 { v } else { v + (1i128 << bits) };
+    let (start, bound) = (fix(start), fix(bound));
+    let distance = if upward { bound - start } else { start - bound } + i128::from(inclusive);
+    let magnitude = step.abs();
+    let trips = if distance <= 0 { 0 } else { (distance + magnitude - 1) / magnitude };
+    // The first value that fails the test must exist without wrapping.
+    let last = start.checked_add(trips.checked_mul(step)?)?;
+    (lo <= last && last <= hi).then_some(TripCount::Constant(trips as u128))
+}
+
+impl InductionVars {
+    pub fn new(func: &Function, loops: &LoopInfo) -> InductionVars {
+        let mut out = InductionVars::default();
+        for l in &loops.loops {
+            let outside: Vec<Block> = func
+                .layout
+                .blocks()
+                .iter()
+                .copied()
+                .filter(|b| !l.contains(*b) && func.successors(*b).contains(&l.header))
+                .collect();
+            let ivs = find_ivs(func, l, &outside);
+            let trip_count = trip_count(func, l, &ivs);
+            out.loops.push(LoopIvs { ivs, trip_count });
+        }
+        out
+    }
+}
+
+impl FunctionAnalysis for InductionVars {
+    const NAME: &'static str = "ivs";
+    const DEPENDS_ON: DependsOn = DependsOn::Instructions;
+
+    fn compute(func: &Function, cx: &mut AnalysisContext<'_>) -> Self {
+        let loops = cx.get::<LoopInfo>(func);
+        InductionVars::new(func, &loops)
+    }
+}
+
+fn affine_text(a: &Affine, p: &FunctionPrinter<'_>) -> String {
+    match (a.base, a.offset) {
+        (None, c) => c.to_string(),
+        (Some(v), 0) => p.value(v),
+        (Some(v), c) if c < 0 => format!("{} - {}", p.value(v), c.unsigned_abs()),
+        (Some(v), c) => format!("{} + {c}", p.value(v)),
+    }
+}
+
+/// The trip count as text: `10`, `max(0, %n - 0)`, `max(0, ceil((%n - %a + 1) / 2))`.
+pub fn trip_count_text(t: &TripCount, p: &FunctionPrinter<'_>) -> String {
+    match t {
+        TripCount::Constant(n) => n.to_string(),
+        TripCount::Symbolic { start, bound, step, inclusive, signed } => {
+            let (hi, lo) = if *step > 0 { (bound, start) } else { (start, bound) };
+            let mut diff = format!("{} - {}", affine_text(hi, p), affine_text(lo, p));
+            if *lo == (Affine { base: None, offset: 0 }) {
+                diff = affine_text(hi, p);
+            } else if lo.base.is_some() && lo.offset != 0 {
+                diff = format!("{} - ({})", affine_text(hi, p), affine_text(lo, p));
+            }
+            if *inclusive {
+                diff.push_str(" + 1");
+            }
+            let body =
+                if step.abs() == 1 { diff } else { format!("ceil(({diff}) / {})", step.abs()) };
+            format!("max(0, {body}) {}", if *signed { "signed" } else { "unsigned" })
+        }
+    }
+}
+
+/// `print-ivs`: per loop, `loop ^h: ivs [%i: start 0, step 1], trip count 10`
+/// (`trip count unknown` when none is proved).
+pub struct PrintIvs;
+
+impl Pass for PrintIvs {
+    fn name(&self) -> &'static str {
+        "print-ivs"
+    }
+}
+
+impl FunctionPass for PrintIvs {
+    fn run(
+        &self,
+        func: &mut Function,
+        cx: &mut FunctionContext<'_>,
+    ) -> Result<PreservedAnalyses, Diagnostic> {
+        let loops = cx.analysis::<LoopInfo>(func);
+        let ivs = cx.analysis::<InductionVars>(func);
+        let p = FunctionPrinter::new(cx.module, func);
+        let _ = writeln!(cx.out, "ivs @{}", func.name);
+        for (l, info) in loops.loops.iter().zip(&ivs.loops) {
+            let list: Vec<String> = info
+                .ivs
+                .iter()
+                .map(|iv| {
+                    let step = match iv.step {
+                        Step::Const(c) => c.to_string(),
+                        Step::Invariant(v) => p.value(v),
+                    };
+                    format!(
+                        "{}: start {}, step {step}",
+                        p.value(iv.param),
+                        affine_text(&iv.start, &p)
+                    )
+                })
+                .collect();
+            let trips =
+                info.trip_count.as_ref().map_or("unknown".to_string(), |t| trip_count_text(t, &p));
+            let _ = writeln!(
+                cx.out,
+                "  loop {}: ivs [{}], trip count {trips}",
+                p.block(l.header),
+                list.join("; ")
+            );
+        }
+        Ok(PreservedAnalyses::All)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constant_trip_counts() {
+        let c = |s, b, k, inc, signed, up| constant_trips(s, b, k, inc, signed, up, 32);
+        assert_eq!(c(0, 10, 1, false, true, true), Some(TripCount::Constant(10)));
+        assert_eq!(c(0, 10, 3, false, true, true), Some(TripCount::Constant(4)));
+        assert_eq!(c(0, 10, 1, true, true, true), Some(TripCount::Constant(11)));
+        assert_eq!(c(10, 0, -2, false, true, false), Some(TripCount::Constant(5)));
+        assert_eq!(c(5, 0, 1, false, true, true), Some(TripCount::Constant(0)));
+        // i <= INT_MAX never fails: the increment wraps.
+        assert_eq!(c(0, i32::MAX as i128, 1, true, true, true), None);
+    }
+
+    #[test]
+    fn the_sum_loop_runs_n_times() {
+        let module = adc_ir::examples::sum_of_sines();
+        let func = module.functions.values().find(|f| f.name == "sum").unwrap();
+        let cfg = crate::cfg::ControlFlowGraph::new(func);
+        let loops = LoopInfo::new(&cfg, &crate::domtree::DominatorTree::new(func, &cfg));
+        let ivs = InductionVars::new(func, &loops);
+        let n = func.params()[1];
+        assert_eq!(
+            ivs.loops[0].trip_count,
+            Some(TripCount::Symbolic {
+                start: Affine { base: None, offset: 0 },
+                bound: Affine { base: Some(n), offset: 0 },
+                step: 1,
+                inclusive: false,
+                signed: true
+            })
+        );
+    }
+}
