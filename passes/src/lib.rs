@@ -11,8 +11,10 @@ pub mod domtree;
 pub mod ivs;
 pub mod loops;
 pub mod manager;
+pub mod mem2reg;
 pub mod pipelines;
 pub mod registry;
+pub mod scalar_util;
 pub mod utility;
 
 pub use manager::{

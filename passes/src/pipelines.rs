@@ -25,6 +25,7 @@ const PRE_AD: &[&str] = &[
     // "simplify-cfg",  first: clang -O0 code is full of trivial blocks that hide loops.
     // "sroa",          split small aggregates/arrays so mem2reg sees scalars.
     // "mem2reg",       promote allocas to SSA values: every later pass reasons on SSA.
+    "mem2reg",
     // "inline",        after mem2reg so the cost model sees the real size; before the
     //                  scalar passes so they optimize across the old call boundary.
     // "infer-effects", after inlining: readnone/readonly facts of the remaining calls are
@@ -44,6 +45,7 @@ const PRE_AD: &[&str] = &[
 const POST_AD: &[&str] = &[
     // "simplify-cfg",  merge the reverse pass's chains of blocks.
     // "mem2reg",       shadows of promoted locals become SSA values.
+    "mem2reg",
     // "sccp",          adjoints of constants are zero: fold them away.
     // "gvn",           recomputed primal values and tape loads.
     // "licm",          tape and shadow loads invariant in reversed loops.

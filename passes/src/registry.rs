@@ -62,6 +62,12 @@ use PassKind::*;
 /// then utilities. Add a transform here once, then put it in `pipelines.rs`.
 pub static REGISTRY: &[PassInfo] = &[
     // --- transforms ---
+    PassInfo {
+        name: "mem2reg",
+        description: "promote non-escaping allocas to SSA values with block parameters",
+        kind: Transform,
+        create: function_pass!(crate::mem2reg::Mem2Reg),
+    },
     // --- analysis printers ---
     PassInfo {
         name: "print-cfg",
