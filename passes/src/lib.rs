@@ -7,6 +7,7 @@
 //! `cx.stats`, declare the pass once in `registry::REGISTRY`, add filetests.
 
 pub mod cfg;
+pub mod dce;
 pub mod domtree;
 pub mod ivs;
 pub mod loops;

@@ -38,6 +38,7 @@ const PRE_AD: &[&str] = &[
     // "egraph",        IEEE-exact algebraic simplification (fast-math rules under flags).
     // "dse",           dead stores, last: earlier passes expose them.
     // "dce",           clean up everything the others orphaned.
+    "dce",
 ];
 
 /// `post-ad`: cleans up the synthesized derivative. The reverse pass is full of
@@ -51,7 +52,8 @@ const POST_AD: &[&str] = &[
     // "licm",          tape and shadow loads invariant in reversed loops.
     // "egraph",        `dx += a*w; dx += b*w` -> `dx += (a+b)*w` under `reassoc` only.
     // "dse",           stores to shadows nobody reads.
-    // "dce",
+    // "dce",           what the reverse pass computed but nobody reads.
+    "dce",
     // "infer-effects", last: the backend and later modules benefit from the attributes.
 ];
 

@@ -68,6 +68,12 @@ pub static REGISTRY: &[PassInfo] = &[
         kind: Transform,
         create: function_pass!(crate::mem2reg::Mem2Reg),
     },
+    PassInfo {
+        name: "dce",
+        description: "remove side-effect-free instructions and block parameters nobody uses",
+        kind: Transform,
+        create: function_pass!(crate::dce::Dce),
+    },
     // --- analysis printers ---
     PassInfo {
         name: "print-cfg",

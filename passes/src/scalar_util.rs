@@ -77,3 +77,43 @@ pub fn const_of(func: &Function, v: Value) -> Option<&Constant> {
         adc_ir::ValueDef::Param(..) => None,
     }
 }
+
+/// Removes the block parameters of `block` for which `keep` is false, together with the
+/// matching branch arguments on every edge into it, and renumbers the remaining ones.
+/// Returns how many were removed. The entry block's parameters are the function's and
+/// are never touched.
+pub fn remove_block_params(
+    func: &mut Function,
+    block: Block,
+    preds: &[(Block, usize)],
+    keep: &dyn Fn(usize, Value) -> bool,
+) -> usize {
+    if Some(block) == func.entry_block() {
+        return 0;
+    }
+    let params = func.dfg.blocks[block].params.clone();
+    let keep_mask: Vec<bool> = params.iter().enumerate().map(|(i, v)| keep(i, *v)).collect();
+    if keep_mask.iter().all(|k| *k) {
+        return 0;
+    }
+    for &(pred, k) in preds {
+        let Some(term) = func.terminator(pred) else { continue };
+        if let Some(call) = func.dfg.insts[term].branch_targets_mut().into_iter().nth(k) {
+            if call.block == block && call.args.len() == params.len() {
+                let mut i = 0;
+                call.args.retain(|_| {
+                    i += 1;
+                    keep_mask[i - 1]
+                });
+            }
+        }
+    }
+    let kept: Vec<Value> =
+        params.iter().zip(&keep_mask).filter(|(_, k)| **k).map(|(v, _)| *v).collect();
+    for (i, v) in kept.iter().enumerate() {
+        func.dfg.values[*v].def = adc_ir::ValueDef::Param(block, i as u32);
+    }
+    let removed = params.len() - kept.len();
+    func.dfg.blocks[block].params = kept;
+    removed
+}
