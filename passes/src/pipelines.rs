@@ -23,6 +23,7 @@ const O0: &[&str] = &[];
 /// vectorization or unrolling. Intended order (names not yet in the array are comments):
 const PRE_AD: &[&str] = &[
     // "simplify-cfg",  first: clang -O0 code is full of trivial blocks that hide loops.
+    "simplify-cfg",
     // "sroa",          split small aggregates/arrays so mem2reg sees scalars.
     // "mem2reg",       promote allocas to SSA values: every later pass reasons on SSA.
     "mem2reg",
@@ -32,6 +33,7 @@ const PRE_AD: &[&str] = &[
     //                  what licm, gvn and dse need to move or drop them.
     // "sccp",          constants through branches; exposes dead blocks.
     // "simplify-cfg",  remove the blocks sccp proved dead.
+    "simplify-cfg",
     // "gvn",           CSE, redundant loads, store-to-load forwarding.
     // "licm",          hoist pure/readonly calls and loads (`mag(in)` in the norm example)
     //                  — the pass that changes the gradient's complexity class.
@@ -45,6 +47,7 @@ const PRE_AD: &[&str] = &[
 /// recomputation, zero-initialized shadows and single-use blocks. Intended order:
 const POST_AD: &[&str] = &[
     // "simplify-cfg",  merge the reverse pass's chains of blocks.
+    "simplify-cfg",
     // "mem2reg",       shadows of promoted locals become SSA values.
     "mem2reg",
     // "sccp",          adjoints of constants are zero: fold them away.

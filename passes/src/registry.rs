@@ -63,6 +63,12 @@ use PassKind::*;
 pub static REGISTRY: &[PassInfo] = &[
     // --- transforms ---
     PassInfo {
+        name: "simplify-cfg",
+        description: "fold constant branches, drop unreachable blocks, thread and merge blocks",
+        kind: Transform,
+        create: function_pass!(crate::simplify_cfg::SimplifyCfg),
+    },
+    PassInfo {
         name: "mem2reg",
         description: "promote non-escaping allocas to SSA values with block parameters",
         kind: Transform,
