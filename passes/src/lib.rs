@@ -16,6 +16,7 @@ pub mod mem2reg;
 pub mod pipelines;
 pub mod registry;
 pub mod scalar_util;
+pub mod sccp;
 pub mod simplify_cfg;
 pub mod utility;
 

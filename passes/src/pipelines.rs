@@ -32,6 +32,7 @@ const PRE_AD: &[&str] = &[
     // "infer-effects", after inlining: readnone/readonly facts of the remaining calls are
     //                  what licm, gvn and dse need to move or drop them.
     // "sccp",          constants through branches; exposes dead blocks.
+    "sccp",
     // "simplify-cfg",  remove the blocks sccp proved dead.
     "simplify-cfg",
     // "gvn",           CSE, redundant loads, store-to-load forwarding.
@@ -51,6 +52,7 @@ const POST_AD: &[&str] = &[
     // "mem2reg",       shadows of promoted locals become SSA values.
     "mem2reg",
     // "sccp",          adjoints of constants are zero: fold them away.
+    "sccp",
     // "gvn",           recomputed primal values and tape loads.
     // "licm",          tape and shadow loads invariant in reversed loops.
     // "egraph",        `dx += a*w; dx += b*w` -> `dx += (a+b)*w` under `reassoc` only.

@@ -75,6 +75,12 @@ pub static REGISTRY: &[PassInfo] = &[
         create: function_pass!(crate::mem2reg::Mem2Reg),
     },
     PassInfo {
+        name: "sccp",
+        description: "sparse conditional constant propagation, folding as the interpreter computes",
+        kind: Transform,
+        create: function_pass!(crate::sccp::Sccp),
+    },
+    PassInfo {
         name: "dce",
         description: "remove side-effect-free instructions and block parameters nobody uses",
         kind: Transform,
