@@ -18,7 +18,7 @@ use std::collections::HashSet;
 use adc_ir::{Block, Diagnostic, Function, InstructionData, Value};
 
 use crate::manager::{FunctionContext, FunctionPass, Pass, PreservedAnalyses};
-use crate::scalar_util::{const_of, pred_edges, remove_block_params};
+use crate::scalar_util::{const_of, pred_edges, remove_block_params, use_counts};
 
 pub struct SimplifyCfg;
 
@@ -171,8 +171,11 @@ fn remove_trivial_params(func: &mut Function, s: &mut Stats) -> bool {
                     }
                 }
             }
-            if trivial {
+            if trivial && unique.is_some() {
+                // One per block per round: a second parameter's replacement may be this
+                // one, which must not be removed under it. The fixed point does the rest.
                 replaced[i] = unique;
+                break;
             }
         }
         if replaced.iter().all(Option::is_none) {
@@ -202,6 +205,13 @@ fn thread_forwarders(func: &mut Function, s: &mut Stats) -> bool {
             continue;
         }
         let params = func.dfg.block_params(fwd).to_vec();
+        // The forwarder's parameters may be used beyond its jump (a parameter of a block
+        // it dominates was replaced by one of them); threading would leave those dangling.
+        let uses = use_counts(func);
+        let local = |p: &Value| dest.args.iter().filter(|a| *a == p).count() as u32;
+        if params.iter().any(|p| uses[*p] != local(p)) {
+            continue;
+        }
         let preds = pred_edges(func);
         for &(pred, k) in preds.get(&fwd).map(Vec::as_slice).unwrap_or(&[]) {
             if pred == fwd {
