@@ -174,9 +174,9 @@ impl<'f> Solver<'f> {
             },
             _ => {
                 let Some(result) = func.dfg.inst_result(inst) else { return };
-                match self.fold(data, func.dfg.value_type(result)) {
-                    Some(cell) => self.set(result, cell),
-                    None => {} // an operand is still unknown
+                // `None`: an operand is still unknown; it is evaluated again when it is set.
+                if let Some(cell) = self.fold(data, func.dfg.value_type(result)) {
+                    self.set(result, cell);
                 }
             }
         }
