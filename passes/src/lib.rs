@@ -8,13 +8,18 @@
 
 pub mod alias;
 pub mod cfg;
+pub mod dce;
 pub mod domtree;
 pub mod effects;
 pub mod ivs;
 pub mod loops;
 pub mod manager;
+pub mod mem2reg;
 pub mod pipelines;
 pub mod registry;
+pub mod scalar_util;
+pub mod sccp;
+pub mod simplify_cfg;
 pub mod utility;
 
 pub use manager::{

@@ -69,6 +69,30 @@ pub static REGISTRY: &[PassInfo] = &[
         kind: Transform,
         create: module_pass!(crate::effects::InferEffects),
     },
+    PassInfo {
+        name: "simplify-cfg",
+        description: "fold constant branches, drop unreachable blocks, thread and merge blocks",
+        kind: Transform,
+        create: function_pass!(crate::simplify_cfg::SimplifyCfg),
+    },
+    PassInfo {
+        name: "mem2reg",
+        description: "promote non-escaping allocas to SSA values with block parameters",
+        kind: Transform,
+        create: function_pass!(crate::mem2reg::Mem2Reg),
+    },
+    PassInfo {
+        name: "sccp",
+        description: "sparse conditional constant propagation, folding as the interpreter computes",
+        kind: Transform,
+        create: function_pass!(crate::sccp::Sccp),
+    },
+    PassInfo {
+        name: "dce",
+        description: "remove side-effect-free instructions and block parameters nobody uses",
+        kind: Transform,
+        create: function_pass!(crate::dce::Dce),
+    },
     // --- analysis printers ---
     PassInfo {
         name: "print-cfg",

@@ -45,6 +45,13 @@ use crate::types::Type;
 use memory::{checked_size, Access, AllocKind, Memory, FUNC_BASE, FUNC_STRIDE};
 pub use value::Val;
 
+/// The interpreter's pure value operations, public so that constant folding (`sccp`)
+/// computes exactly what the interpreter would, rather than through a second evaluator.
+/// An `Err` is a trap (division by zero, ...): a folder must leave such an instruction be.
+pub mod fold {
+    pub use super::value::{binary, cast, constant, fcmp, fma, icmp, select, unary};
+}
+
 /// Default number of instructions one `call` may execute.
 pub const DEFAULT_FUEL: u64 = 100_000_000;
 /// Default limit on nested calls.

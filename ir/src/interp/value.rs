@@ -180,7 +180,7 @@ fn zero_unchecked(ty: &Type) -> Val {
 }
 
 /// Evaluates a constant of type `ty`; `address` resolves relocations to addresses.
-pub(crate) fn constant(
+pub fn constant(
     ty: &Type,
     c: &Constant,
     address: &dyn Fn(&crate::constant::Symbol) -> R<u64>,
@@ -442,7 +442,7 @@ pub(crate) fn int_binary(op: BinaryOp, bits: u32, a: u128, b: u128) -> R<u128> {
 }
 
 /// A binary operation on operands of type `ty` (vectors lane-wise).
-pub(crate) fn binary(op: BinaryOp, ty: &Type, a: &Val, b: &Val) -> R<Val> {
+pub fn binary(op: BinaryOp, ty: &Type, a: &Val, b: &Val) -> R<Val> {
     map2(ty, a, b, |lane, a, b| match lane {
         Type::F32 => float_binary::<f32>(op, a, b),
         Type::F64 => float_binary::<f64>(op, a, b),
@@ -488,7 +488,7 @@ fn int_unary(op: UnaryOp, bits: u32, a: u128) -> R<u128> {
 }
 
 /// A one-operand operation on a value of type `ty` (vectors lane-wise).
-pub(crate) fn unary(op: UnaryOp, ty: &Type, a: &Val) -> R<Val> {
+pub fn unary(op: UnaryOp, ty: &Type, a: &Val) -> R<Val> {
     if op == UnaryOp::Freeze {
         return Ok(a.clone());
     }
@@ -500,7 +500,7 @@ pub(crate) fn unary(op: UnaryOp, ty: &Type, a: &Val) -> R<Val> {
 }
 
 /// `a * b + c` with a single rounding.
-pub(crate) fn fma(ty: &Type, a: &Val, b: &Val, c: &Val) -> R<Val> {
+pub fn fma(ty: &Type, a: &Val, b: &Val, c: &Val) -> R<Val> {
     let ab = map2(ty, a, b, |_, a, b| Ok(Val::Aggregate(vec![a.clone(), b.clone()])))?;
     map2(ty, &ab, c, |lane, ab, c| {
         let Val::Aggregate(pair) = ab else {
@@ -537,7 +537,7 @@ pub(crate) fn icmp_scalar(cond: IntCC, bits: u32, a: u128, b: u128) -> bool {
 }
 
 /// Integer (or pointer) comparison; vectors give vectors of `i1`.
-pub(crate) fn icmp(cond: IntCC, ty: &Type, a: &Val, b: &Val) -> R<Val> {
+pub fn icmp(cond: IntCC, ty: &Type, a: &Val, b: &Val) -> R<Val> {
     map2(ty, a, b, |lane, a, b| {
         let bits = match lane {
             Type::Ptr(_) => 64,
@@ -574,7 +574,7 @@ pub(crate) fn fcmp_scalar(cond: FloatCC, a: f64, b: f64) -> bool {
     }
 }
 
-pub(crate) fn fcmp(cond: FloatCC, ty: &Type, a: &Val, b: &Val) -> R<Val> {
+pub fn fcmp(cond: FloatCC, ty: &Type, a: &Val, b: &Val) -> R<Val> {
     map2(ty, a, b, |_, a, b| {
         // Widening f32 to f64 is exact, so comparing in f64 gives the f32 answer.
         let (x, y) = match (a, b) {
@@ -586,7 +586,7 @@ pub(crate) fn fcmp(cond: FloatCC, ty: &Type, a: &Val, b: &Val) -> R<Val> {
 }
 
 /// `select`: a scalar condition picks a whole operand, a vector condition picks lanes.
-pub(crate) fn select(cond: &Val, a: &Val, b: &Val) -> R<Val> {
+pub fn select(cond: &Val, a: &Val, b: &Val) -> R<Val> {
     match (cond, a, b) {
         (Val::Vector(c), Val::Vector(x), Val::Vector(y))
             if c.len() == x.len() && x.len() == y.len() =>
@@ -690,7 +690,7 @@ fn unreachable_bitcast() -> R<Val> {
 }
 
 /// A cast instruction from `from` to `to` (vectors lane-wise, bitcast bit-wise).
-pub(crate) fn cast(op: CastOp, from: &Type, to: &Type, v: &Val) -> R<Val> {
+pub fn cast(op: CastOp, from: &Type, to: &Type, v: &Val) -> R<Val> {
     if op == CastOp::Bitcast {
         return super::memory::bitcast(from, to, v);
     }
