@@ -9,8 +9,10 @@
 pub mod cfg;
 pub mod domtree;
 pub mod ivs;
+pub mod licm;
 pub mod loops;
 pub mod manager;
+pub mod modref;
 pub mod pipelines;
 pub mod registry;
 pub mod utility;

@@ -34,6 +34,7 @@ const PRE_AD: &[&str] = &[
     // "gvn",           CSE, redundant loads, store-to-load forwarding.
     // "licm",          hoist pure/readonly calls and loads (`mag(in)` in the norm example)
     //                  — the pass that changes the gradient's complexity class.
+    "licm",
     // "egraph",        IEEE-exact algebraic simplification (fast-math rules under flags).
     // "dse",           dead stores, last: earlier passes expose them.
     // "dce",           clean up everything the others orphaned.
@@ -47,6 +48,7 @@ const POST_AD: &[&str] = &[
     // "sccp",          adjoints of constants are zero: fold them away.
     // "gvn",           recomputed primal values and tape loads.
     // "licm",          tape and shadow loads invariant in reversed loops.
+    "licm",
     // "egraph",        `dx += a*w; dx += b*w` -> `dx += (a+b)*w` under `reassoc` only.
     // "dse",           stores to shadows nobody reads.
     // "dce",

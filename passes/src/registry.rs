@@ -62,6 +62,13 @@ use PassKind::*;
 /// then utilities. Add a transform here once, then put it in `pipelines.rs`.
 pub static REGISTRY: &[PassInfo] = &[
     // --- transforms ---
+    PassInfo {
+        name: "licm",
+        description:
+            "hoist loop-invariant pure code, unclobbered loads and readonly calls (guarded)",
+        kind: Transform,
+        create: function_pass!(crate::licm::Licm),
+    },
     // --- analysis printers ---
     PassInfo {
         name: "print-cfg",
