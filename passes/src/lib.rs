@@ -8,6 +8,7 @@
 
 pub mod cfg;
 pub mod domtree;
+pub mod gvn;
 pub mod ivs;
 pub mod licm;
 pub mod loops;

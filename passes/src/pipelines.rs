@@ -32,6 +32,7 @@ const PRE_AD: &[&str] = &[
     // "sccp",          constants through branches; exposes dead blocks.
     // "simplify-cfg",  remove the blocks sccp proved dead.
     // "gvn",           CSE, redundant loads, store-to-load forwarding.
+    "gvn",
     // "licm",          hoist pure/readonly calls and loads (`mag(in)` in the norm example)
     //                  — the pass that changes the gradient's complexity class.
     "licm",
@@ -47,6 +48,7 @@ const POST_AD: &[&str] = &[
     // "mem2reg",       shadows of promoted locals become SSA values.
     // "sccp",          adjoints of constants are zero: fold them away.
     // "gvn",           recomputed primal values and tape loads.
+    "gvn",
     // "licm",          tape and shadow loads invariant in reversed loops.
     "licm",
     // "egraph",        `dx += a*w; dx += b*w` -> `dx += (a+b)*w` under `reassoc` only.

@@ -63,6 +63,18 @@ use PassKind::*;
 pub static REGISTRY: &[PassInfo] = &[
     // --- transforms ---
     PassInfo {
+        name: "gvn",
+        description: "dominator-scoped value numbering, redundant loads, store-to-load forwarding",
+        kind: Transform,
+        create: function_pass!(crate::gvn::Gvn { memory: true }),
+    },
+    PassInfo {
+        name: "cse",
+        description: "gvn without the memory part: pure instructions only",
+        kind: Transform,
+        create: function_pass!(crate::gvn::Gvn { memory: false }),
+    },
+    PassInfo {
         name: "licm",
         description:
             "hoist loop-invariant pure code, unclobbered loads and readonly calls (guarded)",
