@@ -9,6 +9,7 @@
 pub mod cfg;
 pub mod domtree;
 pub mod gvn;
+pub mod inline;
 pub mod ivs;
 pub mod licm;
 pub mod loops;

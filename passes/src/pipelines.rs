@@ -27,6 +27,7 @@ const PRE_AD: &[&str] = &[
     // "mem2reg",       promote allocas to SSA values: every later pass reasons on SSA.
     // "inline",        after mem2reg so the cost model sees the real size; before the
     //                  scalar passes so they optimize across the old call boundary.
+    "inline",
     // "infer-effects", after inlining: readnone/readonly facts of the remaining calls are
     //                  what licm, gvn and dse need to move or drop them.
     // "sccp",          constants through branches; exposes dead blocks.

@@ -63,6 +63,13 @@ use PassKind::*;
 pub static REGISTRY: &[PassInfo] = &[
     // --- transforms ---
     PassInfo {
+        name: "inline",
+        description:
+            "inline small non-recursive direct callees (alwaysinline always, noinline never)",
+        kind: Transform,
+        create: module_pass!(crate::inline::Inline),
+    },
+    PassInfo {
         name: "gvn",
         description: "dominator-scoped value numbering, redundant loads, store-to-load forwarding",
         kind: Transform,
