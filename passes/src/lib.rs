@@ -8,6 +8,7 @@
 
 pub mod cfg;
 pub mod domtree;
+pub mod egraph;
 pub mod gvn;
 pub mod inline;
 pub mod ivs;

@@ -38,6 +38,7 @@ const PRE_AD: &[&str] = &[
     //                  — the pass that changes the gradient's complexity class.
     "licm",
     // "egraph",        IEEE-exact algebraic simplification (fast-math rules under flags).
+    "egraph",
     // "dse",           dead stores, last: earlier passes expose them.
     // "dce",           clean up everything the others orphaned.
 ];
@@ -49,10 +50,10 @@ const POST_AD: &[&str] = &[
     // "mem2reg",       shadows of promoted locals become SSA values.
     // "sccp",          adjoints of constants are zero: fold them away.
     // "gvn",           recomputed primal values and tape loads.
-    "gvn",
-    // "licm",          tape and shadow loads invariant in reversed loops.
+    "gvn", // "licm",          tape and shadow loads invariant in reversed loops.
     "licm",
     // "egraph",        `dx += a*w; dx += b*w` -> `dx += (a+b)*w` under `reassoc` only.
+    "egraph",
     // "dse",           stores to shadows nobody reads.
     // "dce",
     // "infer-effects", last: the backend and later modules benefit from the attributes.

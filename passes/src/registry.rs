@@ -88,6 +88,13 @@ pub static REGISTRY: &[PassInfo] = &[
         kind: Transform,
         create: function_pass!(crate::licm::Licm),
     },
+    PassInfo {
+        name: "egraph",
+        description:
+            "e-graph simplification (egg): IEEE-exact rules always, fast-math rules under flags",
+        kind: Transform,
+        create: function_pass!(crate::egraph::EGraphPass),
+    },
     // --- analysis printers ---
     PassInfo {
         name: "print-cfg",
