@@ -20,46 +20,54 @@ pub struct Pipeline {
 const O0: &[&str] = &[];
 
 /// `pre-ad`: what runs before differentiation — the equivalent of Enzyme's -O2 without
-/// vectorization or unrolling. Intended order (names not yet in the array are comments):
+/// vectorization or unrolling. Not written yet: `sroa` (before mem2reg: split small
+/// aggregates so mem2reg sees scalars) and `dse` (before the last dce).
 const PRE_AD: &[&str] = &[
-    // "simplify-cfg",  first: clang -O0 code is full of trivial blocks that hide loops.
+    // First: clang -O0 code is full of trivial blocks that hide loops.
     "simplify-cfg",
-    // "sroa",          split small aggregates/arrays so mem2reg sees scalars.
-    // "mem2reg",       promote allocas to SSA values: every later pass reasons on SSA.
+    // Allocas to SSA values: every later pass reasons on SSA.
     "mem2reg",
-    // "inline",        after mem2reg so the cost model sees the real size; before the
-    //                  scalar passes so they optimize across the old call boundary.
-    // "infer-effects", after inlining: readnone/readonly facts of the remaining calls are
-    //                  what licm, gvn and dse need to move or drop them.
-    // "sccp",          constants through branches; exposes dead blocks.
+    // After mem2reg so the cost model sees the real size; before the scalar passes so they
+    // optimize across the old call boundary.
+    "inline",
+    // After inlining: the readnone/readonly facts of the remaining calls are what gvn and
+    // licm need to merge or move them.
+    "infer-effects",
+    // Constants through branches; exposes dead blocks.
     "sccp",
-    // "simplify-cfg",  remove the blocks sccp proved dead.
+    // Removes the blocks sccp proved dead.
     "simplify-cfg",
-    // "gvn",           CSE, redundant loads, store-to-load forwarding.
-    // "licm",          hoist pure/readonly calls and loads (`mag(in)` in the norm example)
-    //                  — the pass that changes the gradient's complexity class.
-    // "egraph",        IEEE-exact algebraic simplification (fast-math rules under flags).
-    // "dse",           dead stores, last: earlier passes expose them.
-    // "dce",           clean up everything the others orphaned.
+    // CSE, redundant loads, store-to-load forwarding.
+    "gvn",
+    // Hoists pure/readonly calls and loads (`mag(in)` in the norm example): the pass that
+    // changes the gradient's complexity class.
+    "licm",
+    // IEEE-exact algebraic simplification (fast-math rules only under the flags).
+    "egraph",
+    // Cleans up everything the others orphaned.
     "dce",
 ];
 
-/// `post-ad`: cleans up the synthesized derivative. The reverse pass is full of
-/// recomputation, zero-initialized shadows and single-use blocks. Intended order:
+/// `post-ad`: cleans up the synthesized derivative, which is full of recomputation,
+/// zero-initialized shadows and single-use blocks. Not written yet: `dse` (stores to
+/// shadows nobody reads, before dce).
 const POST_AD: &[&str] = &[
-    // "simplify-cfg",  merge the reverse pass's chains of blocks.
+    // Merges the reverse pass's chains of blocks.
     "simplify-cfg",
-    // "mem2reg",       shadows of promoted locals become SSA values.
+    // Shadows of promoted locals become SSA values.
     "mem2reg",
-    // "sccp",          adjoints of constants are zero: fold them away.
+    // Adjoints of constants are zero: folds them away.
     "sccp",
-    // "gvn",           recomputed primal values and tape loads.
-    // "licm",          tape and shadow loads invariant in reversed loops.
-    // "egraph",        `dx += a*w; dx += b*w` -> `dx += (a+b)*w` under `reassoc` only.
-    // "dse",           stores to shadows nobody reads.
-    // "dce",           what the reverse pass computed but nobody reads.
+    // Recomputed primal values and tape loads.
+    "gvn",
+    // Tape and shadow loads invariant in reversed loops.
+    "licm",
+    // `dx += a*w; dx += b*w` -> `dx += (a+b)*w`, under `reassoc` only.
+    "egraph",
+    // What the reverse pass computed but nobody reads.
     "dce",
-    // "infer-effects", last: the backend and later modules benefit from the attributes.
+    // Last: the backend and later modules benefit from the attributes.
+    "infer-effects",
 ];
 
 /// Every pipeline, by name.

@@ -93,6 +93,39 @@ pub static REGISTRY: &[PassInfo] = &[
         kind: Transform,
         create: function_pass!(crate::dce::Dce),
     },
+    PassInfo {
+        name: "inline",
+        description:
+            "inline small non-recursive direct callees (alwaysinline always, noinline never)",
+        kind: Transform,
+        create: module_pass!(crate::inline::Inline),
+    },
+    PassInfo {
+        name: "gvn",
+        description: "dominator-scoped value numbering, redundant loads, store-to-load forwarding",
+        kind: Transform,
+        create: function_pass!(crate::gvn::Gvn { memory: true }),
+    },
+    PassInfo {
+        name: "cse",
+        description: "gvn without the memory part: pure instructions only",
+        kind: Transform,
+        create: function_pass!(crate::gvn::Gvn { memory: false }),
+    },
+    PassInfo {
+        name: "licm",
+        description:
+            "hoist loop-invariant pure code, unclobbered loads and readonly calls (guarded)",
+        kind: Transform,
+        create: function_pass!(crate::licm::Licm),
+    },
+    PassInfo {
+        name: "egraph",
+        description:
+            "e-graph simplification (egg): IEEE-exact rules always, fast-math rules under flags",
+        kind: Transform,
+        create: function_pass!(crate::egraph::EGraphPass),
+    },
     // --- analysis printers ---
     PassInfo {
         name: "print-cfg",

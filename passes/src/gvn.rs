@@ -1,0 +1,258 @@
+//! `gvn` and `cse`: dominator-tree-scoped value numbering.
+//!
+//! Walking the dominator tree, each pure instruction (arithmetic, compares, casts,
+//! `ptradd`, aggregates, constants, `readnone` calls) is keyed by its opcode, types and
+//! operands — commutative operands sorted, flags left out. A later instruction with the
+//! key of one that dominates it is replaced by it, and the survivor keeps only the flags
+//! both had (an `add nsw` that replaces a plain `add` loses `nsw`). The table is scoped:
+//! leaving a dominator subtree forgets what it added. Division is numbered like any
+//! other pure instruction: the dominating copy already ran, so nothing new can trap.
+//!
+//! `gvn` also numbers memory: a non-volatile load is replaced by an earlier load of the
+//! same type from the same pointer value, or by the value an earlier store wrote there
+//! (store-to-load forwarding), as long as nothing in between may have written the bytes
+//! (`modref`: distinct objects, noalias parameters, disjoint constant offsets, call
+//! attributes). Memory facts flow only along straight-line code and into a block whose
+//! only predecessor is its immediate dominator; every join starts with no memory facts.
+//!
+//! `cse` is the same walk without the memory part (cheaper, and never reorders memory).
+//!
+//! Statistics: "instructions removed" (all), "loads forwarded" (loads replaced by an
+//! earlier load or store).
+
+use std::collections::HashMap;
+
+use adc_ir::{
+    Block, Diagnostic, FuncAttrs, Function, InstFlags, InstructionData, Module, Type, Value,
+};
+
+use crate::cfg::ControlFlowGraph;
+use crate::domtree::DominatorTree;
+use crate::manager::{FunctionContext, FunctionPass, Pass, PreservedAnalyses};
+use crate::modref::{self, Access};
+
+/// `memory: false` is `cse`.
+pub struct Gvn {
+    pub memory: bool,
+}
+
+impl Pass for Gvn {
+    fn name(&self) -> &'static str {
+        if self.memory {
+            "gvn"
+        } else {
+            "cse"
+        }
+    }
+}
+
+/// A value some load or store made known: `*ptr` as `ty` is `value`.
+#[derive(Clone)]
+struct Known {
+    ptr: Value,
+    ty: Type,
+    value: Value,
+}
+
+impl FunctionPass for Gvn {
+    fn run(
+        &self,
+        func: &mut Function,
+        cx: &mut FunctionContext<'_>,
+    ) -> Result<PreservedAnalyses, Diagnostic> {
+        let dt = cx.analysis::<DominatorTree>(func);
+        let cfg = cx.analysis::<ControlFlowGraph>(func);
+        let Some(entry) = func.entry_block() else {
+            return Ok(PreservedAnalyses::All);
+        };
+        let module = cx.module;
+        let mut table: HashMap<String, Value> = HashMap::new();
+        let mut removed = 0u64;
+        let mut forwarded = 0u64;
+        // Explicit stack: (block, memory facts at its end of the parent, undo mark).
+        enum Step {
+            Enter(Block, Vec<Known>),
+            Leave(Vec<String>),
+        }
+        let mut stack = vec![Step::Enter(entry, Vec::new())];
+        while let Some(step) = stack.pop() {
+            let (block, inherited) = match step {
+                Step::Enter(b, m) => (b, m),
+                Step::Leave(keys) => {
+                    for k in keys {
+                        table.remove(&k);
+                    }
+                    continue;
+                }
+            };
+            let preds = cfg.preds(block);
+            let mut memory = if preds.len() == 1 && Some(preds[0]) == dt.idom(block) {
+                inherited
+            } else {
+                Vec::new()
+            };
+            let mut added: Vec<String> = Vec::new();
+            for inst in func.layout.block_insts(block).to_vec() {
+                let data = &func.dfg.insts[inst];
+                let result = func.dfg.inst_result(inst);
+                if let (Some(result), Some(key)) = (result, pure_key(module, data)) {
+                    if let Some(&earlier) = table.get(&key) {
+                        let flags = flags_of(data);
+                        if let Some(def) = def_inst(func, earlier) {
+                            if let Some(f) = flags_mut(&mut func.dfg.insts[def]) {
+                                *f = InstFlags(f.0 & flags.map_or(0, |x| x.0));
+                            }
+                        }
+                        func.dfg.replace_uses(result, earlier);
+                        func.layout.remove_inst(inst);
+                        removed += 1;
+                    } else {
+                        table.insert(key.clone(), result);
+                        added.push(key);
+                    }
+                    continue;
+                }
+                if !self.memory {
+                    continue;
+                }
+                match data.clone() {
+                    InstructionData::Load { ty, ptr, volatile: false, .. } => {
+                        let Some(result) = result else { continue };
+                        if let Some(k) = memory.iter().find(|k| k.ptr == ptr && k.ty == ty) {
+                            let value = k.value;
+                            func.dfg.replace_uses(result, value);
+                            func.layout.remove_inst(inst);
+                            removed += 1;
+                            forwarded += 1;
+                        } else {
+                            memory.push(Known { ptr, ty, value: result });
+                        }
+                    }
+                    InstructionData::Store { value, ptr, volatile: false, .. } => {
+                        let ty = func.dfg.value_type(value).clone();
+                        let written = modref::locate(module, func, ptr, Some(ty.size()));
+                        memory.retain(|k| {
+                            let loc = modref::locate(module, func, k.ptr, Some(k.ty.size()));
+                            !modref::may_alias(&loc, &written)
+                        });
+                        memory.push(Known { ptr, ty, value });
+                    }
+                    _ => match modref::effect(module, func, inst).writes {
+                        Access::Nothing => {}
+                        Access::Anything => memory.clear(),
+                        writes => memory.retain(|k| {
+                            let loc = modref::locate(module, func, k.ptr, Some(k.ty.size()));
+                            !writes.may_touch(&loc)
+                        }),
+                    },
+                }
+            }
+            stack.push(Step::Leave(added));
+            for &child in dt.children(block).iter().rev() {
+                stack.push(Step::Enter(child, memory.clone()));
+            }
+        }
+        cx.stats.add("instructions removed", removed);
+        if self.memory {
+            cx.stats.add("loads forwarded", forwarded);
+        }
+        Ok(if removed > 0 { PreservedAnalyses::Cfg } else { PreservedAnalyses::All })
+    }
+}
+
+fn def_inst(func: &Function, v: Value) -> Option<adc_ir::Inst> {
+    match func.dfg.value_def(v) {
+        adc_ir::ValueDef::Result(i) => Some(i),
+        adc_ir::ValueDef::Param(..) => None,
+    }
+}
+
+fn flags_of(data: &InstructionData) -> Option<InstFlags> {
+    let mut copy = data.clone();
+    flags_mut(&mut copy).map(|f| *f)
+}
+
+fn flags_mut(data: &mut InstructionData) -> Option<&mut InstFlags> {
+    use InstructionData as I;
+    match data {
+        I::Unary { flags, .. }
+        | I::Binary { flags, .. }
+        | I::Fma { flags, .. }
+        | I::Fcmp { flags, .. }
+        | I::Select { flags, .. }
+        | I::PtrAdd { flags, .. }
+        | I::Reduce { flags, .. } => Some(flags),
+        _ => None,
+    }
+}
+
+/// The value-numbering key of a pure instruction, `None` for anything else.
+fn pure_key(module: &Module, data: &InstructionData) -> Option<String> {
+    use InstructionData as I;
+    let mut key = data.clone();
+    match &mut key {
+        I::Const { .. }
+        | I::Unary { .. }
+        | I::Fma { .. }
+        | I::Icmp { .. }
+        | I::Fcmp { .. }
+        | I::Select { .. }
+        | I::Cast { .. }
+        | I::PtrAdd { .. }
+        | I::Shuffle { .. }
+        | I::Reduce { .. }
+        | I::ExtractValue { .. }
+        | I::InsertValue { .. }
+        | I::ExtractLane { .. }
+        | I::InsertLane { .. } => {}
+        I::Binary { op, args, .. } => {
+            if op.is_commutative() {
+                args.sort();
+            }
+        }
+        I::Call { attrs, .. } => {
+            if !modref::call_attrs(module, data).contains(FuncAttrs::READNONE) {
+                return None;
+            }
+            *attrs = FuncAttrs::empty();
+        }
+        _ => return None,
+    }
+    if let Some(f) = flags_mut(&mut key) {
+        *f = InstFlags::empty();
+    }
+    Some(format!("{key:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::registry::lookup;
+    use adc_ir::text::{parse_module, print_module};
+
+    fn run(pass: &str, text: &str) -> (String, crate::Report) {
+        let mut module = parse_module(text).unwrap();
+        let options = crate::Options { verify_each: true, ..Default::default() };
+        let (report, result) = crate::run_passes(&mut module, &[lookup(pass).unwrap()], &options);
+        result.unwrap();
+        (print_module(&module), report)
+    }
+
+    #[test]
+    fn commutative_operands_and_flags() {
+        let (text, report) = run(
+            "gvn",
+            "func @f(%a: i64, %b: i64) -> i64 {\n^e:\n  %x = add nsw i64 %a, %b\n  %y = add i64 %b, %a\n  %z = mul i64 %x, %y\n  ret %z\n}\n",
+        );
+        assert_eq!(report.stat("gvn", "instructions removed"), 1, "{text}");
+        assert!(text.contains("%x = add i64 %a, %b") && text.contains("mul i64 %x, %x"), "{text}");
+    }
+
+    #[test]
+    fn cse_leaves_loads_alone() {
+        let src = "func @f(%p: ptr) -> i64 {\n^e:\n  %x = load i64, %p, align 8\n  %y = load i64, %p, align 8\n  %z = add i64 %x, %y\n  ret %z\n}\n";
+        let (_, report) = run("cse", src);
+        assert_eq!(report.stat("cse", "instructions removed"), 0);
+        let (_, report) = run("gvn", src);
+        assert_eq!(report.stat("gvn", "loads forwarded"), 1);
+    }
+}

@@ -1,0 +1,265 @@
+//! `inline`: replaces direct calls by a copy of the callee's body.
+//!
+//! Cost model: a callee is inlined when it is defined, not varargs, not `noinline` (on the
+//! function or the call site), not recursive and not in a call cycle with the caller, and
+//! either `alwaysinline` or at most `THRESHOLD` instructions. Each caller inlines at most
+//! `MAX_PER_CALLER` call sites, so that a chain of small functions cannot blow it up.
+//!
+//! Mechanics, with block parameters: the calling block is split after the call; the part
+//! after it becomes a continuation block whose parameter (for a non-void callee) is the
+//! call's result. The callee's blocks are copied with fresh blocks and values (its entry
+//! parameters become the call's arguments), every `ret %x` becomes `jump ^cont(%x)`, and
+//! debug locations and names come along (names prefixed with the callee's).
+//!
+//! Statistics: "calls inlined", "instructions copied".
+
+use std::collections::{HashMap, HashSet};
+
+use adc_ir::{
+    Block, BlockCall, Diagnostic, FuncAttrs, FuncId, Function, Inst, InstructionData, Module, Value,
+};
+
+use crate::manager::{ModuleContext, ModulePass, Pass, PreservedAnalyses};
+
+/// Callee size (instructions) up to which a call is inlined without `alwaysinline`.
+pub const THRESHOLD: usize = 60;
+/// At most this many inlined call sites per caller and run.
+pub const MAX_PER_CALLER: usize = 64;
+
+pub struct Inline;
+
+impl Pass for Inline {
+    fn name(&self) -> &'static str {
+        "inline"
+    }
+}
+
+impl ModulePass for Inline {
+    fn run(
+        &self,
+        module: &mut Module,
+        cx: &mut ModuleContext<'_>,
+    ) -> Result<PreservedAnalyses, Diagnostic> {
+        let cyclic = recursive_functions(module);
+        let mut changed = false;
+        let ids: Vec<FuncId> = module.functions.keys().collect();
+        for caller in ids {
+            if module.functions[caller].is_declaration() {
+                continue;
+            }
+            let mut count = 0;
+            while count < MAX_PER_CALLER {
+                let Some((call, callee)) = find_site(module, caller, &cyclic) else {
+                    break;
+                };
+                let body = module.functions[callee].clone();
+                let copied = inline_call(&mut module.functions[caller], call, &body);
+                cx.stats.inc("calls inlined");
+                cx.stats.add("instructions copied", copied as u64);
+                count += 1;
+                changed = true;
+            }
+        }
+        Ok(if changed { PreservedAnalyses::None } else { PreservedAnalyses::All })
+    }
+}
+
+/// Functions that can reach themselves through direct calls.
+fn recursive_functions(module: &Module) -> HashSet<FuncId> {
+    let callees = |f: FuncId| -> Vec<FuncId> {
+        let func = &module.functions[f];
+        func.layout
+            .insts()
+            .filter_map(|(_, i)| match &func.dfg.insts[i] {
+                InstructionData::Call { callee, .. } => Some(*callee),
+                _ => None,
+            })
+            .collect()
+    };
+    let graph: HashMap<FuncId, Vec<FuncId>> =
+        module.functions.keys().map(|f| (f, callees(f))).collect();
+    let mut out = HashSet::new();
+    for start in module.functions.keys() {
+        let mut seen = HashSet::new();
+        let mut work = graph.get(&start).cloned().unwrap_or_default();
+        while let Some(f) = work.pop() {
+            if f == start {
+                out.insert(start);
+                break;
+            }
+            if seen.insert(f) {
+                work.extend(graph.get(&f).into_iter().flatten().copied());
+            }
+        }
+    }
+    out
+}
+
+fn find_site(module: &Module, caller: FuncId, cyclic: &HashSet<FuncId>) -> Option<(Inst, FuncId)> {
+    let func = &module.functions[caller];
+    for (_, inst) in func.layout.insts() {
+        let InstructionData::Call { callee, attrs, .. } = &func.dfg.insts[inst] else {
+            continue;
+        };
+        let Some(target) = module.functions.get(*callee) else {
+            continue;
+        };
+        let all = *attrs | target.attrs;
+        if target.is_declaration()
+            || target.signature.varargs
+            || all.contains(FuncAttrs::NOINLINE)
+            || *callee == caller
+            || cyclic.contains(callee)
+        {
+            continue;
+        }
+        let size = target.layout.insts().count();
+        if all.contains(FuncAttrs::ALWAYSINLINE) || size <= THRESHOLD {
+            return Some((inst, *callee));
+        }
+    }
+    None
+}
+
+/// Inlines `callee` at `call` (a direct call laid out in `func`). Returns how many
+/// instructions were copied.
+fn inline_call(func: &mut Function, call: Inst, callee: &Function) -> usize {
+    let Some(block) = func.layout.inst_block(call) else {
+        return 0;
+    };
+    let InstructionData::Call { args, .. } = func.dfg.insts[call].clone() else {
+        return 0;
+    };
+    let result = func.dfg.inst_result(call);
+    // Split: everything after the call moves to the continuation block.
+    let cont = func.dfg.make_block();
+    let cont_param = result.map(|r| {
+        let ty = func.dfg.value_type(r).clone();
+        func.dfg.append_block_param(cont, ty)
+    });
+    let insts = func.layout.block_insts(block).to_vec();
+    let position = insts.iter().position(|i| *i == call).unwrap_or(insts.len());
+    for &inst in &insts[position..] {
+        func.layout.remove_inst(inst);
+    }
+    for &inst in &insts[position + 1..] {
+        func.layout.append_inst(inst, cont);
+    }
+    // Fresh blocks and values for the callee's.
+    let prefix = callee.name.clone();
+    let mut blocks: HashMap<Block, Block> = HashMap::new();
+    let mut values: HashMap<Value, Value> = HashMap::new();
+    let entry = callee.entry_block();
+    let mut new_blocks = Vec::new();
+    for &b in callee.layout.blocks() {
+        let nb = func.dfg.make_block();
+        if let Some(name) = callee.dfg.block_name(b) {
+            func.dfg.set_block_name(nb, &format!("{prefix}.{name}"));
+        }
+        if Some(b) == entry {
+            for (p, a) in callee.dfg.block_params(b).iter().zip(&args) {
+                values.insert(*p, *a);
+            }
+        } else {
+            for &p in callee.dfg.block_params(b) {
+                let np = func.dfg.append_block_param(nb, callee.dfg.value_type(p).clone());
+                copy_name(func, callee, p, np, &prefix);
+                values.insert(p, np);
+            }
+        }
+        blocks.insert(b, nb);
+        new_blocks.push(nb);
+    }
+    let mut copied = Vec::new();
+    for &b in callee.layout.blocks() {
+        for &inst in callee.layout.block_insts(b) {
+            let data = callee.dfg.insts[inst].clone();
+            let ty = callee.dfg.inst_result(inst).map(|r| callee.dfg.value_type(r).clone());
+            let ni = func.dfg.make_inst(data, ty);
+            func.dfg.debug_locs[ni] = callee.dfg.debug_locs[inst].clone();
+            func.dfg.tbaa[ni] = callee.dfg.tbaa[inst].clone();
+            if let (Some(old), Some(new)) = (callee.dfg.inst_result(inst), func.dfg.inst_result(ni))
+            {
+                copy_name(func, callee, old, new, &prefix);
+                values.insert(old, new);
+            }
+            func.layout.append_inst(ni, blocks[&b]);
+            copied.push(ni);
+        }
+    }
+    for &ni in &copied {
+        let data = &mut func.dfg.insts[ni];
+        data.map_args(|v| values.get(&v).copied().unwrap_or(v));
+        for target in data.branch_targets_mut() {
+            target.block = blocks.get(&target.block).copied().unwrap_or(target.block);
+        }
+        if let InstructionData::Return { value } = data {
+            let args = value.iter().copied().collect();
+            *data = InstructionData::Jump { dest: BlockCall::new(cont, args) };
+        }
+    }
+    // The calling block now enters the copied entry.
+    if let Some(new_entry) = entry.and_then(|e| blocks.get(&e).copied()) {
+        let jump = func
+            .dfg
+            .make_inst(InstructionData::Jump { dest: BlockCall::new(new_entry, vec![]) }, None);
+        func.dfg.debug_locs[jump] = func.dfg.debug_locs[call].clone();
+        func.layout.append_inst(jump, block);
+    }
+    if let (Some(r), Some(p)) = (result, cont_param) {
+        func.dfg.replace_uses(r, p);
+        if let Some(name) = func.dfg.value_name(r).map(str::to_string) {
+            func.dfg.set_value_name(p, &name);
+            func.dfg.value_names[r] = None;
+        }
+    }
+    // Layout: the copied blocks, then the continuation, right after the calling block.
+    let next = {
+        let order = func.layout.blocks();
+        order.iter().position(|b| *b == block).and_then(|i| order.get(i + 1).copied())
+    };
+    for nb in new_blocks.into_iter().chain(std::iter::once(cont)) {
+        match next {
+            Some(n) => func.layout.insert_block_before(nb, n),
+            None => func.layout.append_block(nb),
+        }
+    }
+    if let Some(name) = func.dfg.block_name(block).map(str::to_string) {
+        func.dfg.set_block_name(cont, &format!("{name}.cont"));
+    }
+    copied.len()
+}
+
+fn copy_name(func: &mut Function, callee: &Function, old: Value, new: Value, prefix: &str) {
+    if let Some(name) = callee.dfg.value_name(old) {
+        func.dfg.set_value_name(new, &format!("{prefix}.{name}"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::registry::lookup;
+    use adc_ir::text::{parse_module, print_module};
+
+    fn run(text: &str) -> (String, crate::Report) {
+        let mut module = parse_module(text).unwrap();
+        let options = crate::Options { verify_each: true, ..Default::default() };
+        let (report, result) =
+            crate::run_passes(&mut module, &[lookup("inline").unwrap()], &options);
+        result.unwrap();
+        (print_module(&module), report)
+    }
+
+    #[test]
+    fn small_callee_with_two_returns() {
+        let (text, report) = run("func @abs(%x: i64) -> i64 {\n^e:\n  %z = const i64 0\n  %c = icmp slt i64 %x, %z\n  brif %c, ^neg, ^pos\n^neg:\n  %n = sub i64 %z, %x\n  ret %n\n^pos:\n  ret %x\n}\nfunc @f(%a: i64) -> i64 {\n^e:\n  %r = call @abs(%a)\n  %s = add i64 %r, %r\n  ret %s\n}\n");
+        assert_eq!(report.stat("inline", "calls inlined"), 1, "{text}");
+        assert!(text.contains("^e.cont(%r: i64):"), "{text}");
+    }
+
+    #[test]
+    fn recursion_is_left_alone() {
+        let (_, report) = run("func @f(%x: i64) -> i64 {\n^e:\n  %r = call @f(%x)\n  ret %r\n}\nfunc @g(%x: i64) -> i64 {\n^e:\n  %r = call @f(%x)\n  ret %r\n}\n");
+        assert_eq!(report.stat("inline", "calls inlined"), 0);
+    }
+}
