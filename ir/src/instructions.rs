@@ -658,6 +658,27 @@ impl InstructionData {
         }
     }
 
+    /// Whether the result depends on the operands alone and computing it cannot trap: no
+    /// memory, no call, no control flow. Division and lane indexing are left out because
+    /// whether they trap depends on operand values; callers that know those decide.
+    pub fn is_pure_non_trapping(&self) -> bool {
+        matches!(
+            self,
+            InstructionData::Const { .. }
+                | InstructionData::Unary { .. }
+                | InstructionData::Fma { .. }
+                | InstructionData::Icmp { .. }
+                | InstructionData::Fcmp { .. }
+                | InstructionData::Select { .. }
+                | InstructionData::Cast { .. }
+                | InstructionData::PtrAdd { .. }
+                | InstructionData::Shuffle { .. }
+                | InstructionData::Reduce { .. }
+                | InstructionData::ExtractValue { .. }
+                | InstructionData::InsertValue { .. }
+        )
+    }
+
     /// Whether the instruction may read or write memory, or has another effect (a call, a
     /// trap, a fence), so that it may not be removed or reordered freely.
     pub fn has_side_effects(&self) -> bool {

@@ -190,21 +190,10 @@ fn flags_mut(data: &mut InstructionData) -> Option<&mut InstFlags> {
 fn pure_key(module: &Module, data: &InstructionData) -> Option<String> {
     use InstructionData as I;
     let mut key = data.clone();
+    // Value numbering never speculates, so lane accesses (which may trap) merge too.
+    let pure =
+        key.is_pure_non_trapping() || matches!(key, I::ExtractLane { .. } | I::InsertLane { .. });
     match &mut key {
-        I::Const { .. }
-        | I::Unary { .. }
-        | I::Fma { .. }
-        | I::Icmp { .. }
-        | I::Fcmp { .. }
-        | I::Select { .. }
-        | I::Cast { .. }
-        | I::PtrAdd { .. }
-        | I::Shuffle { .. }
-        | I::Reduce { .. }
-        | I::ExtractValue { .. }
-        | I::InsertValue { .. }
-        | I::ExtractLane { .. }
-        | I::InsertLane { .. } => {}
         I::Binary { op, args, .. } => {
             if op.is_commutative() {
                 args.sort();
@@ -216,6 +205,7 @@ fn pure_key(module: &Module, data: &InstructionData) -> Option<String> {
             }
             *attrs = FuncAttrs::empty();
         }
+        _ if pure => {}
         _ => return None,
     }
     if let Some(f) = flags_mut(&mut key) {
@@ -226,16 +216,7 @@ fn pure_key(module: &Module, data: &InstructionData) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use crate::registry::lookup;
-    use adc_ir::text::{parse_module, print_module};
-
-    fn run(pass: &str, text: &str) -> (String, crate::Report) {
-        let mut module = parse_module(text).unwrap();
-        let options = crate::Options { verify_each: true, ..Default::default() };
-        let (report, result) = crate::run_passes(&mut module, &[lookup(pass).unwrap()], &options);
-        result.unwrap();
-        (print_module(&module), report)
-    }
+    use crate::run_pass_on_text as run;
 
     #[test]
     fn commutative_operands_and_flags() {

@@ -43,3 +43,15 @@ pub fn run_passes(
 ) -> (Report, Result<(), PassError>) {
     PassManager::new(passes.to_vec(), options.clone()).run(module)
 }
+
+/// Shared by the unit tests of the transforms: run one registered pass (verifying after
+/// it) on a module given as text, and return the printed result and the report.
+#[cfg(test)]
+pub(crate) fn run_pass_on_text(pass: &str, text: &str) -> (String, Report) {
+    let mut module = adc_ir::text::parse_module(text).expect("test module parses");
+    let info = registry::lookup(pass).expect("pass is registered");
+    let options = Options { verify_each: true, ..Default::default() };
+    let (report, result) = run_passes(&mut module, &[info], &options);
+    result.expect("pass succeeds");
+    (adc_ir::text::print_module(&module), report)
+}

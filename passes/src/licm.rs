@@ -164,18 +164,7 @@ fn classify(module: &Module, func: &Function, inst: Inst) -> Kind {
     let data = &func.dfg.insts[inst];
     use InstructionData as I;
     match data {
-        I::Const { .. }
-        | I::Unary { .. }
-        | I::Fma { .. }
-        | I::Icmp { .. }
-        | I::Fcmp { .. }
-        | I::Select { .. }
-        | I::Cast { .. }
-        | I::PtrAdd { .. }
-        | I::Shuffle { .. }
-        | I::Reduce { .. }
-        | I::ExtractValue { .. }
-        | I::InsertValue { .. } => Kind::Pure,
+        d if d.is_pure_non_trapping() => Kind::Pure,
         I::Binary { op, args, .. } => match op {
             BinaryOp::Udiv | BinaryOp::Urem => match modref::const_int(func, args[1]) {
                 Some(d) if d != 0 => Kind::Pure,

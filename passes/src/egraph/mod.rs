@@ -335,16 +335,8 @@ fn rebuild(
 
 #[cfg(test)]
 mod tests {
-    use crate::registry::lookup;
-    use adc_ir::text::{parse_module, print_module};
-
     fn run(text: &str) -> (String, crate::Report) {
-        let mut module = parse_module(text).unwrap();
-        let options = crate::Options { verify_each: true, ..Default::default() };
-        let (report, result) =
-            crate::run_passes(&mut module, &[lookup("egraph").unwrap()], &options);
-        result.unwrap();
-        (print_module(&module), report)
+        crate::run_pass_on_text("egraph", text)
     }
 
     #[test]
