@@ -446,21 +446,7 @@ impl<M: ClModule> Lower<'_, '_, M> {
         lanes: &[ir::Value],
         start: Option<ir::Value>,
     ) -> R<ir::Value> {
-        let bin = match op {
-            ReduceOp::Add => BinaryOp::Add,
-            ReduceOp::Mul => BinaryOp::Mul,
-            ReduceOp::And => BinaryOp::And,
-            ReduceOp::Or => BinaryOp::Or,
-            ReduceOp::Xor => BinaryOp::Xor,
-            ReduceOp::Smin => BinaryOp::Smin,
-            ReduceOp::Smax => BinaryOp::Smax,
-            ReduceOp::Umin => BinaryOp::Umin,
-            ReduceOp::Umax => BinaryOp::Umax,
-            ReduceOp::Fadd => BinaryOp::Fadd,
-            ReduceOp::Fmul => BinaryOp::Fmul,
-            ReduceOp::Fmin => BinaryOp::Fminnum,
-            ReduceOp::Fmax => BinaryOp::Fmaxnum,
-        };
+        let bin = op.binary_op();
         let mut iter = lanes.iter().copied();
         let mut acc = match start {
             Some(s) => s,

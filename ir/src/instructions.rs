@@ -235,6 +235,25 @@ impl ReduceOp {
     pub fn is_float(self) -> bool {
         matches!(self, ReduceOp::Fadd | ReduceOp::Fmul | ReduceOp::Fmin | ReduceOp::Fmax)
     }
+
+    /// The binary operation the reduction folds the lanes with.
+    pub fn binary_op(self) -> BinaryOp {
+        match self {
+            ReduceOp::Add => BinaryOp::Add,
+            ReduceOp::Mul => BinaryOp::Mul,
+            ReduceOp::And => BinaryOp::And,
+            ReduceOp::Or => BinaryOp::Or,
+            ReduceOp::Xor => BinaryOp::Xor,
+            ReduceOp::Smin => BinaryOp::Smin,
+            ReduceOp::Smax => BinaryOp::Smax,
+            ReduceOp::Umin => BinaryOp::Umin,
+            ReduceOp::Umax => BinaryOp::Umax,
+            ReduceOp::Fadd => BinaryOp::Fadd,
+            ReduceOp::Fmul => BinaryOp::Fmul,
+            ReduceOp::Fmin => BinaryOp::Fminnum,
+            ReduceOp::Fmax => BinaryOp::Fmaxnum,
+        }
+    }
 }
 
 named_enum! {
@@ -655,6 +674,26 @@ impl InstructionData {
                 std::iter::once(default).chain(cases.iter_mut().map(|(_, d)| d)).collect()
             }
             _ => Vec::new(),
+        }
+    }
+
+    /// The instruction's flags, for the instructions that carry any.
+    pub fn flags(&self) -> Option<InstFlags> {
+        let mut copy = self.clone();
+        copy.flags_mut().map(|f| *f)
+    }
+
+    pub fn flags_mut(&mut self) -> Option<&mut InstFlags> {
+        use InstructionData as I;
+        match self {
+            I::Unary { flags, .. }
+            | I::Binary { flags, .. }
+            | I::Fma { flags, .. }
+            | I::Fcmp { flags, .. }
+            | I::Select { flags, .. }
+            | I::PtrAdd { flags, .. }
+            | I::Reduce { flags, .. } => Some(flags),
+            _ => None,
         }
     }
 

@@ -97,9 +97,9 @@ impl FunctionPass for Gvn {
                 let result = func.dfg.inst_result(inst);
                 if let (Some(result), Some(key)) = (result, pure_key(module, data)) {
                     if let Some(&earlier) = table.get(&key) {
-                        let flags = flags_of(data);
+                        let flags = data.flags();
                         if let Some(def) = def_inst(func, earlier) {
-                            if let Some(f) = flags_mut(&mut func.dfg.insts[def]) {
+                            if let Some(f) = func.dfg.insts[def].flags_mut() {
                                 *f = InstFlags(f.0 & flags.map_or(0, |x| x.0));
                             }
                         }
@@ -167,25 +167,6 @@ fn def_inst(func: &Function, v: Value) -> Option<adc_ir::Inst> {
     }
 }
 
-fn flags_of(data: &InstructionData) -> Option<InstFlags> {
-    let mut copy = data.clone();
-    flags_mut(&mut copy).map(|f| *f)
-}
-
-fn flags_mut(data: &mut InstructionData) -> Option<&mut InstFlags> {
-    use InstructionData as I;
-    match data {
-        I::Unary { flags, .. }
-        | I::Binary { flags, .. }
-        | I::Fma { flags, .. }
-        | I::Fcmp { flags, .. }
-        | I::Select { flags, .. }
-        | I::PtrAdd { flags, .. }
-        | I::Reduce { flags, .. } => Some(flags),
-        _ => None,
-    }
-}
-
 /// The value-numbering key of a pure instruction, `None` for anything else.
 fn pure_key(module: &Module, data: &InstructionData) -> Option<String> {
     use InstructionData as I;
@@ -208,7 +189,7 @@ fn pure_key(module: &Module, data: &InstructionData) -> Option<String> {
         _ if pure => {}
         _ => return None,
     }
-    if let Some(f) = flags_mut(&mut key) {
+    if let Some(f) = key.flags_mut() {
         *f = InstFlags::empty();
     }
     Some(format!("{key:?}"))

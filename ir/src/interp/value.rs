@@ -713,32 +713,15 @@ pub(crate) fn reduce(op: ReduceOp, ty: &Type, v: &Val, start: Option<&Val>) -> R
     let lanes = v.lanes()?;
     if op.has_start() {
         let start = start.ok_or_else(|| malformed(format!("{op} without a start value")))?;
-        let bop = if op == ReduceOp::Fadd { BinaryOp::Fadd } else { BinaryOp::Fmul };
+        let bop = op.binary_op();
         // Ordered: ((start op l0) op l1) op ...
         return lanes.iter().try_fold(start.clone(), |acc, l| binary(bop, lane_ty, &acc, l));
     }
     let Some((first, rest)) = lanes.split_first() else {
         return Err(malformed(format!("{op} of an empty vector")));
     };
-    let bop = match op {
-        ReduceOp::Add => BinaryOp::Add,
-        ReduceOp::Mul => BinaryOp::Mul,
-        ReduceOp::And => BinaryOp::And,
-        ReduceOp::Or => BinaryOp::Or,
-        ReduceOp::Xor => BinaryOp::Xor,
-        ReduceOp::Smin => BinaryOp::Smin,
-        ReduceOp::Smax => BinaryOp::Smax,
-        ReduceOp::Umin => BinaryOp::Umin,
-        ReduceOp::Umax => BinaryOp::Umax,
-        ReduceOp::Fmin => BinaryOp::Fminnum,
-        ReduceOp::Fmax => BinaryOp::Fmaxnum,
-        ReduceOp::Fadd | ReduceOp::Fmul => unreachable_reduce()?,
-    };
+    let bop = op.binary_op();
     rest.iter().try_fold(first.clone(), |acc, l| binary(bop, lane_ty, &acc, l))
-}
-
-fn unreachable_reduce() -> R<BinaryOp> {
-    Err(malformed("ordered reductions take a start value"))
 }
 
 #[cfg(test)]

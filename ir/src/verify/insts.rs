@@ -125,20 +125,6 @@ fn allowed_flags(data: &InstructionData, ty_of: impl Fn(Value) -> Option<Type>) 
     }
 }
 
-fn flags_of(data: &InstructionData) -> InstFlags {
-    use InstructionData as I;
-    match data {
-        I::Unary { flags, .. }
-        | I::Binary { flags, .. }
-        | I::Fma { flags, .. }
-        | I::Fcmp { flags, .. }
-        | I::Select { flags, .. }
-        | I::PtrAdd { flags, .. }
-        | I::Reduce { flags, .. } => *flags,
-        _ => InstFlags::empty(),
-    }
-}
-
 /// Why a cast from `src` to `dst` is not legal, if it is not.
 fn cast_problem(op: CastOp, src: &Type, dst: &Type) -> Option<&'static str> {
     if src.is_aggregate() || dst.is_aggregate() {
@@ -258,7 +244,7 @@ impl<'a> FuncVerifier<'a> {
     }
 
     fn check_flags(&mut self, at: At, data: &InstructionData) {
-        let flags = flags_of(data);
+        let flags = data.flags().unwrap_or_default();
         if flags.is_empty() {
             return;
         }
