@@ -1,3 +1,14 @@
 //! adc-ad: automatic differentiation over adc-ir: Enzyme C API lowering, type-tree and
 //! activity analyses, the derivative-rule table, reverse and forward mode, and cache
-//! planning. Synthesis lands with the reverse-mode issues; this crate holds nothing yet.
+//! planning.
+//!
+//! The contract between the pieces: a [`DiffRequest`] names a function and the activity
+//! of each argument and of the return; synthesis adds the derivative function to the
+//! module (memoised per request) and reports failures as [`AdError`]s that name the
+//! instruction and its source line.
+
+pub mod error;
+pub mod request;
+
+pub use error::{AdError, AdErrorKind, Site};
+pub use request::{ArgActivity, DiffMode, DiffRequest, RetActivity};

@@ -1,0 +1,103 @@
+//! What to differentiate: one [`DiffRequest`] per distinct `__enzyme_*` call shape.
+//!
+//! The derivative function's signature is fixed here so that the API lowering and the
+//! synthesis agree without knowing each other:
+//!
+//! - Reverse mode parameters: for each primal parameter in order, the primal value, then
+//!   its shadow when the argument is `Dup` or `DupNoNeed` (same type as the primal: a
+//!   pointer whose pointee receives `+=` accumulated adjoints).
+//! - Reverse mode return: the adjoints of the `Active` arguments in argument order: none
+//!   is `void`, one is that float type, several are a struct of them. An `Active` return
+//!   is seeded with 1.0 inside the derivative (Enzyme's `__enzyme_autodiff`).
+//! - Forward mode parameters: as reverse mode, but `Dup` arguments of scalar float type
+//!   carry a tangent too; the return is the tangent of the primal result (or a struct
+//!   `{primal, tangent}` when `RetActivity::Dup`).
+
+use std::fmt;
+
+use adc_ir::FuncId;
+
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum DiffMode {
+    Reverse,
+    Forward,
+}
+
+/// How one argument of the differentiated function takes part.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum ArgActivity {
+    /// No derivative flows through it (`enzyme_const`, and integers by default).
+    Const,
+    /// A float scalar (or vector/aggregate of floats) whose adjoint is returned
+    /// (`enzyme_out`, and floats by default).
+    Active,
+    /// A pointer with a shadow pointer passed after it (`enzyme_dup`, pointers by default).
+    Dup,
+    /// As `Dup`, but the primal memory's final contents are not needed by the caller
+    /// (`enzyme_dupnoneed`): stores that only serve the caller may be skipped.
+    DupNoNeed,
+}
+
+impl ArgActivity {
+    pub fn has_shadow(self) -> bool {
+        matches!(self, ArgActivity::Dup | ArgActivity::DupNoNeed)
+    }
+}
+
+/// How the primal result takes part.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum RetActivity {
+    /// Void, non-float, or not differentiated: no seed.
+    Const,
+    /// A float result seeded with 1.0 (reverse) or whose tangent is returned (forward).
+    Active,
+    /// Forward mode only: return both the primal result and its tangent.
+    Dup,
+}
+
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct DiffRequest {
+    pub function: FuncId,
+    pub mode: DiffMode,
+    /// One entry per parameter of `function`, in order.
+    pub args: Vec<ArgActivity>,
+    pub ret: RetActivity,
+    /// Vector forward mode width (`enzyme_width`); 1 otherwise.
+    pub width: u32,
+}
+
+impl DiffRequest {
+    pub fn reverse(function: FuncId, args: Vec<ArgActivity>, ret: RetActivity) -> DiffRequest {
+        DiffRequest { function, mode: DiffMode::Reverse, args, ret, width: 1 }
+    }
+}
+
+impl fmt::Display for DiffRequest {
+    /// `reverse(dup, const, active) -> active`: used in derivative names and messages.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mode = match self.mode {
+            DiffMode::Reverse => "reverse",
+            DiffMode::Forward => "forward",
+        };
+        let args: Vec<&str> = self
+            .args
+            .iter()
+            .map(|a| match a {
+                ArgActivity::Const => "const",
+                ArgActivity::Active => "active",
+                ArgActivity::Dup => "dup",
+                ArgActivity::DupNoNeed => "dupnoneed",
+            })
+            .collect();
+        let ret = match self.ret {
+            RetActivity::Const => "const",
+            RetActivity::Active => "active",
+            RetActivity::Dup => "dup",
+        };
+        write!(f, "{mode}({}) -> {ret}", args.join(", "))?;
+        if self.width != 1 {
+            write!(f, " width {}", self.width)?;
+        }
+        Ok(())
+    }
+}
