@@ -11,4 +11,4 @@ pub mod error;
 pub mod request;
 
 pub use error::{AdError, AdErrorKind, Site};
-pub use request::{ArgActivity, DiffMode, DiffRequest, RetActivity};
+pub use request::{ArgActivity, DiffMode, DiffRequest, RetActivity, Synthesize};

@@ -101,3 +101,14 @@ impl fmt::Display for DiffRequest {
         Ok(())
     }
 }
+
+/// Produces the derivative function of a request inside `module` (memoised by the
+/// implementor) and returns its id. The API lowering is written against this trait, so it
+/// does not depend on how synthesis works.
+pub trait Synthesize {
+    fn derivative(
+        &mut self,
+        module: &mut adc_ir::Module,
+        request: &DiffRequest,
+    ) -> Result<FuncId, crate::AdError>;
+}
