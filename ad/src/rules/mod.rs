@@ -37,6 +37,9 @@ mod arith;
 mod emit;
 mod libm;
 
+#[cfg(test)]
+mod tests;
+
 
 use std::fmt;
 
