@@ -31,10 +31,8 @@ static FADD: [Partial; 2] = [Partial::Expr(ONE), Partial::Expr(ONE)];
 static FSUB: [Partial; 2] = [Partial::Expr(ONE), Partial::Expr(MINUS_ONE)];
 static FMUL: [Partial; 2] = [Partial::Expr(Y), Partial::Expr(X)];
 /// `∂x = 1/y`, `∂y = -x/y² = -r/y`.
-static FDIV: [Partial; 2] = [
-    Partial::Expr(Expr::Div(&ONE, &Y)),
-    Partial::Expr(Expr::Neg(&Expr::Div(&Expr::Res, &Y))),
-];
+static FDIV: [Partial; 2] =
+    [Partial::Expr(Expr::Div(&ONE, &Y)), Partial::Expr(Expr::Neg(&Expr::Div(&Expr::Res, &Y)))];
 /// `frem x, y = x - trunc(x/y)·y`.
 static FREM: [Partial; 2] = [
     Partial::Expr(ONE),

@@ -4,9 +4,7 @@
 //! libm calls are scalarized lane by lane.
 
 use adc_ir::builder::FunctionBuilder;
-use adc_ir::{
-    BinaryOp, CastOp, Constant, FloatCC, InstructionData, IntCC, Type, UnaryOp, Value,
-};
+use adc_ir::{BinaryOp, CastOp, Constant, FloatCC, InstructionData, IntCC, Type, UnaryOp, Value};
 
 use super::{
     float_lane, rule_for, CalleeResolver, Differentiable, Expr, Libm, Param, Partial, PrimalSite,
@@ -252,9 +250,10 @@ impl Emitter<'_, '_, '_, '_> {
     fn call(&mut self, f: Libm, args: &[Value]) -> Result<Value, RuleError> {
         let lane = self.ty.lane_type().clone();
         let what = self.site.op.to_string();
-        let name = f
-            .name_for(&lane)
-            .ok_or_else(|| RuleError::UnsupportedType { what: what.clone(), ty: lane.to_string() })?;
+        let name = f.name_for(&lane).ok_or_else(|| RuleError::UnsupportedType {
+            what: what.clone(),
+            ty: lane.to_string(),
+        })?;
         let callee = (self.callees)(name)
             .ok_or_else(|| RuleError::MissingCallee { what, callee: name.to_string() })?;
         if args.len() != f.params.len() {
@@ -304,8 +303,7 @@ impl Emitter<'_, '_, '_, '_> {
                 });
             }
             let r = call_value(self.b, lane_args)?;
-            let (_, v) =
-                self.b.ins(InstructionData::InsertLane { vector: acc, value: r, index });
+            let (_, v) = self.b.ins(InstructionData::InsertLane { vector: acc, value: r, index });
             acc = v.expect("insertlane has a result");
         }
         Ok(acc)

@@ -68,10 +68,7 @@ pub static CALL_RULES: &[CallRule] = &[
     unary(
         "acos",
         "acosf",
-        &[Partial::Expr(Expr::Div(
-            &MINUS_ONE,
-            &Expr::Unary(UnaryOp::Sqrt, &Expr::Sub(&ONE, &X2)),
-        ))],
+        &[Partial::Expr(Expr::Div(&MINUS_ONE, &Expr::Unary(UnaryOp::Sqrt, &Expr::Sub(&ONE, &X2))))],
     ),
     unary("atan", "atanf", &[Partial::Expr(Expr::Div(&ONE, &Expr::Add(&ONE, &X2)))]),
     // atan2(y, x) with operands (y, x): ∂y = x / (x² + y²), ∂x = -y / (x² + y²).
@@ -324,9 +321,9 @@ fn normalize(name: &str) -> std::borrow::Cow<'_, str> {
 pub fn lookup_call(name: &str) -> Option<&'static CallRule> {
     let name = normalize(name);
     let name = name.as_ref();
-    CALL_RULES.iter().find(|r| {
-        r.function.f64 == name || r.function.f32 == name || r.aliases.contains(&name)
-    })
+    CALL_RULES
+        .iter()
+        .find(|r| r.function.f64 == name || r.function.f32 == name || r.aliases.contains(&name))
 }
 
 /// Why the libm function `name` has no rule, when it is a known one without.

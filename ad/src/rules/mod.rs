@@ -40,7 +40,6 @@ mod libm;
 #[cfg(test)]
 mod tests;
 
-
 use std::fmt;
 
 use adc_ir::{BinaryOp, CastOp, FuncId, Signature, Type, UnaryOp, Value};
@@ -118,9 +117,18 @@ pub enum Expr {
     /// An integer operand converted (`sitofp`) to the float type.
     IntToFloat(&'static Expr),
     /// `lhs < rhs ? then : otherwise` (ordered: false when either side is NaN).
-    IfLess { lhs: &'static Expr, rhs: &'static Expr, then: &'static Expr, otherwise: &'static Expr },
+    IfLess {
+        lhs: &'static Expr,
+        rhs: &'static Expr,
+        then: &'static Expr,
+        otherwise: &'static Expr,
+    },
     /// `value == 0 ? then : otherwise`; `value` may be an integer operand.
-    IfZero { value: &'static Expr, then: &'static Expr, otherwise: &'static Expr },
+    IfZero {
+        value: &'static Expr,
+        then: &'static Expr,
+        otherwise: &'static Expr,
+    },
     /// The digamma function ψ = Γ'/Γ, which libm lacks; emitted inline (see `emit.rs`
     /// for the method and its accuracy).
     Digamma(&'static Expr),

@@ -129,7 +129,7 @@ fn build(op: Differentiable<'static>, ty: &Type) -> Harness {
     let n = types.len();
     let new_func = |name: &str, extra: usize| {
         let mut params = types.clone();
-        params.extend(std::iter::repeat(ty.clone()).take(extra));
+        params.extend(std::iter::repeat_n(ty.clone(), extra));
         Function::new(name, Signature::new(params, Some(ty.clone())))
     };
 
@@ -267,8 +267,13 @@ fn check_rule(op: Differentiable<'static>, points: &[&[f64]]) {
             }
             let context = format!("{op} on {ty} at {at:?}, tangent");
             match harness.tangent {
-                Some(t) => close(harness.run(t, &at, &seeds[..seed_k]), expected_tangent, tol, &context),
-                None => assert!(expected_tangent.abs() < 1e-9, "{context}: none, expected {expected_tangent}"),
+                Some(t) => {
+                    close(harness.run(t, &at, &seeds[..seed_k]), expected_tangent, tol, &context)
+                }
+                None => assert!(
+                    expected_tangent.abs() < 1e-9,
+                    "{context}: none, expected {expected_tangent}"
+                ),
             }
         }
     }
@@ -282,7 +287,7 @@ fn close(actual: f64, expected: f64, tol: f64, context: &str) {
     );
 }
 
-use adc_ir::{BinaryOp, UnaryOp};
+use adc_ir::{BinaryOp, CastOp, UnaryOp};
 
 #[test]
 fn arithmetic_rules_match_finite_differences() {
@@ -354,4 +359,247 @@ fn libm_rules_match_finite_differences() {
         assert!(!points.is_empty(), "@{} has a rule but no test points", rule.function.f64);
         check_rule(Differentiable::Call(rule.function.f64), points);
     }
+}
+
+/// ψ through lgamma's adjoint against known values: ψ(1) = -γ, ψ(1/2) = -γ - 2 ln 2,
+/// ψ(10) = H_9 - γ, ψ(-1/2) = ψ(3/2) = ψ(1/2) + 2 (reflection), in f64 to 4e-15.
+#[test]
+fn digamma_is_accurate() {
+    let h = build(Differentiable::Call("lgamma"), &Type::F64);
+    let adjoint = h.adjoints[0].expect("lgamma has an adjoint");
+    let gamma = 0.577_215_664_901_532_9_f64;
+    let h9: f64 = (1..10).map(|k| 1.0 / f64::from(k)).sum();
+    let psi_half = -gamma - 2.0 * std::f64::consts::LN_2;
+    for (x, psi) in [(1.0, -gamma), (0.5, psi_half), (10.0, h9 - gamma), (-0.5, psi_half + 2.0)] {
+        let got = h.run(adjoint, &[x], &[1.0]);
+        assert!((got - psi).abs() <= 4e-15 * psi.abs().max(1.0), "ψ({x}) = {got}, expected {psi}");
+    }
+}
+
+#[test]
+fn float_conversions_convert_the_differential() {
+    for (cast, from, to) in
+        [(CastOp::Fpext, Type::F32, Type::F64), (CastOp::Fptrunc, Type::F64, Type::F32)]
+    {
+        let mut module = Module::new();
+        let sigs = |_: FuncId| None;
+        let resolve = |_: &str| None;
+        let op = Differentiable::Cast(cast);
+        let mut reverse = Function::new(
+            "reverse",
+            Signature::new(vec![from.clone(), to.clone()], Some(from.clone())),
+        );
+        {
+            let mut b = FunctionBuilder::new(&mut reverse, &sigs);
+            let entry = b.create_entry_block();
+            b.switch_to_block(entry);
+            let p = b.func.params().to_vec();
+            let r = b.cast(cast, p[0], to.clone());
+            let site = PrimalSite { op, operands: &p[..1], result: r };
+            let adj = emit_adjoints(&mut b, &site, p[1], &resolve).unwrap();
+            b.ret(adj[0]);
+        }
+        let mut forward = Function::new(
+            "forward",
+            Signature::new(vec![from.clone(), from.clone()], Some(to.clone())),
+        );
+        {
+            let mut b = FunctionBuilder::new(&mut forward, &sigs);
+            let entry = b.create_entry_block();
+            b.switch_to_block(entry);
+            let p = b.func.params().to_vec();
+            let r = b.cast(cast, p[0], to.clone());
+            let site = PrimalSite { op, operands: &p[..1], result: r };
+            let t = emit_tangent(&mut b, &site, &[Some(p[1])], &resolve).unwrap();
+            b.ret(t);
+        }
+        let reverse = module.add_function(reverse);
+        let forward = module.add_function(forward);
+        adc_ir::verify::verify_module(&module)
+            .unwrap_or_else(|e| panic!("{e}\n{}", print(&module)));
+        let mut interp = Interpreter::new(&module).unwrap();
+        let d = interp.call(reverse, &[to_val(&from, 1.5), to_val(&to, 0.25)]).unwrap();
+        assert_eq!(from_val(d), 0.25, "{cast} adjoint");
+        let t = interp.call(forward, &[to_val(&from, 1.5), to_val(&from, -0.5)]).unwrap();
+        assert_eq!(from_val(t), -0.5, "{cast} tangent");
+    }
+}
+
+#[test]
+fn integer_conversions_carry_no_derivative() {
+    let sigs = |_: FuncId| None;
+    let resolve = |_: &str| None;
+    for (cast, from, to) in [
+        (CastOp::Sitofp, Type::I32, Type::F64),
+        (CastOp::Uitofp, Type::I64, Type::F32),
+        (CastOp::Fptosi, Type::F64, Type::I32),
+        (CastOp::Fptoui, Type::F32, Type::I64),
+    ] {
+        let mut f = Function::new("f", Signature::new(vec![from.clone(), to.clone()], None));
+        let mut b = FunctionBuilder::new(&mut f, &sigs);
+        let entry = b.create_entry_block();
+        b.switch_to_block(entry);
+        let p = b.func.params().to_vec();
+        let r = b.cast(cast, p[0], to.clone());
+        let site = PrimalSite { op: Differentiable::Cast(cast), operands: &p[..1], result: r };
+        assert_eq!(emit_adjoints(&mut b, &site, p[1], &resolve).unwrap(), vec![None], "{cast}");
+        assert_eq!(emit_tangent(&mut b, &site, &[Some(p[0])], &resolve).unwrap(), None, "{cast}");
+    }
+}
+
+/// Vector operands: arithmetic applies to whole vectors, calls are scalarized per lane;
+/// each lane must equal the scalar rule.
+#[test]
+fn vector_rules_work_lane_wise() {
+    let lanes = [0.3, -1.2];
+    for op in [
+        Differentiable::Binary(BinaryOp::Fdiv),
+        Differentiable::Call("sin"),
+        Differentiable::Call("atan2"),
+    ] {
+        let scalar = build(op, &Type::F64);
+        let vty = Type::vector(Type::F64, 2);
+        let n = scalar.operand_types.len();
+        let mut module = Module::new();
+        for (name, sig) in externs_needed(op, &vty).unwrap() {
+            declare(&mut module, name, sig);
+        }
+        let signatures: HashMap<FuncId, Signature> =
+            module.functions.iter().map(|(id, f)| (id, f.signature.clone())).collect();
+        let by_name: HashMap<String, FuncId> =
+            module.functions.iter().map(|(id, f)| (f.name.clone(), id)).collect();
+        let sigs = |id: FuncId| signatures.get(&id).cloned();
+        let resolve = |name: &str| by_name.get(name).copied();
+        // The primal result is computed lane-wise by the scalar primal and passed in.
+        let mut params = vec![vty.clone(); n];
+        params.extend([vty.clone(), vty.clone()]);
+        let mut f = Function::new("vector_adjoint", Signature::new(params, Some(vty.clone())));
+        {
+            let mut b = FunctionBuilder::new(&mut f, &sigs);
+            let entry = b.create_entry_block();
+            b.switch_to_block(entry);
+            let p = b.func.params().to_vec();
+            let site = PrimalSite { op, operands: &p[..n], result: p[n] };
+            let adj = emit_adjoints(&mut b, &site, p[n + 1], &resolve).unwrap();
+            b.ret(adj[0]);
+        }
+        let vf = module.add_function(f);
+        adc_ir::verify::verify_module(&module)
+            .unwrap_or_else(|e| panic!("{e}\n{}", print(&module)));
+        let other = [1.7, 0.9];
+        let point = |k: usize| -> Vec<f64> {
+            if n == 1 {
+                vec![lanes[k]]
+            } else {
+                vec![lanes[k], other[k]]
+            }
+        };
+        let primal: Vec<f64> = (0..2).map(|k| scalar.run(scalar.primal, &point(k), &[])).collect();
+        let vec_of = |xs: [f64; 2]| Val::Vector(xs.iter().map(|x| Val::F64(*x)).collect());
+        let mut args = vec![vec_of(lanes)];
+        if n == 2 {
+            args.push(vec_of(other));
+        }
+        args.push(vec_of([primal[0], primal[1]]));
+        args.push(vec_of([1.0, 1.0]));
+        let mut interp = Interpreter::new(&module).unwrap();
+        let got = match interp.call(vf, &args).unwrap() {
+            Some(Val::Vector(v)) => v,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(got.len(), 2);
+        for (k, lane) in got.iter().enumerate() {
+            let expected = scalar.run(scalar.adjoints[0].unwrap(), &point(k), &[1.0]);
+            assert_eq!(*lane, Val::F64(expected), "{op}, lane {k}");
+        }
+    }
+}
+
+#[test]
+fn bad_requests_are_errors() {
+    assert!(matches!(
+        rule_for(Differentiable::Binary(BinaryOp::Add)),
+        Err(RuleError::NotDifferentiable { .. })
+    ));
+    assert!(matches!(rule_for(Differentiable::Call("my_func")), Err(RuleError::NoRule { .. })));
+    let kind: AdErrorKind = rule_for(Differentiable::Call("my_func")).unwrap_err().into();
+    assert_eq!(kind, AdErrorKind::UnknownExternal { callee: "my_func".to_string() });
+    let err = rule_for(Differentiable::Call("lroundf")).unwrap_err();
+    assert!(err.to_string().contains("integer"), "{err}");
+    assert!(matches!(
+        externs_needed(Differentiable::Call("sin"), &Type::I32),
+        Err(RuleError::UnsupportedType { .. })
+    ));
+
+    // A callee that was not declared, and a wrong operand count, are errors, not panics.
+    let sigs = |_: FuncId| None;
+    let mut f = Function::new("f", Signature::new(vec![Type::F64, Type::F64], None));
+    let mut b = FunctionBuilder::new(&mut f, &sigs);
+    let entry = b.create_entry_block();
+    b.switch_to_block(entry);
+    let p = b.func.params().to_vec();
+    let site = PrimalSite { op: Differentiable::Call("sin"), operands: &p[..1], result: p[1] };
+    assert_eq!(
+        emit_adjoints(&mut b, &site, p[1], &|_| None),
+        Err(RuleError::MissingCallee { what: "call @sin".to_string(), callee: "cos".to_string() })
+    );
+    let site = PrimalSite { op: Differentiable::Call("sin"), operands: &p, result: p[1] };
+    assert!(matches!(emit_adjoints(&mut b, &site, p[1], &|_| None), Err(RuleError::Arity { .. })));
+    let site = PrimalSite { op: Differentiable::Fma, operands: &p, result: p[1] };
+    assert!(matches!(
+        emit_tangent(&mut b, &site, &[None, None], &|_| None),
+        Err(RuleError::Arity { .. })
+    ));
+}
+
+#[test]
+fn names_resolve_in_every_spelling() {
+    for (name, expected) in [
+        ("sinf", "sin"),
+        ("llvm.sin.f64", "sin"),
+        ("llvm.cos.f32", "cos"),
+        ("llvm.minnum.f64", "fmin"),
+        ("llvm.powi.f32.i32", "__adc_powi_f64"),
+        ("__adc_powi_f32", "__adc_powi_f64"),
+        ("__powidf2", "__adc_powi_f64"),
+        ("__exp10", "exp10"),
+    ] {
+        assert_eq!(lookup_call(name).map(|r| r.function.f64), Some(expected), "{name}");
+    }
+    assert!(lookup_call("sinl").is_none());
+}
+
+/// The quoted names on the `=>` lines between `start` and `end` in `source`.
+fn quoted_names(source: &str, start: &str, end: &str) -> Vec<String> {
+    let from = source.find(start).unwrap_or_else(|| panic!("`{start}` not found"));
+    let to = from + source[from..].find(end).unwrap_or_else(|| panic!("`{end}` not found"));
+    let mut names = Vec::new();
+    for line in source[from..to].lines().filter(|l| l.contains("=>")) {
+        let head = &line[..line.find("=>").unwrap()];
+        names.extend(head.split('"').skip(1).step_by(2).map(str::to_string));
+    }
+    names
+}
+
+/// Every libm function the interpreter runs, and every libm call the LLVM importer
+/// produces for an intrinsic (in both precisions), has a rule or a listed reason.
+#[test]
+fn every_known_libm_name_has_a_rule_or_a_reason() {
+    let interp = include_str!("../../../ir/src/interp/libm.rs");
+    let interp_names = quoted_names(interp, "fn lookup(name: &str)", "_ => return None");
+    assert!(interp_names.len() > 80, "the interpreter's libm table moved: {interp_names:?}");
+    let importer = include_str!("../../../frontend-llvm/src/intrinsics.rs");
+    let intrinsic_names = quoted_names(importer, "let libm_arity", "_ => return None");
+    assert!(intrinsic_names.contains(&"exp10".to_string()), "{intrinsic_names:?}");
+    let mut missing = Vec::new();
+    let all = interp_names
+        .iter()
+        .cloned()
+        .chain(intrinsic_names.iter().flat_map(|n| [n.clone(), format!("{n}f")]));
+    for name in all {
+        if lookup_call(&name).is_none() && non_differentiable_call(&name).is_none() {
+            missing.push(name);
+        }
+    }
+    assert!(missing.is_empty(), "libm functions with neither a rule nor a reason: {missing:?}");
 }
