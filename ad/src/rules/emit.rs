@@ -7,8 +7,8 @@ use adc_ir::builder::FunctionBuilder;
 use adc_ir::{BinaryOp, CastOp, Constant, FloatCC, InstructionData, IntCC, Type, UnaryOp, Value};
 
 use super::{
-    float_lane, rule_for, CalleeResolver, Differentiable, Expr, Libm, Param, Partial, PrimalSite,
-    RuleError,
+    float_lane, lookup_call, rule_for, CalleeResolver, Differentiable, Expr, Libm, Param, Partial,
+    PrimalSite, RuleError,
 };
 
 /// One partial derivative as emitted: shortcuts for the constant ones keep the derivative
@@ -43,6 +43,7 @@ pub fn emit_partials(
         });
     }
     let result_ty = b.func.dfg.value_type(site.result).clone();
+    check_operand_types(b, site, &result_ty)?;
     let mut emitter = Emitter { b, site, ty: result_ty, callees };
     let mut out = Vec::with_capacity(rule.partials.len());
     for (i, partial) in rule.partials.iter().enumerate() {
@@ -64,6 +65,47 @@ pub fn emit_partials(
         });
     }
     Ok(out)
+}
+
+/// Rejects operands whose types do not fit the rule: float operands of another type than
+/// the result (a call of `sin` on an `f32`), integer operands where a float is expected.
+fn check_operand_types(
+    b: &FunctionBuilder<'_>,
+    site: &PrimalSite<'_>,
+    result_ty: &Type,
+) -> Result<(), RuleError> {
+    let params: Vec<Param> = match site.op {
+        Differentiable::Call(name) => match lookup_call(name) {
+            Some(rule) => rule.function.params.to_vec(),
+            None => return Ok(()),
+        },
+        Differentiable::Unary(_) | Differentiable::Binary(_) | Differentiable::Fma => {
+            vec![Param::Float; site.operands.len()]
+        }
+        // Casts change the type by definition; `Convert` checks its operand.
+        Differentiable::Cast(_) => return Ok(()),
+    };
+    for (param, operand) in params.iter().zip(site.operands) {
+        let ty = b.func.dfg.value_type(*operand);
+        let ok = match param {
+            Param::Float => ty == result_ty,
+            Param::Int => ty.lane_type().is_int() && ty.lanes() == result_ty.lanes(),
+        };
+        if !ok {
+            let expected = match param {
+                Param::Float => result_ty.to_string(),
+                Param::Int => "an integer".to_string(),
+            };
+            return Err(RuleError::UnsupportedType {
+                what: format!(
+                    "{} with an operand of the wrong type (expected {expected})",
+                    site.op
+                ),
+                ty: ty.to_string(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Reverse mode: emits `d_arg_i = d_result · ∂f/∂arg_i` for every operand; `None` where no

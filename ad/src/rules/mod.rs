@@ -371,3 +371,26 @@ pub struct PrimalSite<'a> {
     /// The primal result.
     pub result: Value,
 }
+
+/// The rule table as Markdown (one row per operation: its names and the partial with
+/// respect to each operand), for `docs/src/ad.md`; a test keeps the page in sync.
+pub fn markdown_table() -> String {
+    let mut out = String::from("| operation | ∂/∂x | ∂/∂y | ∂/∂z |\n|---|---|---|---|\n");
+    let mut row = |names: String, partials: &[Partial]| {
+        let mut cells: Vec<String> = partials.iter().map(describe).collect();
+        cells.resize(3, String::new());
+        out.push_str(&format!("| {names} | {} |\n", cells.join(" | ")));
+    };
+    for op in DIFFERENTIABLE_OPS {
+        if let Ok(rule) = op_rule(*op) {
+            row(format!("`{op}`"), rule.partials);
+        }
+    }
+    for rule in CALL_RULES {
+        let mut names = vec![rule.function.f64, rule.function.f32];
+        names.extend(rule.aliases);
+        let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+        row(names.join(" "), rule.partials);
+    }
+    out
+}

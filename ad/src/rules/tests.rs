@@ -545,6 +545,12 @@ fn bad_requests_are_errors() {
     );
     let site = PrimalSite { op: Differentiable::Call("sin"), operands: &p, result: p[1] };
     assert!(matches!(emit_adjoints(&mut b, &site, p[1], &|_| None), Err(RuleError::Arity { .. })));
+    let narrow = b.cast(CastOp::Fptrunc, p[0], Type::F32);
+    let site = PrimalSite { op: Differentiable::Call("sin"), operands: &[narrow], result: p[1] };
+    assert!(matches!(
+        emit_adjoints(&mut b, &site, p[1], &|_| None),
+        Err(RuleError::UnsupportedType { .. })
+    ));
     let site = PrimalSite { op: Differentiable::Fma, operands: &p, result: p[1] };
     assert!(matches!(
         emit_tangent(&mut b, &site, &[None, None], &|_| None),
@@ -602,4 +608,13 @@ fn every_known_libm_name_has_a_rule_or_a_reason() {
         }
     }
     assert!(missing.is_empty(), "libm functions with neither a rule nor a reason: {missing:?}");
+}
+
+/// `docs/src/ad.md` shows the table generated from the rules; regenerate it with
+/// `markdown_table()` (printed by this test when it fails) after changing a rule.
+#[test]
+fn documentation_table_matches_the_rules() {
+    let page = include_str!("../../../docs/src/ad.md");
+    let table = markdown_table();
+    assert!(page.contains(&table), "docs/src/ad.md is out of date; the table is now:\n{table}");
 }
