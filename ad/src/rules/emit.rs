@@ -85,7 +85,7 @@ fn check_operand_types(
         // Casts change the type by definition; `Convert` checks its operand.
         Differentiable::Cast(_) => return Ok(()),
     };
-    for (param, operand) in params.iter().zip(site.operands) {
+    for (index, (param, operand)) in params.iter().zip(site.operands).enumerate() {
         let ty = b.func.dfg.value_type(*operand);
         let ok = match param {
             Param::Float => ty == result_ty,
@@ -93,15 +93,14 @@ fn check_operand_types(
         };
         if !ok {
             let expected = match param {
-                Param::Float => result_ty.to_string(),
+                Param::Float => format!("the result type {result_ty}"),
                 Param::Int => "an integer".to_string(),
             };
-            return Err(RuleError::UnsupportedType {
-                what: format!(
-                    "{} with an operand of the wrong type (expected {expected})",
-                    site.op
-                ),
-                ty: ty.to_string(),
+            return Err(RuleError::OperandType {
+                what: site.op.to_string(),
+                index,
+                expected,
+                found: ty.to_string(),
             });
         }
     }

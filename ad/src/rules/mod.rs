@@ -157,6 +157,57 @@ pub struct Rule {
     pub partials: &'static [Partial],
 }
 
+impl Rule {
+    /// Which primal values the partials read (per operand, and the result). Reverse mode
+    /// must keep or recompute exactly these for the adjoint.
+    pub fn needs(&self) -> PrimalNeeds {
+        let mut needs = PrimalNeeds { operands: vec![false; self.partials.len()], result: false };
+        for partial in self.partials {
+            if let Partial::Expr(e) = partial {
+                mark_needs(e, &mut needs);
+            }
+        }
+        needs
+    }
+}
+
+/// The primal values a rule's partials read.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct PrimalNeeds {
+    pub operands: Vec<bool>,
+    pub result: bool,
+}
+
+fn mark_needs(e: &Expr, needs: &mut PrimalNeeds) {
+    match e {
+        Expr::Arg(i) => {
+            if let Some(slot) = needs.operands.get_mut(*i) {
+                *slot = true;
+            }
+        }
+        Expr::Res => needs.result = true,
+        Expr::Const(_) => {}
+        Expr::Neg(a) | Expr::Unary(_, a) | Expr::IntToFloat(a) | Expr::Digamma(a) => {
+            mark_needs(a, needs)
+        }
+        Expr::Add(a, b)
+        | Expr::Sub(a, b)
+        | Expr::Mul(a, b)
+        | Expr::Div(a, b)
+        | Expr::Copysign(a, b) => {
+            mark_needs(a, needs);
+            mark_needs(b, needs);
+        }
+        Expr::Call(_, args) => args.iter().for_each(|a| mark_needs(a, needs)),
+        Expr::IfLess { lhs, rhs, then, otherwise } => {
+            [lhs, rhs, then, otherwise].into_iter().for_each(|a| mark_needs(a, needs))
+        }
+        Expr::IfZero { value, then, otherwise } => {
+            [value, then, otherwise].into_iter().for_each(|a| mark_needs(a, needs))
+        }
+    }
+}
+
 /// The rule of a libm function: the same partials for its `f64` and `f32` versions.
 #[derive(Debug)]
 pub struct CallRule {
@@ -192,6 +243,8 @@ pub enum RuleError {
     Arity { what: String, expected: usize, got: usize },
     #[error("{what} on {ty}: the derivative rules cover f32 and f64 (and their vectors)")]
     UnsupportedType { what: String, ty: String },
+    #[error("{what}: operand {index} has type {found}, expected {expected}")]
+    OperandType { what: String, index: usize, expected: String, found: String },
     #[error("the derivative of {what} calls @{callee}, which is not declared in the module")]
     MissingCallee { what: String, callee: String },
 }

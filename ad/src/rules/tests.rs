@@ -549,7 +549,7 @@ fn bad_requests_are_errors() {
     let site = PrimalSite { op: Differentiable::Call("sin"), operands: &[narrow], result: p[1] };
     assert!(matches!(
         emit_adjoints(&mut b, &site, p[1], &|_| None),
-        Err(RuleError::UnsupportedType { .. })
+        Err(RuleError::OperandType { index: 0, .. })
     ));
     let site = PrimalSite { op: Differentiable::Fma, operands: &p, result: p[1] };
     assert!(matches!(
@@ -617,4 +617,17 @@ fn documentation_table_matches_the_rules() {
     let page = include_str!("../../../docs/src/ad.md");
     let table = markdown_table();
     assert!(page.contains(&table), "docs/src/ad.md is out of date; the table is now:\n{table}");
+}
+
+#[test]
+fn rules_say_which_primal_values_they_read() {
+    let needs = |op| rule_for(op).unwrap().needs();
+    let fmul = needs(Differentiable::Binary(BinaryOp::Fmul));
+    assert_eq!(fmul, PrimalNeeds { operands: vec![true, true], result: false });
+    let exp = needs(Differentiable::Call("exp"));
+    assert_eq!(exp, PrimalNeeds { operands: vec![false], result: true });
+    let fadd = needs(Differentiable::Binary(BinaryOp::Fadd));
+    assert_eq!(fadd, PrimalNeeds { operands: vec![false, false], result: false });
+    let powi = needs(Differentiable::Call("__adc_powi_f64"));
+    assert_eq!(powi, PrimalNeeds { operands: vec![true, true], result: false });
 }
