@@ -44,6 +44,11 @@ pub fn emit_partials(
     }
     let result_ty = b.func.dfg.value_type(site.result).clone();
     check_operand_types(b, site, &result_ty)?;
+    // Differentials of non-floats do not exist: a rule with a derivative needs a float
+    // result (`freeze` of an integer, say, has none).
+    if rule.partials.iter().any(|p| matches!(p, Partial::Expr(_))) {
+        float_lane(site.op, &result_ty)?;
+    }
     let mut emitter = Emitter { b, site, ty: result_ty, callees };
     let mut out = Vec::with_capacity(rule.partials.len());
     for (i, partial) in rule.partials.iter().enumerate() {
@@ -58,10 +63,7 @@ pub fn emit_partials(
             },
             Partial::Expr(Expr::Const(c)) if *c == 1.0 => EmittedPartial::One,
             Partial::Expr(Expr::Const(c)) if *c == -1.0 => EmittedPartial::MinusOne,
-            Partial::Expr(e) => {
-                emitter.check_float(site.result)?;
-                EmittedPartial::Factor(emitter.expr(e)?)
-            }
+            Partial::Expr(e) => EmittedPartial::Factor(emitter.expr(e)?),
         });
     }
     Ok(out)
