@@ -4,12 +4,20 @@
 //! libm calls are scalarized lane by lane.
 
 use adc_ir::builder::FunctionBuilder;
-use adc_ir::{BinaryOp, CastOp, Constant, FloatCC, InstructionData, IntCC, Type, UnaryOp, Value};
+use adc_ir::{
+    BinaryOp, CastOp, Constant, FloatCC, FuncAttrs, InstructionData, IntCC, Type, UnaryOp, Value,
+};
 
 use super::{
     float_lane, lookup_call, rule_for, CalleeResolver, Differentiable, Expr, Libm, Param, Partial,
     PrimalSite, RuleError,
 };
+
+/// Attributes of the libm calls in derivative code. `readnone` although libm may set
+/// `errno`: errno from derivative code is meaningless to the program, and declaring the
+/// calls pure lets the post-AD passes (DCE, GVN, LICM) treat them as arithmetic.
+pub const DERIVATIVE_CALL_ATTRS: FuncAttrs =
+    FuncAttrs(FuncAttrs::READNONE.0 | FuncAttrs::NOUNWIND.0 | FuncAttrs::WILLRETURN.0);
 
 /// One partial derivative as emitted: shortcuts for the constant ones keep the derivative
 /// code free of `x * 1.0`.
@@ -321,11 +329,8 @@ impl Emitter<'_, '_, '_, '_> {
             }
         }
         let call_value = |b: &mut FunctionBuilder<'_>, args: Vec<Value>| {
-            let (_, v) = b.ins(InstructionData::Call {
-                callee,
-                args,
-                attrs: adc_ir::FuncAttrs::READNONE | adc_ir::FuncAttrs::NOUNWIND,
-            });
+            let (_, v) =
+                b.ins(InstructionData::Call { callee, args, attrs: DERIVATIVE_CALL_ATTRS });
             v.ok_or_else(|| RuleError::MissingCallee {
                 what: format!("{} (the declaration returns nothing)", name),
                 callee: name.to_string(),

@@ -45,7 +45,7 @@ use std::fmt;
 use adc_ir::{BinaryOp, CastOp, FuncId, Signature, Type, UnaryOp, Value};
 
 pub use arith::{op_rule, DIFFERENTIABLE_OPS};
-pub use emit::{emit_adjoints, emit_partials, emit_tangent, EmittedPartial};
+pub use emit::{emit_adjoints, emit_partials, emit_tangent, EmittedPartial, DERIVATIVE_CALL_ATTRS};
 pub use libm::{lookup_call, non_differentiable_call, CALL_RULES, NON_DIFFERENTIABLE_CALLS};
 
 use crate::AdErrorKind;
@@ -237,6 +237,8 @@ pub enum Param {
 pub enum RuleError {
     #[error("no derivative rule for {what}")]
     NoRule { what: String },
+    #[error("no derivative rule for the function @{callee}")]
+    UnknownFunction { callee: String },
     #[error("{what} is not differentiable: {reason}")]
     NotDifferentiable { what: String, reason: String },
     #[error("{what} expects {expected} operands, got {got}")]
@@ -252,9 +254,7 @@ pub enum RuleError {
 impl From<RuleError> for AdErrorKind {
     fn from(err: RuleError) -> AdErrorKind {
         match err {
-            RuleError::NoRule { what } if what.starts_with("call @") => {
-                AdErrorKind::UnknownExternal { callee: what["call @".len()..].to_string() }
-            }
+            RuleError::UnknownFunction { callee } => AdErrorKind::UnknownExternal { callee },
             other => AdErrorKind::Unsupported { what: other.to_string() },
         }
     }
@@ -273,7 +273,7 @@ pub fn rule_for(op: Differentiable<'_>) -> Result<Rule, RuleError> {
                     reason: reason.to_string(),
                 });
             }
-            Err(RuleError::NoRule { what: format!("call @{name}") })
+            Err(RuleError::UnknownFunction { callee: name.to_string() })
         }
         other => op_rule(other),
     }

@@ -521,7 +521,10 @@ fn bad_requests_are_errors() {
         rule_for(Differentiable::Binary(BinaryOp::Add)),
         Err(RuleError::NotDifferentiable { .. })
     ));
-    assert!(matches!(rule_for(Differentiable::Call("my_func")), Err(RuleError::NoRule { .. })));
+    assert!(matches!(
+        rule_for(Differentiable::Call("my_func")),
+        Err(RuleError::UnknownFunction { .. })
+    ));
     let kind: AdErrorKind = rule_for(Differentiable::Call("my_func")).unwrap_err().into();
     assert_eq!(kind, AdErrorKind::UnknownExternal { callee: "my_func".to_string() });
     let err = rule_for(Differentiable::Call("lroundf")).unwrap_err();
