@@ -42,7 +42,25 @@ pub fn emit_partials(
     site: &PrimalSite<'_>,
     callees: CalleeResolver<'_>,
 ) -> Result<Vec<EmittedPartial>, RuleError> {
+    emit_wanted_partials(b, site, &vec![true; site.operands.len()], callees)
+}
+
+/// Emits `∂f/∂arg_i` for the operands with `wanted[i]`; the others get
+/// `EmittedPartial::None` and cost no code (no `log` for `pow`'s constant exponent).
+fn emit_wanted_partials(
+    b: &mut FunctionBuilder<'_>,
+    site: &PrimalSite<'_>,
+    wanted: &[bool],
+    callees: CalleeResolver<'_>,
+) -> Result<Vec<EmittedPartial>, RuleError> {
     let rule = rule_for(site.op)?;
+    if wanted.len() != site.operands.len() {
+        return Err(RuleError::Arity {
+            what: format!("the activity mask of {}", site.op),
+            expected: site.operands.len(),
+            got: wanted.len(),
+        });
+    }
     if rule.partials.len() != site.operands.len() {
         return Err(RuleError::Arity {
             what: site.op.to_string(),
@@ -60,6 +78,10 @@ pub fn emit_partials(
     let mut emitter = Emitter { b, site, ty: result_ty, callees };
     let mut out = Vec::with_capacity(rule.partials.len());
     for (i, partial) in rule.partials.iter().enumerate() {
+        if !wanted[i] {
+            out.push(EmittedPartial::None);
+            continue;
+        }
         out.push(match partial {
             Partial::Inactive | Partial::Zero(_) => EmittedPartial::None,
             Partial::Convert => match site.op {
@@ -125,7 +147,19 @@ pub fn emit_adjoints(
     d_result: Value,
     callees: CalleeResolver<'_>,
 ) -> Result<Vec<Option<Value>>, RuleError> {
-    let partials = emit_partials(b, site, callees)?;
+    emit_active_adjoints(b, site, d_result, &vec![true; site.operands.len()], callees)
+}
+
+/// As [`emit_adjoints`], for the operands with `active[i]` only (the others get `None`
+/// and no code).
+pub fn emit_active_adjoints(
+    b: &mut FunctionBuilder<'_>,
+    site: &PrimalSite<'_>,
+    d_result: Value,
+    active: &[bool],
+    callees: CalleeResolver<'_>,
+) -> Result<Vec<Option<Value>>, RuleError> {
+    let partials = emit_wanted_partials(b, site, active, callees)?;
     let mut out = Vec::with_capacity(partials.len());
     for (partial, operand) in partials.into_iter().zip(site.operands) {
         out.push(match partial {
@@ -158,7 +192,8 @@ pub fn emit_tangent(
             got: d_operands.len(),
         });
     }
-    let partials = emit_partials(b, site, callees)?;
+    let wanted: Vec<bool> = d_operands.iter().map(Option::is_some).collect();
+    let partials = emit_wanted_partials(b, site, &wanted, callees)?;
     let mut sum: Option<Value> = None;
     // `-a` terms are kept apart so that a single one becomes `fneg` and the others `fsub`.
     for (partial, d_arg) in partials.into_iter().zip(d_operands) {

@@ -45,7 +45,10 @@ use std::fmt;
 use adc_ir::{BinaryOp, CastOp, FuncId, Signature, Type, UnaryOp, Value};
 
 pub use arith::{op_rule, DIFFERENTIABLE_OPS};
-pub use emit::{emit_adjoints, emit_partials, emit_tangent, EmittedPartial, DERIVATIVE_CALL_ATTRS};
+pub use emit::{
+    emit_active_adjoints, emit_adjoints, emit_partials, emit_tangent, EmittedPartial,
+    DERIVATIVE_CALL_ATTRS,
+};
 pub use libm::{lookup_call, non_differentiable_call, CALL_RULES, NON_DIFFERENTIABLE_CALLS};
 
 use crate::AdErrorKind;

@@ -645,3 +645,44 @@ fn rules_say_which_primal_values_they_read() {
     let powi = needs(Differentiable::Call("__adc_powi_f64"));
     assert_eq!(powi, PrimalNeeds { operands: vec![true, true], result: false });
 }
+
+/// Only the wanted partials are emitted: `pow` with a constant exponent needs no `log`.
+#[test]
+fn inactive_operands_cost_no_code() {
+    let mut module = Module::new();
+    let op = Differentiable::Call("pow");
+    for (name, sig) in externs_needed(op, &Type::F64).unwrap() {
+        declare(&mut module, name, sig);
+    }
+    let by_name: HashMap<String, FuncId> =
+        module.functions.iter().map(|(id, f)| (f.name.clone(), id)).collect();
+    let signatures: HashMap<FuncId, Signature> =
+        module.functions.iter().map(|(id, f)| (id, f.signature.clone())).collect();
+    let sigs = |id: FuncId| signatures.get(&id).cloned();
+    let resolve = |name: &str| by_name.get(name).copied();
+    let log = by_name["log"];
+    let calls_log = |f: &Function| {
+        f.dfg
+            .insts
+            .values()
+            .any(|d| matches!(d, InstructionData::Call { callee, .. } if *callee == log))
+    };
+    let params = vec![Type::F64; 4];
+    let mut f = Function::new("f", Signature::new(params, None));
+    let mut b = FunctionBuilder::new(&mut f, &sigs);
+    let entry = b.create_entry_block();
+    b.switch_to_block(entry);
+    let p = b.func.params().to_vec();
+    let site = PrimalSite { op, operands: &p[..2], result: p[2] };
+    let adjoints = emit_active_adjoints(&mut b, &site, p[3], &[true, false], &resolve).unwrap();
+    assert!(adjoints[0].is_some() && adjoints[1].is_none());
+    let tangent = emit_tangent(&mut b, &site, &[Some(p[3]), None], &resolve).unwrap();
+    assert!(tangent.is_some());
+    assert!(!calls_log(b.func), "no partial with respect to the exponent was asked for");
+    emit_active_adjoints(&mut b, &site, p[3], &[false, true], &resolve).unwrap();
+    assert!(calls_log(b.func));
+    assert!(matches!(
+        emit_active_adjoints(&mut b, &site, p[3], &[true], &resolve),
+        Err(RuleError::Arity { .. })
+    ));
+}
