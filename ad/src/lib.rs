@@ -9,6 +9,7 @@
 
 pub mod error;
 pub mod request;
+pub mod typetree;
 
 pub use error::{AdError, AdErrorKind, Site};
 pub use request::{ArgActivity, DiffMode, DiffRequest, RetActivity, Synthesize};
