@@ -7,6 +7,7 @@
 //! module (memoised per request) and reports failures as [`AdError`]s that name the
 //! instruction and its source line.
 
+pub mod activity;
 pub mod error;
 pub mod request;
 pub mod typetree;

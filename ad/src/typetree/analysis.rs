@@ -677,7 +677,11 @@ impl Solver<'_> {
                     self.has_top(args[0], BaseType::Pointer),
                     self.has_top(args[1], BaseType::Pointer),
                 ];
-                let ints = [self.has_top(args[0], int), self.has_top(args[1], int)];
+                // A constant operand is an integer offset when the other one is an integer.
+                let ints = [
+                    self.has_top(args[0], int) || is_const(self.func, args[0]),
+                    self.has_top(args[1], int) || is_const(self.func, args[1]),
+                ];
                 if op == B::Sub && ptr[0] && ptr[1] {
                     self.add_base(r, int)
                 } else if ptr[0] || ptr[1] {
