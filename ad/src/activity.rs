@@ -369,6 +369,9 @@ impl<'a> Solver<'a> {
     }
 
     /// Up propagation and memory classes.
+    // Conditions stay inside the arms: as match guards, a false one would fall through to
+    // the generic arms below, which must not see loads, stores or selects.
+    #[allow(clippy::collapsible_match)]
     fn forward(&mut self, inst: Inst) -> bool {
         use InstructionData as I;
         let func = self.func;
@@ -478,6 +481,9 @@ impl<'a> Solver<'a> {
     }
 
     /// Down propagation.
+    // Conditions stay inside the arms: as match guards, a false one would fall through to
+    // the generic arms below, which must not see loads, stores or selects.
+    #[allow(clippy::collapsible_match)]
     fn backward(&mut self, inst: Inst) -> bool {
         use InstructionData as I;
         let func = self.func;
