@@ -150,6 +150,14 @@ pub struct Conflict {
     pub second: BaseType,
 }
 
+impl Conflict {
+    /// A conflict between `a` and `b` at `path`; the two facts are kept in a fixed order
+    /// so the record does not depend on the order in which the solver found them.
+    pub fn new(path: Vec<Step>, a: BaseType, b: BaseType) -> Conflict {
+        Conflict { path, first: a.min(b), second: a.max(b) }
+    }
+}
+
 impl fmt::Display for Conflict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {} vs {}", path_to_string(&self.path), self.first, self.second)
@@ -237,7 +245,7 @@ impl TypeTree {
                 None => {
                     // Keep the more specific path as the conflict's witness.
                     let at = if general { path.clone() } else { other.clone() };
-                    let conflict = Conflict { path: at.clone(), first: *other_base, second: base };
+                    let conflict = Conflict::new(at.clone(), *other_base, base);
                     changed |= self.conflicts.insert(conflict);
                     if !general {
                         changed |= self.entries_set(other.clone(), BaseType::Anything);
@@ -257,7 +265,7 @@ impl TypeTree {
             Some(old) => match old.join(base) {
                 Some(joined) => changed |= self.insert_exact(path, joined),
                 None => {
-                    let conflict = Conflict { path: path.clone(), first: old, second: base };
+                    let conflict = Conflict::new(path.clone(), old, base);
                     changed |= self.conflicts.insert(conflict);
                     changed |= self.insert_exact(path, BaseType::Anything);
                 }
