@@ -690,4 +690,28 @@ mod tests {
         let request = DiffRequest::reverse(id, vec![], RetActivity::Const);
         assert!(print_activity(&module, &request).is_err());
     }
+
+    #[test]
+    fn call_to_defined_function_is_conservative() {
+        let printed = activity_of(
+            "func @g(%p: ptr, %x: f64) {\n^e:\n  store %x, %p, align 8\n  ret\n}\nfunc @f(%x: f64) -> f64 {\n^e:\n  %slot = alloca f64, align 8\n  call @g(%slot, %x)\n  %y = load f64, %slot, align 8\n  ret %y\n}\n",
+            vec![ArgActivity::Active],
+            RetActivity::Active,
+        );
+        assert!(printed.contains("%slot: active shadow"), "{printed}");
+        assert!(printed.contains("call @g(%slot, %x): active"), "{printed}");
+        assert!(printed.contains("%y: active"), "{printed}");
+    }
+
+    #[test]
+    fn integer_return_path_is_inactive() {
+        let printed = activity_of(
+            "func @f(%x: f64, %n: i64) -> f64 {\n^e:\n  %two = const i64 2\n  %m = mul i64 %n, %two\n  %mf = sitofp %m to f64\n  %r = fmul f64 %x, %mf\n  ret %r\n}\n",
+            vec![ArgActivity::Active, ArgActivity::Const],
+            RetActivity::Active,
+        );
+        assert!(printed.contains("%m: inactive"), "{printed}");
+        assert!(printed.contains("%mf: inactive"), "{printed}");
+        assert!(printed.contains("%r: active"), "{printed}");
+    }
 }

@@ -1031,4 +1031,59 @@ mod tests {
         );
         assert_eq!(tree_of(&m, &a, "f", "q"), "{[-1]:Pointer, [-1,0]:Float@double}");
     }
+
+    #[test]
+    fn tbaa_names_type_an_i64_access() {
+        let mut module = parse_module(
+            "func @f(%p: ptr, %q: ptr) {\n^e:\n  %x = load i64, %p, align 8\n  store %x, %q, align 8\n  ret\n}\n",
+        )
+        .unwrap();
+        let id = module.function_by_name("f").unwrap();
+        let func = &mut module.functions[id];
+        let load = func.layout.insts().next().unwrap().1;
+        func.dfg.tbaa[load] = Some("double".into());
+        let analysis = TypeAnalysis::analyze(&module);
+        assert_eq!(tree_of(&module, &analysis, "f", "q"), "{[-1]:Pointer, [-1,0]:Float@double}");
+        let store = module.functions[id].layout.insts().nth(1).unwrap().1;
+        let q = module.functions[id].params()[1];
+        let kind = analysis.float_kind_at(&module, id, q, 0, 8, store).unwrap();
+        assert_eq!(kind, Some(FloatKind::F64));
+    }
+
+    #[test]
+    fn array_of_structs_keeps_the_element_layout() {
+        // struct {int n; double v;} a[]; a[i].n and a[i].v with a 16-byte stride.
+        let (m, a) = analyze(
+            "func @f(%a: ptr, %i: i64) -> f64 {\n^e:\n  %c16 = const i64 16\n  %off = mul i64 %i, %c16\n  %e = ptradd ptr %a, %off\n  %n = load i32, %e, align 4\n  %c8 = const i64 8\n  %vp = ptradd ptr %e, %c8\n  %v = load f64, %vp, align 8\n  %nf = sitofp %n to f64\n  %r = fmul f64 %v, %nf\n  ret %r\n}\n",
+        );
+        assert_eq!(
+            tree_of(&m, &a, "f", "a"),
+            "{[-1]:Pointer, [-1,0]:Integer, [-1,8]:Float@double}"
+        );
+        assert!(a
+            .tree(
+                m.function_by_name("f").unwrap(),
+                m.functions[m.function_by_name("f").unwrap()].params()[0]
+            )
+            .conflicts()
+            .next()
+            .is_none());
+    }
+
+    #[test]
+    fn unknown_offset_keeps_only_facts_for_every_element() {
+        let (m, a) = analyze(
+            "func @f(%a: ptr, %o: i64) -> f64 {\n^e:\n  %e = ptradd ptr %a, %o\n  %v = load f64, %e, align 8\n  ret %v\n}\n",
+        );
+        assert_eq!(tree_of(&m, &a, "f", "a"), "{[-1]:Pointer, [-1,-1]:Float@double}");
+    }
+
+    #[test]
+    fn constants_take_no_facts_from_their_uses() {
+        let (m, a) = analyze(
+            "func @f(%p: ptr, %q: ptr) {\n^e:\n  %z = const i64 0\n  store %z, %p, align 8\n  %x = load f64, %p, align 8\n  %r = ptradd ptr %q, %z\n  ret\n}\n",
+        );
+        assert_eq!(tree_of(&m, &a, "f", "z"), "{}");
+        assert_eq!(tree_of(&m, &a, "f", "p"), "{[-1]:Pointer, [-1,0]:Float@double}");
+    }
 }
