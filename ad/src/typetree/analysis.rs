@@ -1060,14 +1060,9 @@ mod tests {
             tree_of(&m, &a, "f", "a"),
             "{[-1]:Pointer, [-1,0]:Integer, [-1,8]:Float@double}"
         );
-        assert!(a
-            .tree(
-                m.function_by_name("f").unwrap(),
-                m.functions[m.function_by_name("f").unwrap()].params()[0]
-            )
-            .conflicts()
-            .next()
-            .is_none());
+        let id = m.function_by_name("f").unwrap();
+        let base = m.functions[id].params()[0];
+        assert!(a.tree(id, base).conflicts().next().is_none());
     }
 
     #[test]
