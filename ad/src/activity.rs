@@ -35,8 +35,10 @@
 //!   when it is a call with an active argument. A `readnone` call whose arguments are
 //!   inactive is inactive.
 //!
-//! Calls to other defined functions are treated conservatively through their effects;
-//! refining activity across calls is for later.
+//! Globals start out inactive (not shadowed) and become shadowed like any other memory,
+//! when an active value is stored into them; stores into them are then useful, because
+//! the caller sees globals. Calls to other defined functions are treated conservatively
+//! through their effects; refining activity across calls is for later.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
