@@ -3,13 +3,15 @@
 //! A filetest is an `.adir` file whose leading comments say what to do with it:
 //!
 //! ```text
-//! ; test optimize precise-output     <- kind: parse | verifier | interpret | run | optimize | analysis
+//! ; test optimize precise-output     <- kind: parse | verifier | interpret | run | optimize |
+//!                                       analysis | type-tree | activity
 //! ; passes: mem2reg, licm            <- optimize/analysis: the passes, in order
 //! ; stat: licm: calls hoisted = 1    <- optimize/analysis: a statistics counter's total
 //! ; check: %x = fadd                 <- filecheck directives on the printed module
 //! ; run: @f(1.0, 2) == 3.0           <- interpreter invocations (see `invocation`); under
 //!                                       `test run` also compiled by the Cranelift JIT
 //! ; error: t.adir:5:3                <- substrings of the expected rendered diagnostics
+//! ; activity: @f(dup, const) -> active <- activity: a request whose activity is printed
 //! ```
 //!
 //! Every file that parses must also survive the text round trip: printing, re-parsing and
@@ -44,6 +46,11 @@ pub enum TestKind {
     Optimize,
     /// Run `; passes:` (analysis printers, typically); checks run on what they printed.
     Analysis,
+    /// Print the AD type trees of every defined function (and the type answer for each
+    /// memory access); checks run on that.
+    TypeTree,
+    /// Print the activity of each `; activity: @f(dup, const) -> active` request.
+    Activity,
 }
 
 impl TestKind {
@@ -54,6 +61,8 @@ impl TestKind {
         (TestKind::Run, "run"),
         (TestKind::Optimize, "optimize"),
         (TestKind::Analysis, "analysis"),
+        (TestKind::TypeTree, "type-tree"),
+        (TestKind::Activity, "activity"),
     ];
 }
 
@@ -72,6 +81,8 @@ pub struct FileTest {
     pub errors: Vec<String>,
     /// (line number, `pass: counter = N`)
     pub stats: Vec<(usize, String)>,
+    /// `activity` tests: the requests, as `@f(dup, const) -> active`.
+    pub activity_requests: Vec<String>,
 }
 
 const OUTPUT_MARKER: &str = "; output:";
@@ -91,6 +102,7 @@ impl FileTest {
         let mut runs = Vec::new();
         let mut errors = Vec::new();
         let mut stats = Vec::new();
+        let mut activity_requests = Vec::new();
         for (index, line) in source.lines().enumerate() {
             if line.trim_start().starts_with(OUTPUT_MARKER) {
                 break;
@@ -126,6 +138,8 @@ impl FileTest {
                 runs.push((index + 1, rest.trim().to_string()));
             } else if let Some(rest) = comment.strip_prefix("stat:") {
                 stats.push((index + 1, rest.trim().to_string()));
+            } else if let Some(rest) = comment.strip_prefix("activity:") {
+                activity_requests.push(rest.trim().to_string());
             } else if let Some(rest) = comment.strip_prefix("error:") {
                 errors.push(rest.trim().to_string());
             } else if ["check:", "nextln:", "sameln:", "not:", "unordered:", "regex:"]
@@ -146,6 +160,7 @@ impl FileTest {
             runs,
             errors,
             stats,
+            activity_requests,
         })
     }
 
@@ -185,6 +200,10 @@ impl FileTest {
             TestKind::Parse | TestKind::Verifier | TestKind::Interpret | TestKind::Run => printed,
             TestKind::Optimize => self.optimize(&module)?.0,
             TestKind::Analysis => self.optimize(&module)?.1,
+            TestKind::TypeTree => crate::analyze::type_tree_report(&module, None)?,
+            TestKind::Activity => {
+                crate::analyze::activity_report(&module, &self.activity_requests)?
+            }
         };
         self.check_output(&output, bless)?;
         for (line, text) in &self.runs {
