@@ -8,6 +8,7 @@
 //! instruction and its source line.
 
 pub mod error;
+pub mod forward;
 pub mod request;
 pub mod rules;
 
