@@ -9,7 +9,7 @@ use adc_ir::{Inst, InstructionData, Value};
 use crate::rules::{self, Differentiable};
 use crate::{AdError, AdErrorKind, RetActivity};
 
-use super::Synth;
+use super::{carries_derivative, contains_ptr, Synth};
 
 impl Synth<'_> {
     pub(crate) fn translate_terminator(&mut self, inst: Inst) -> Result<(), AdError> {
@@ -74,6 +74,17 @@ impl Synth<'_> {
         let has_rule = callee_name.as_deref().is_some_and(|n| rules::lookup_call(n).is_some());
         if has_rule {
             return self.translate_arith_call(inst, &data);
+        }
+        // `lround(x)` and friends: an integer result of floats, nothing written to
+        // memory: the derivative is zero wherever it exists, the call stays as it is.
+        let integer_result_only = callee.is_some_and(|f| {
+            rules::non_differentiable_call(&f.name).is_some()
+                && f.signature.ret.as_ref().is_some_and(|t| !carries_derivative(t))
+                && !f.signature.params.iter().any(contains_ptr)
+        });
+        if integer_result_only {
+            self.copy_primal(inst);
+            return Ok(());
         }
         if let Some(&first) = active_args.first() {
             let operand = self.describe_value(first);
