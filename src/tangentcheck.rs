@@ -98,13 +98,15 @@ fn parse_spec(source: &str) -> Result<TangentSpec, String> {
         let Some(comment) = line.trim_start().strip_prefix(';') else { continue };
         let comment = comment.trim();
         if let Some(rest) = comment.strip_prefix("tangent:") {
-            header = Some(parse_header(rest.trim()).map_err(|e| format!("line {}: {e}", index + 1))?);
+            header =
+                Some(parse_header(rest.trim()).map_err(|e| format!("line {}: {e}", index + 1))?);
         } else if let Some(rest) = comment.strip_prefix("tangentcheck:") {
             checks.push((index + 1, rest.trim().to_string()));
         } else if let Some(rest) = comment.strip_prefix("tolerance:") {
-            let value = rest.trim().parse::<f64>().map_err(|_| {
-                format!("line {}: `{}` is not a tolerance", index + 1, rest.trim())
-            })?;
+            let value = rest
+                .trim()
+                .parse::<f64>()
+                .map_err(|_| format!("line {}: `{}` is not a tolerance", index + 1, rest.trim()))?;
             tolerance = Some(value);
         }
     }
@@ -163,12 +165,20 @@ struct Observed {
     shadows: Vec<Option<Vec<Val>>>,
 }
 
-fn check_line(module: &Module, spec: &TangentSpec, derivative: &str, text: &str) -> Result<(), String> {
+fn check_line(
+    module: &Module,
+    spec: &TangentSpec,
+    derivative: &str,
+    text: &str,
+) -> Result<(), String> {
     let (inputs, directions) =
         text.split_once(" along ").ok_or("expected `@f(inputs) along (directions)`")?;
     let inputs = Invocation::parse(inputs)?;
     if inputs.function != spec.function {
-        return Err(format!("the check calls @{}, the header names @{}", inputs.function, spec.function));
+        return Err(format!(
+            "the check calls @{}, the header names @{}",
+            inputs.function, spec.function
+        ));
     }
     let directions = Invocation::parse(&format!("@{}{}", spec.function, directions.trim()))?;
     let primal_id = module.function_by_name(&spec.function).ok_or("primal vanished")?;
@@ -191,8 +201,10 @@ fn check_line(module: &Module, spec: &TangentSpec, derivative: &str, text: &str)
             (_, false) => return Err(format!("argument {i} is const: its direction must be `_`")),
             (literal, true) => {
                 let d = input(literal, ty)?;
-                if let (Input::Buffer { items: a, elem: ea }, Input::Buffer { items: b, elem: eb }) =
-                    (&primal, &d)
+                if let (
+                    Input::Buffer { items: a, elem: ea },
+                    Input::Buffer { items: b, elem: eb },
+                ) = (&primal, &d)
                 {
                     if a.len() != b.len() || ea != eb {
                         return Err(format!("argument {i}: the direction buffer must match the input's type and length"));
@@ -204,11 +216,8 @@ fn check_line(module: &Module, spec: &TangentSpec, derivative: &str, text: &str)
         args.push(CheckArg { ty: ty.clone(), activity, primal, direction });
     }
 
-    let f32_present = args.iter().any(mentions_f32) || module.functions[primal_id]
-        .signature
-        .ret
-        .as_ref()
-        .is_some_and(type_mentions_f32);
+    let f32_present = args.iter().any(mentions_f32)
+        || module.functions[primal_id].signature.ret.as_ref().is_some_and(type_mentions_f32);
     let (h, default_tol) = if f32_present { (1e-2, 2e-2) } else { (1e-6, 1e-6) };
     let tolerance = spec.tolerance.unwrap_or(default_tol);
 
@@ -249,7 +258,8 @@ fn check_line(module: &Module, spec: &TangentSpec, derivative: &str, text: &str)
         compared += compare("the returned tangent", &tangent, &p, &m, h, tolerance)?;
     }
     for (i, arg) in args.iter().enumerate() {
-        let (Some(shadow), Some(p), Some(m)) = (&ad.shadows[i], &plus.buffers[i], &minus.buffers[i])
+        let (Some(shadow), Some(p), Some(m)) =
+            (&ad.shadows[i], &plus.buffers[i], &minus.buffers[i])
         else {
             continue;
         };
@@ -257,7 +267,14 @@ fn check_line(module: &Module, spec: &TangentSpec, derivative: &str, text: &str)
             continue;
         }
         let what = format!("the shadow of buffer argument {i}");
-        compared += compare(&what, &Val::Aggregate(shadow.clone()), &Val::Aggregate(p.clone()), &Val::Aggregate(m.clone()), h, tolerance)?;
+        compared += compare(
+            &what,
+            &Val::Aggregate(shadow.clone()),
+            &Val::Aggregate(p.clone()),
+            &Val::Aggregate(m.clone()),
+            h,
+            tolerance,
+        )?;
     }
     if compared == 0 {
         return Err("the check compares no float: give the return or a dup buffer a tangent".into());
@@ -291,7 +308,13 @@ fn input(literal: &Literal, ty: &Type) -> Result<Input, String> {
 }
 
 /// Runs the primal at `x + step·h·v` (`step` is -1, 0 or 1).
-fn run_primal(module: &Module, function: &str, args: &[CheckArg], step: f64, h: f64) -> Result<Observed, String> {
+fn run_primal(
+    module: &Module,
+    function: &str,
+    args: &[CheckArg],
+    step: f64,
+    h: f64,
+) -> Result<Observed, String> {
     let func = module.function_by_name(function).ok_or("no primal")?;
     let mut interp = Interpreter::new(module).map_err(|e| e.to_string())?;
     let mut values = Vec::new();
@@ -310,7 +333,11 @@ fn run_primal(module: &Module, function: &str, args: &[CheckArg], step: f64, h: 
     Ok(Observed { result, shadows: vec![None; buffers.len()], buffers })
 }
 
-fn run_derivative(module: &Module, derivative: &str, args: &[CheckArg]) -> Result<Observed, String> {
+fn run_derivative(
+    module: &Module,
+    derivative: &str,
+    args: &[CheckArg],
+) -> Result<Observed, String> {
     let func = module.function_by_name(derivative).ok_or("no derivative")?;
     let mut interp = Interpreter::new(module).map_err(|e| e.to_string())?;
     let mut values = Vec::new();
@@ -347,11 +374,16 @@ fn materialize(interp: &mut Interpreter<'_>, input: &Input) -> Result<(Val, Allo
     }
 }
 
-fn read_buffers(interp: &Interpreter<'_>, buffers: &[Allocated]) -> Result<Vec<Option<Vec<Val>>>, String> {
+fn read_buffers(
+    interp: &Interpreter<'_>,
+    buffers: &[Allocated],
+) -> Result<Vec<Option<Vec<Val>>>, String> {
     buffers
         .iter()
         .map(|b| match b {
-            Some((ptr, elem, len)) => interp.read(ptr, elem, *len).map(Some).map_err(|e| e.to_string()),
+            Some((ptr, elem, len)) => {
+                interp.read(ptr, elem, *len).map(Some).map_err(|e| e.to_string())
+            }
             None => Ok(None),
         })
         .collect()
@@ -388,13 +420,24 @@ fn axpy(x: &Val, d: &Val, t: f64) -> Result<Val, String> {
 
 /// Compares every float leaf of the tangent with the central difference of the leaves
 /// of `plus` and `minus`; returns how many leaves were compared.
-fn compare(what: &str, tangent: &Val, plus: &Val, minus: &Val, h: f64, tol: f64) -> Result<usize, String> {
+fn compare(
+    what: &str,
+    tangent: &Val,
+    plus: &Val,
+    minus: &Val,
+    h: f64,
+    tol: f64,
+) -> Result<usize, String> {
     let (mut t, mut p, mut m) = (Vec::new(), Vec::new(), Vec::new());
     float_leaves(tangent, &mut t);
     float_leaves(plus, &mut p);
     float_leaves(minus, &mut m);
     if t.len() != p.len() || p.len() != m.len() {
-        return Err(format!("{what}: the tangent has {} floats, the primal result {}", t.len(), p.len()));
+        return Err(format!(
+            "{what}: the tangent has {} floats, the primal result {}",
+            t.len(),
+            p.len()
+        ));
     }
     for (i, ((t, p), m)) in t.iter().zip(&p).zip(&m).enumerate() {
         let fd = (p - m) / (2.0 * h);
@@ -412,7 +455,9 @@ fn float_leaves(v: &Val, out: &mut Vec<f64>) {
     match v {
         Val::F64(x) => out.push(*x),
         Val::F32(x) => out.push(f64::from(*x)),
-        Val::Vector(items) | Val::Aggregate(items) => items.iter().for_each(|i| float_leaves(i, out)),
+        Val::Vector(items) | Val::Aggregate(items) => {
+            items.iter().for_each(|i| float_leaves(i, out))
+        }
         Val::Int(_) | Val::Ptr(_) => {}
     }
 }

@@ -98,8 +98,10 @@ fn result_is_active(
         I::Load { ptr, .. } => is(ptr),
         I::PtrAdd { ptr, .. } => is(ptr),
         I::Call { callee, args, .. } => {
-            let has_rule =
-                module.functions.get(*callee).is_some_and(|f| rules::lookup_call(&f.name).is_some());
+            let has_rule = module
+                .functions
+                .get(*callee)
+                .is_some_and(|f| rules::lookup_call(&f.name).is_some());
             has_rule && float_result() && args.iter().any(is)
         }
         I::ExtractLane { vector, .. } => is(vector),

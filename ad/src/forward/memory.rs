@@ -101,7 +101,9 @@ impl Synth<'_> {
             }
             I::AtomicRmw { ptr, value, .. } => {
                 if self.activity.is_active(ptr) || self.carries(value) {
-                    return Err(self.unsupported(inst, "an atomic read-modify-write of active memory"));
+                    return Err(
+                        self.unsupported(inst, "an atomic read-modify-write of active memory")
+                    );
                 }
                 self.copy_primal(inst);
             }

@@ -7,8 +7,8 @@
 //! tangent, for a pointer a shadow pointer whose pointee holds the tangents of the
 //! primal's pointee, for an integer loaded from shadow memory the bits of the shadow
 //! memory (so that integer-typed moves of floats carry their tangents along). Active block
-//! parameters get a shadow block parameter, and every branch passes the shadows of its
-//! arguments (zero for inactive floats).
+//! parameters get a shadow block parameter (after all the primal ones), and every branch
+//! passes the shadows of its arguments (zero for inactive floats).
 //!
 //! Invariants the synthesis keeps, so that a wrong tangent is never produced silently:
 //! an active value that would leave the tracked world (stored through a pointer without
@@ -52,19 +52,15 @@ pub fn synthesize_forward(
     name: &str,
 ) -> Result<FuncId, AdError> {
     let primal_id = request.function;
-    let primal_name = module
-        .functions
-        .get(primal_id)
-        .map(|f| f.name.clone())
-        .ok_or_else(|| {
-            AdError::new(
-                Site::function(name),
-                AdErrorKind::BadApiCall {
-                    api: "__enzyme_fwddiff".into(),
-                    reason: format!("the request names {primal_id}, which is not in the module"),
-                },
-            )
-        })?;
+    let primal_name = module.functions.get(primal_id).map(|f| f.name.clone()).ok_or_else(|| {
+        AdError::new(
+            Site::function(name),
+            AdErrorKind::BadApiCall {
+                api: "__enzyme_fwddiff".into(),
+                reason: format!("the request names {primal_id}, which is not in the module"),
+            },
+        )
+    })?;
     let site = Site::function(&primal_name);
     let signature = derivative_signature(module, request, &site)?;
     if module.function_by_name(name).is_some() {
@@ -312,14 +308,8 @@ impl Synth<'_> {
     /// with their parameters and the shadow parameters of active ones.
     fn create_blocks(&mut self, reachable: &[Block]) {
         let entry = self.primal.entry_block();
-        let layout: Vec<Block> = self
-            .primal
-            .layout
-            .blocks()
-            .iter()
-            .copied()
-            .filter(|b| reachable.contains(b))
-            .collect();
+        let layout: Vec<Block> =
+            self.primal.layout.blocks().iter().copied().filter(|b| reachable.contains(b)).collect();
         for block in layout {
             let new = self.b.create_block();
             if let Some(name) = self.primal.dfg.block_name(block) {
@@ -330,11 +320,18 @@ impl Synth<'_> {
                 self.create_entry_params(block, new);
                 continue;
             }
-            for &param in self.primal.dfg.block_params(block) {
+            // The primal parameters, then the shadows of the active ones in the same
+            // order: branches append the shadow arguments after the primal ones.
+            let primal = self.primal;
+            let params = primal.dfg.block_params(block);
+            for &param in params {
                 let ty = self.primal.dfg.value_type(param).clone();
-                let value = self.b.append_block_param(new, ty.clone());
+                let value = self.b.append_block_param(new, ty);
                 self.record(param, value);
+            }
+            for &param in params {
                 if self.activity.is_active(param) {
+                    let ty = self.primal.dfg.value_type(param).clone();
                     let shadow = self.b.append_block_param(new, ty);
                     self.record_shadow(param, shadow);
                 }

@@ -41,8 +41,7 @@ fn dup_return_gives_primal_and_tangent() {
         "func @f(%x: f64, %k: f64) -> f64 {\n^e:\n  %y = fmul f64 %x, %k\n  ret %y\n}\n",
     )
     .unwrap();
-    let req =
-        request(&m, "f", vec![ArgActivity::Dup, ArgActivity::Const], RetActivity::Dup);
+    let req = request(&m, "f", vec![ArgActivity::Dup, ArgActivity::Const], RetActivity::Dup);
     synthesize_forward(&mut m, &req, "f.fwd").expect("synthesis");
     let out = call(&m, "f.fwd", &[Val::F64(3.0), Val::F64(1.0), Val::F64(5.0)]);
     assert_eq!(out, Some(Val::Aggregate(vec![Val::F64(15.0), Val::F64(5.0)])));
