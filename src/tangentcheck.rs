@@ -441,7 +441,9 @@ fn compare(
     }
     for (i, ((t, p), m)) in t.iter().zip(&p).zip(&m).enumerate() {
         let fd = (p - m) / (2.0 * h);
-        if !((t - fd).abs() <= tol * fd.abs().max(1.0)) {
+        // Written so that a NaN on either side fails the check.
+        let close = (t - fd).abs() <= tol * fd.abs().max(1.0);
+        if !close {
             return Err(format!(
                 "{what}, float {i}: forward mode gives {t:e}, finite differences {fd:e} \
                  (tolerance {tol:e}, relative to max(1, |fd|))"
