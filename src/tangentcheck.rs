@@ -463,3 +463,37 @@ fn float_leaves(v: &Val, out: &mut Vec<f64>) {
         Val::Int(_) | Val::Ptr(_) => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_is_parsed() {
+        let (f, args, ret) = parse_header("@f(dup, const, dupnoneed) -> dup").unwrap();
+        assert_eq!(f, "f");
+        assert_eq!(args, vec![ArgActivity::Dup, ArgActivity::Const, ArgActivity::DupNoNeed]);
+        assert_eq!(ret, RetActivity::Dup);
+        assert!(parse_header("@f(dup) -> sideways").unwrap_err().contains("sideways"));
+        assert!(parse_header("f(dup) -> active").is_err());
+    }
+
+    #[test]
+    fn a_file_without_checks_is_an_error() {
+        let source = "; test tangent\n; tangent: @f(dup) -> active\nfunc @f(%x: f64) -> f64 {\n^e:\n  ret %x\n}\n";
+        let module = adc_ir::text::parse_module(source).unwrap();
+        let err = check(&module, source, &[]).unwrap_err();
+        assert!(err.contains("at least one"), "{err}");
+    }
+
+    #[test]
+    fn a_const_argument_needs_no_direction() {
+        let source = "; tangent: @f(dup, const) -> active\n; tangentcheck: @f(1.0, 2.0) along (1.0, 3.0)\n\
+                      func @f(%x: f64, %k: f64) -> f64 {\n^e:\n  %y = fmul f64 %x, %k\n  ret %y\n}\n";
+        let module = adc_ir::text::parse_module(source).unwrap();
+        let err = check(&module, source, &[]).unwrap_err();
+        assert!(err.contains("must be `_`"), "{err}");
+        let ok = source.replace("along (1.0, 3.0)", "along (1.0, _)");
+        check(&module, &ok, &[]).expect("passes");
+    }
+}

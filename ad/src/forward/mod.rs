@@ -63,6 +63,13 @@ pub fn synthesize_forward(
     })?;
     let site = Site::function(&primal_name);
     let signature = derivative_signature(module, request, &site)?;
+    // Synthesis walks the primal assuming SSA dominance and well-typed operands.
+    adc_ir::verify::verify_function(module, &module.functions[primal_id]).map_err(|d| {
+        AdError::new(
+            site.clone(),
+            AdErrorKind::Unsupported { what: format!("a function that does not verify: {d}") },
+        )
+    })?;
     if module.function_by_name(name).is_some() {
         return Err(AdError::new(
             site,

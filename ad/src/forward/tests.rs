@@ -67,3 +67,30 @@ fn store_to_a_global_is_rejected() {
     let err = synthesize_forward(&mut m, &req, "f.fwd").unwrap_err();
     assert!(err.to_string().contains("no shadow memory"), "{err}");
 }
+
+#[test]
+fn vector_width_is_not_implemented() {
+    let mut m = parse_module("func @f(%x: f64) -> f64 {\n^e:\n  ret %x\n}\n").unwrap();
+    let mut req = request(&m, "f", vec![ArgActivity::Dup], RetActivity::Active);
+    req.width = 4;
+    let err = synthesize_forward(&mut m, &req, "f.fwd").unwrap_err();
+    assert!(err.to_string().contains("width 4"), "{err}");
+}
+
+#[test]
+fn loop_carried_tangents_follow_the_primal_parameters() {
+    // Two active loop-carried floats and an inactive counter: the shadow parameters come
+    // after the primal ones, in the same order as the branch arguments.
+    let mut m = parse_module(
+        "func @f(%x: f64) -> f64 {\n^e:\n  %z = const i64 0\n  %one = const f64 1.0\n  jump ^l(%z, %one, %x)\n\
+         ^l(%i: i64, %a: f64, %b: f64):\n  %a2 = fmul f64 %a, %b\n  %b2 = fadd f64 %b, %x\n\
+         \x20 %k = const i64 1\n  %i2 = add i64 %i, %k\n  %n = const i64 3\n  %c = icmp slt i64 %i2, %n\n\
+         \x20 brif %c, ^l(%i2, %a2, %b2), ^x\n^x:\n  ret %a2\n}\n",
+    )
+    .unwrap();
+    let req = request(&m, "f", vec![ArgActivity::Dup], RetActivity::Active);
+    synthesize_forward(&mut m, &req, "f.fwd").expect("synthesis");
+    // f = x · 2x · 3x = 6x³, f' = 18x².
+    let Some(Val::F64(t)) = call(&m, "f.fwd", &[Val::F64(0.5), Val::F64(1.0)]) else { panic!() };
+    assert!((t - 18.0 * 0.25).abs() < 1e-12, "{t}");
+}
