@@ -3,14 +3,15 @@
 //! A filetest is an `.adir` file whose leading comments say what to do with it:
 //!
 //! ```text
-//! ; test optimize precise-output     <- kind: parse | verifier | interpret | run | optimize | analysis
-//!                                       | tangent (see `tangentcheck`)
+//! ; test optimize precise-output     <- kind: parse | verifier | interpret | run | optimize |
+//!                                       analysis | type-tree | activity | tangent
 //! ; passes: mem2reg, licm            <- optimize/analysis: the passes, in order
 //! ; stat: licm: calls hoisted = 1    <- optimize/analysis: a statistics counter's total
 //! ; check: %x = fadd                 <- filecheck directives on the printed module
 //! ; run: @f(1.0, 2) == 3.0           <- interpreter invocations (see `invocation`); under
 //!                                       `test run` also compiled by the Cranelift JIT
 //! ; error: t.adir:5:3                <- substrings of the expected rendered diagnostics
+//! ; activity: @f(dup, const) -> active <- activity: a request whose activity is printed
 //! ```
 //!
 //! Every file that parses must also survive the text round trip: printing, re-parsing and
@@ -49,6 +50,11 @@ pub enum TestKind {
     /// (`; tangent:`, `; tangentcheck:`; see `tangentcheck`). Checks and `; run:` lines
     /// see the module with the derivative; `; error:` lines expect synthesis to fail.
     Tangent,
+    /// Print the AD type trees of every defined function (and the type answer for each
+    /// memory access); checks run on that.
+    TypeTree,
+    /// Print the activity of each `; activity: @f(dup, const) -> active` request.
+    Activity,
 }
 
 impl TestKind {
@@ -60,6 +66,8 @@ impl TestKind {
         (TestKind::Optimize, "optimize"),
         (TestKind::Analysis, "analysis"),
         (TestKind::Tangent, "tangent"),
+        (TestKind::TypeTree, "type-tree"),
+        (TestKind::Activity, "activity"),
     ];
 }
 
@@ -78,6 +86,8 @@ pub struct FileTest {
     pub errors: Vec<String>,
     /// (line number, `pass: counter = N`)
     pub stats: Vec<(usize, String)>,
+    /// `activity` tests: the requests, as `@f(dup, const) -> active`.
+    pub activity_requests: Vec<String>,
 }
 
 const OUTPUT_MARKER: &str = "; output:";
@@ -97,6 +107,7 @@ impl FileTest {
         let mut runs = Vec::new();
         let mut errors = Vec::new();
         let mut stats = Vec::new();
+        let mut activity_requests = Vec::new();
         for (index, line) in source.lines().enumerate() {
             if line.trim_start().starts_with(OUTPUT_MARKER) {
                 break;
@@ -132,6 +143,8 @@ impl FileTest {
                 runs.push((index + 1, rest.trim().to_string()));
             } else if let Some(rest) = comment.strip_prefix("stat:") {
                 stats.push((index + 1, rest.trim().to_string()));
+            } else if let Some(rest) = comment.strip_prefix("activity:") {
+                activity_requests.push(rest.trim().to_string());
             } else if let Some(rest) = comment.strip_prefix("error:") {
                 errors.push(rest.trim().to_string());
             } else if ["check:", "nextln:", "sameln:", "not:", "unordered:", "regex:"]
@@ -152,6 +165,7 @@ impl FileTest {
             runs,
             errors,
             stats,
+            activity_requests,
         })
     }
 
@@ -200,6 +214,10 @@ impl FileTest {
             | TestKind::Tangent => printed,
             TestKind::Optimize => self.optimize(&module)?.0,
             TestKind::Analysis => self.optimize(&module)?.1,
+            TestKind::TypeTree => crate::analyze::type_tree_report(&module, None)?,
+            TestKind::Activity => {
+                crate::analyze::activity_report(&module, &self.activity_requests)?
+            }
         };
         self.check_output(&output, bless)?;
         for (line, text) in &self.runs {

@@ -89,6 +89,8 @@ enum Command {
         #[arg(long, default_value = "obj", value_parser = ["obj", "ir"])]
         emit: String,
     },
+    /// Print the AD analyses: type trees, or the activity of one differentiation request.
+    Analyze(adc::analyze::AnalyzeArgs),
     /// Run filetests (.adir files with `; test` headers), like `cargo test` does.
     #[command(after_help = "Example:\n  adc test tests/filetests my-tests/licm.adir")]
     Test {
@@ -151,6 +153,11 @@ fn run(command: Command) -> Result<ExitCode> {
                 adc_backend::compile_object(&module, name).map_err(|d| anyhow!("error: {d}"))?;
             std::fs::write(&output, bytes)
                 .with_context(|| format!("cannot write {}", output.display()))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Analyze(args) => {
+            let module = load_any(&args.input)?;
+            print!("{}", adc::analyze::run(&args, &module)?);
             Ok(ExitCode::SUCCESS)
         }
         Command::Passes => {

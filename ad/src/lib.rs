@@ -7,10 +7,12 @@
 //! module (memoised per request) and reports failures as [`AdError`]s that name the
 //! instruction and its source line.
 
+pub mod activity;
 pub mod error;
 pub mod forward;
 pub mod request;
 pub mod rules;
+pub mod typetree;
 
 pub use error::{AdError, AdErrorKind, Site};
 pub use request::{ArgActivity, DiffMode, DiffRequest, RetActivity, Synthesize};
