@@ -2,7 +2,7 @@
 //! (`rules::emit_tangent`), casts, selects, vector lanes, shuffles, reductions and
 //! aggregates (which move tangents structurally, the same operation on the shadows).
 
-use adc_ir::{CastOp, Constant, Inst, InstructionData, ReduceOp, Value, ValueDef};
+use adc_ir::{CastOp, Constant, Inst, InstructionData, ReduceOp, Value};
 
 use crate::rules::{self, Differentiable, PrimalSite};
 use crate::{AdError, AdErrorKind};
@@ -16,11 +16,22 @@ impl Synth<'_> {
         let data = self.primal.inst(inst).clone();
         let Some(result) = self.copy_primal(inst) else { return Ok(()) };
         let primal_result = self.primal.dfg.inst_result(inst).expect("copied a result");
-        if let I::Cast { op: CastOp::Bitcast, arg, ty } = &data {
-            self.check_bitcast_source(inst, *arg, ty)?;
-        }
-        if !self.activity.is_active(primal_result) {
+        if !self.wants_shadow(primal_result) {
             return Ok(());
+        }
+        let ty = self.primal_type(primal_result);
+        if !contains_float(&ty) && !ty.is_ptr() && !matches!(data, I::Cast { .. }) {
+            // Integer arithmetic on bits the type analysis could not prove integers.
+            return Err(self.error(
+                inst,
+                AdErrorKind::UndeducibleType {
+                    what: format!(
+                        "the operands of `{}`: integer operations on bits that may hold a \
+                         float",
+                        data.opcode_name()
+                    ),
+                },
+            ));
         }
         let tangent = match data {
             I::Unary { op, arg, .. } => {
@@ -111,45 +122,5 @@ impl Synth<'_> {
                 self.b.constant(ty, Constant::Zero)
             }
         })
-    }
-
-    /// A float made by reinterpreting integer bits has a tangent only when those bits
-    /// came from memory or arguments whose shadows we track. Bits computed by integer
-    /// arithmetic (sign-bit tricks on a float's bits, say) would need the type analysis to
-    /// know what they mean: refuse instead of returning a zero tangent.
-    fn check_bitcast_source(
-        &self,
-        inst: Inst,
-        arg: Value,
-        ty: &adc_ir::Type,
-    ) -> Result<(), AdError> {
-        if !contains_float(ty) || contains_float(&self.primal_type(arg)) {
-            return Ok(());
-        }
-        if self.activity.is_active(arg) {
-            return Ok(());
-        }
-        let computed = match self.primal.dfg.value_def(arg) {
-            ValueDef::Result(def) => !matches!(
-                self.primal.inst(def),
-                InstructionData::Const { .. } | InstructionData::Load { .. }
-            ),
-            // A block parameter merges values this analysis did not find active; an entry
-            // parameter is a `const` argument, which is fine.
-            ValueDef::Param(block, _) => Some(block) != self.primal.entry_block(),
-        };
-        if !computed {
-            return Ok(());
-        }
-        Err(self.error(
-            inst,
-            AdErrorKind::UndeducibleType {
-                what: format!(
-                    "the integer {} reinterpreted as {ty}: it is computed by integer \
-                     operations, and whether they move a float's bits is unknown",
-                    self.describe_value(arg)
-                ),
-            },
-        ))
     }
 }

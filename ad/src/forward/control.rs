@@ -24,7 +24,7 @@ impl Synth<'_> {
             let params = self.primal.dfg.block_params(target.block);
             let mut shadows = Vec::new();
             for (param, arg) in params.iter().zip(&target.args) {
-                if self.activity.is_active(*param) {
+                if self.wants_shadow(*param) {
                     shadows.push(self.shadow(*arg, inst)?);
                 }
             }
@@ -119,7 +119,7 @@ impl Synth<'_> {
         let name = self.module.functions[*callee].name.clone();
         let Some(result) = self.copy_primal(inst) else { return Ok(()) };
         let primal_result = self.primal.dfg.inst_result(inst).expect("copied a result");
-        if !self.activity.is_active(primal_result) {
+        if !self.wants_shadow(primal_result) {
             return Ok(());
         }
         let tangent = self.rule_tangent(inst, Differentiable::Call(&name), args, result)?;

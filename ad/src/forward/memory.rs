@@ -4,9 +4,10 @@
 //! has none), memcpy/memmove copy the shadow bytes too and memset zeroes them (the bytes
 //! it writes are constants).
 //!
-//! An active value that would be written where no shadow exists (through a pointer that
-//! is not derived from a `Dup` argument or an alloca) is an error: its tangent would be
-//! lost and a later load would read a zero.
+//! Which memory has a shadow follows the activity analysis. A write through a pointer
+//! that the analysis says needs a shadow but that has none here (a global, a heap block)
+//! is an error: its tangent would be lost and a later load would read a zero. Writes
+//! through pointers whose memory the analysis found not to matter are not mirrored.
 
 use adc_ir::{Constant, Inst, InstructionData, Type, Value};
 
@@ -22,7 +23,7 @@ impl Synth<'_> {
             I::Alloca { ty, count, align } => {
                 self.copy_primal(inst);
                 let primal_result = self.primal.dfg.inst_result(inst).expect("alloca result");
-                if !self.activity.is_active(primal_result) {
+                if !self.wants_shadow(primal_result) {
                     return Ok(());
                 }
                 let count = count.map(|c| self.value(c));
@@ -42,7 +43,7 @@ impl Synth<'_> {
             I::Load { ty, ptr, align, volatile } => {
                 self.copy_primal(inst);
                 let primal_result = self.primal.dfg.inst_result(inst).expect("load result");
-                if !self.activity.is_active(primal_result) {
+                if !self.wants_shadow(primal_result) {
                     return Ok(());
                 }
                 let shadow_ptr = self.shadow(ptr, inst)?;
@@ -52,19 +53,19 @@ impl Synth<'_> {
             }
             I::Store { value, ptr, align, volatile } => {
                 self.copy_primal(inst);
-                if self.activity.is_active(ptr) {
+                if self.has_shadow_memory(ptr, inst)? {
                     let shadow_value = self.shadow(value, inst)?;
                     let shadow_ptr = self.shadow(ptr, inst)?;
                     let data = I::Store { value: shadow_value, ptr: shadow_ptr, align, volatile };
                     self.b.ins(data);
-                } else if self.carries(value) {
-                    return Err(self.lost_derivative(inst, value, ptr));
                 }
             }
             I::PtrAdd { flags, ptr, offset } => {
                 self.copy_primal(inst);
                 let primal_result = self.primal.dfg.inst_result(inst).expect("ptradd result");
-                if !self.activity.is_active(primal_result) {
+                // Offsets into memory with a shadow keep one (cheap, and stores through
+                // them must reach the shadow whatever the analysis says of the offset).
+                if !self.wants_shadow(primal_result) && !self.shadows.contains_key(&ptr) {
                     return Ok(());
                 }
                 let shadow_ptr = self.shadow(ptr, inst)?;
@@ -76,7 +77,8 @@ impl Synth<'_> {
             I::MemCopy { dst, src, len, may_overlap, volatile } => {
                 self.copy_primal(inst);
                 let len = self.value(len);
-                match (self.activity.is_active(dst), self.activity.is_active(src)) {
+                let dst_shadowed = self.has_shadow_memory(dst, inst)?;
+                match (dst_shadowed, self.shadows.contains_key(&src)) {
                     (true, true) => {
                         let dst = self.shadow(dst, inst)?;
                         let src = self.shadow(src, inst)?;
@@ -87,20 +89,20 @@ impl Synth<'_> {
                         let dst = self.shadow(dst, inst)?;
                         self.zero_memory(dst, len);
                     }
-                    (false, true) => return Err(self.lost_derivative(inst, src, dst)),
-                    (false, false) => {}
+                    // The analysis found that the destination's derivative is not needed.
+                    (false, _) => {}
                 }
             }
             I::MemSet { dst, len, .. } => {
                 self.copy_primal(inst);
-                if self.activity.is_active(dst) {
+                if self.has_shadow_memory(dst, inst)? {
                     let len = self.value(len);
                     let dst = self.shadow(dst, inst)?;
                     self.zero_memory(dst, len);
                 }
             }
             I::AtomicRmw { ptr, value, .. } => {
-                if self.activity.is_active(ptr) || self.carries(value) {
+                if self.shadows.contains_key(&ptr) || self.carries(value) {
                     return Err(
                         self.unsupported(inst, "an atomic read-modify-write of active memory")
                     );
@@ -108,7 +110,7 @@ impl Synth<'_> {
                 self.copy_primal(inst);
             }
             I::CmpXchg { ptr, new, .. } => {
-                if self.activity.is_active(ptr) || self.carries(new) {
+                if self.shadows.contains_key(&ptr) || self.carries(new) {
                     return Err(self.unsupported(inst, "a compare-and-exchange of active memory"));
                 }
                 self.copy_primal(inst);
@@ -128,19 +130,27 @@ impl Synth<'_> {
         self.b.ins(InstructionData::MemSet { dst, byte, len, volatile: false });
     }
 
-    fn lost_derivative(&self, inst: Inst, value: Value, ptr: Value) -> AdError {
-        self.error(
-            inst,
-            AdErrorKind::Unsupported {
-                what: format!(
-                    "a write of the active {} through {}, which has no shadow memory (a \
-                     global, a heap block or an untracked pointer): its derivative would be \
-                     lost",
-                    self.describe_value(value),
-                    self.describe_value(ptr)
-                ),
-            },
-        )
+    /// Whether writes through `ptr` must be mirrored in shadow memory: when it has a
+    /// shadow. A pointer that the activity analysis says needs one but that has none (a
+    /// global, a heap block) cannot be mirrored: an error, or the derivative would be lost.
+    fn has_shadow_memory(&self, ptr: Value, inst: Inst) -> Result<bool, AdError> {
+        if self.shadows.contains_key(&ptr) {
+            return Ok(true);
+        }
+        if self.activity.is_active_value(ptr) || self.activity.needs_shadow(ptr) {
+            return Err(self.error(
+                inst,
+                AdErrorKind::Unsupported {
+                    what: format!(
+                        "a write through {}, which points to memory whose derivative is \
+                         needed but has no shadow memory (a global, a heap block or an \
+                         untracked pointer)",
+                        self.describe_value(ptr)
+                    ),
+                },
+            ));
+        }
+        Ok(false)
     }
 
     pub(crate) fn unsupported(&self, inst: Inst, what: &str) -> AdError {

@@ -6,18 +6,19 @@
 //! primal value it holds a *shadow*: for a float (or vector/aggregate of floats) its
 //! tangent, for a pointer a shadow pointer whose pointee holds the tangents of the
 //! primal's pointee, for an integer loaded from shadow memory the bits of the shadow
-//! memory (so that integer-typed moves of floats carry their tangents along). Active block
+//! memory (when the type analysis says they may hold a float's bits). Active block
 //! parameters get a shadow block parameter (after all the primal ones), and every branch
 //! passes the shadows of its arguments (zero for inactive floats).
 //!
-//! Invariants the synthesis keeps, so that a wrong tangent is never produced silently:
-//! an active value that would leave the tracked world (stored through a pointer without
-//! shadow memory, passed to a call, to an atomic) is an [`AdError`], not a dropped
-//! tangent. The instruction families live in `arith.rs` (arithmetic, casts, selects,
+//! Which values get a shadow is decided by the activity analysis ([`Activity`], on the
+//! type analysis): active values get one, inactive ones read as zero where a shadow is
+//! needed. Invariants the synthesis keeps, so that a wrong tangent is never produced
+//! silently: a pointer that the analysis says needs a shadow but that has none here (a
+//! global, a heap block) is an [`AdError`], as is an active value passed to a call or an
+//! atomic, or integer arithmetic on bits that may hold a float. The instruction families live in `arith.rs` (arithmetic, casts, selects,
 //! lanes and aggregates, libm calls), `memory.rs` (allocas, loads, stores, pointer
 //! arithmetic, memcpy/memset) and `control.rs` (branches, returns, other calls).
 
-mod activity;
 mod arith;
 mod control;
 mod memory;
@@ -25,7 +26,7 @@ mod memory;
 #[cfg(test)]
 mod tests;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use adc_ir::builder::FunctionBuilder;
 use adc_ir::dominance::DomTree;
@@ -34,10 +35,10 @@ use adc_ir::{
     Value, ValueDef,
 };
 
+use crate::activity::Activity;
 use crate::rules::{self, Differentiable};
+use crate::typetree::TypeAnalysis;
 use crate::{AdError, AdErrorKind, ArgActivity, DiffMode, DiffRequest, RetActivity, Site};
-
-pub use activity::ForwardActivity;
 
 /// Synthesizes the forward-mode derivative of `request.function` as a new internal
 /// function named `name` and returns its id.
@@ -80,8 +81,11 @@ pub fn synthesize_forward(
     }
     declare_rule_callees(module, primal_id)?;
 
+    // Which values need a tangent and which pointers a shadow: the activity analysis, on
+    // the type analysis (which tells integer-typed moves of floats from integers).
+    let types = TypeAnalysis::analyze(module);
+    let activity = Activity::analyze(module, request, &types)?;
     let primal = &module.functions[primal_id];
-    let activity = ForwardActivity::compute(module, primal, request);
     let mut derivative = Function::new(name, signature);
     derivative.linkage = Linkage::Internal;
     {
@@ -97,7 +101,9 @@ pub fn synthesize_forward(
             values: HashMap::new(),
             shadows: HashMap::new(),
             blocks: HashMap::new(),
+            pointer_slots: HashSet::new(),
         };
+        synth.pointer_slots = synth.find_pointer_slots();
         synth.run()?;
     }
     adc_ir::verify::verify_function(module, &derivative).map_err(|d| {
@@ -283,13 +289,16 @@ pub(crate) struct Synth<'a> {
     pub(crate) module: &'a Module,
     pub(crate) primal: &'a Function,
     pub(crate) request: &'a DiffRequest,
-    pub(crate) activity: &'a ForwardActivity,
+    pub(crate) activity: &'a Activity,
     pub(crate) b: FunctionBuilder<'a>,
     /// Primal value -> the same value in the derivative.
     pub(crate) values: HashMap<Value, Value>,
     /// Primal value -> its shadow (tangent or shadow pointer) in the derivative.
     pub(crate) shadows: HashMap<Value, Value>,
     pub(crate) blocks: HashMap<Block, Block>,
+    /// Allocas that hold a pointer with a shadow: its shadow pointer lives in their shadow
+    /// memory, whatever the activity analysis says about the slot itself.
+    pub(crate) pointer_slots: HashSet<Value>,
 }
 
 impl Synth<'_> {
@@ -337,7 +346,7 @@ impl Synth<'_> {
                 self.record(param, value);
             }
             for &param in params {
-                if self.activity.is_active(param) {
+                if self.wants_shadow(param) {
                     let ty = self.primal.dfg.value_type(param).clone();
                     let shadow = self.b.append_block_param(new, ty);
                     self.record_shadow(param, shadow);
@@ -357,6 +366,32 @@ impl Synth<'_> {
                 self.record_shadow(param, shadow);
             }
         }
+    }
+
+    /// The allocas (through `ptradd` chains) into which a pointer that keeps a shadow is
+    /// stored.
+    fn find_pointer_slots(&self) -> HashSet<Value> {
+        let mut slots = HashSet::new();
+        for (_, inst) in self.primal.layout.insts() {
+            let InstructionData::Store { value, ptr, .. } = self.primal.inst(inst) else {
+                continue;
+            };
+            if !self.primal_type(*value).is_ptr() || !self.wants_shadow(*value) {
+                continue;
+            }
+            let mut base = *ptr;
+            while let ValueDef::Result(def) = self.primal.dfg.value_def(base) {
+                match self.primal.inst(def) {
+                    InstructionData::PtrAdd { ptr, .. } => base = *ptr,
+                    InstructionData::Alloca { .. } => {
+                        slots.insert(base);
+                        break;
+                    }
+                    _ => break,
+                }
+            }
+        }
+        slots
     }
 
     fn record(&mut self, primal: Value, value: Value) {
@@ -425,6 +460,15 @@ impl Synth<'_> {
     /// which skip inactive operands).
     pub(crate) fn active_shadow(&self, primal: Value) -> Option<Value> {
         self.shadows.get(&primal).copied()
+    }
+
+    /// Whether the derivative keeps a shadow for this primal value: an active value, or a
+    /// pointer to memory that holds derivatives (the analysis may find the memory
+    /// shadowed without every pointer into it being active).
+    pub(crate) fn wants_shadow(&self, primal: Value) -> bool {
+        self.activity.is_active_value(primal)
+            || (contains_ptr(&self.primal_type(primal)) && self.activity.needs_shadow(primal))
+            || self.pointer_slots.contains(&primal)
     }
 
     /// Whether the value is active and of a type whose derivative must not be lost.
