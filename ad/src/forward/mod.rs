@@ -15,9 +15,11 @@
 //! needed. Invariants the synthesis keeps, so that a wrong tangent is never produced
 //! silently: a pointer that the analysis says needs a shadow but that has none here (a
 //! global, a heap block) is an [`AdError`], as is an active value passed to a call or an
-//! atomic, or integer arithmetic on bits that may hold a float. The instruction families live in `arith.rs` (arithmetic, casts, selects,
-//! lanes and aggregates, libm calls), `memory.rs` (allocas, loads, stores, pointer
-//! arithmetic, memcpy/memset) and `control.rs` (branches, returns, other calls).
+//! atomic, or integer arithmetic on bits that may hold a float.
+//!
+//! The instruction families live in `arith.rs` (arithmetic, casts, selects, lanes and
+//! aggregates, libm calls), `memory.rs` (allocas, loads, stores, pointer arithmetic,
+//! memcpy/memset) and `control.rs` (branches, returns, other calls).
 
 mod arith;
 mod control;
