@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! ; test optimize precise-output     <- kind: parse | verifier | interpret | run | optimize |
-//!                                       analysis | type-tree | activity
+//!                                       analysis | type-tree | activity | tangent
 //! ; passes: mem2reg, licm            <- optimize/analysis: the passes, in order
 //! ; stat: licm: calls hoisted = 1    <- optimize/analysis: a statistics counter's total
 //! ; check: %x = fadd                 <- filecheck directives on the printed module
@@ -46,6 +46,10 @@ pub enum TestKind {
     Optimize,
     /// Run `; passes:` (analysis printers, typically); checks run on what they printed.
     Analysis,
+    /// Synthesize a forward-mode derivative and check it against finite differences
+    /// (`; tangent:`, `; tangentcheck:`; see `tangentcheck`). Checks and `; run:` lines
+    /// see the module with the derivative; `; error:` lines expect synthesis to fail.
+    Tangent,
     /// Print the AD type trees of every defined function (and the type answer for each
     /// memory access); checks run on that.
     TypeTree,
@@ -61,6 +65,7 @@ impl TestKind {
         (TestKind::Run, "run"),
         (TestKind::Optimize, "optimize"),
         (TestKind::Analysis, "analysis"),
+        (TestKind::Tangent, "tangent"),
         (TestKind::TypeTree, "type-tree"),
         (TestKind::Activity, "activity"),
     ];
@@ -173,7 +178,7 @@ impl FileTest {
         let file_name = self.file_name();
         let render = |d: &Diagnostics| d.render(&file_name, &self.source);
         let module = match self.parse_and_verify() {
-            Ok(module) if self.errors.is_empty() => module,
+            Ok(module) if self.errors.is_empty() || self.kind == TestKind::Tangent => module,
             Ok(_) => {
                 return Err(format!(
                     "expected diagnostics containing {:?}, but the file parsed and verified",
@@ -195,9 +200,18 @@ impl FileTest {
                 ));
             }
         };
-        let printed = round_trip(&module)?;
+        let mut printed = round_trip(&module)?;
+        let mut module = module;
+        if self.kind == TestKind::Tangent {
+            module = crate::tangentcheck::check(&module, &self.source, &self.errors)?;
+            printed = round_trip(&module)?;
+        }
         let output = match self.kind {
-            TestKind::Parse | TestKind::Verifier | TestKind::Interpret | TestKind::Run => printed,
+            TestKind::Parse
+            | TestKind::Verifier
+            | TestKind::Interpret
+            | TestKind::Run
+            | TestKind::Tangent => printed,
             TestKind::Optimize => self.optimize(&module)?.0,
             TestKind::Analysis => self.optimize(&module)?.1,
             TestKind::TypeTree => crate::analyze::type_tree_report(&module, None)?,

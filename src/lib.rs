@@ -6,3 +6,4 @@ pub mod filetest;
 pub mod invocation;
 pub mod native;
 pub mod pass_args;
+pub mod tangentcheck;

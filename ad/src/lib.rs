@@ -9,6 +9,7 @@
 
 pub mod activity;
 pub mod error;
+pub mod forward;
 pub mod request;
 pub mod rules;
 pub mod typetree;
