@@ -2,6 +2,7 @@
 //! syntax shared by `adc test`, `adc interp` and `cargo test --test filetests`.
 
 pub mod filetest;
+pub mod gradcheck;
 pub mod invocation;
 pub mod native;
 pub mod pass_args;

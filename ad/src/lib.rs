@@ -7,8 +7,12 @@
 //! module (memoised per request) and reports failures as [`AdError`]s that name the
 //! instruction and its source line.
 
+pub mod cache;
+pub mod differentiator;
 pub mod error;
 pub mod request;
+pub mod reverse;
 
+pub use differentiator::{Differentiator, DifferentiatorOptions};
 pub use error::{AdError, AdErrorKind, Site};
 pub use request::{ArgActivity, DiffMode, DiffRequest, RetActivity, Synthesize};
