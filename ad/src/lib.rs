@@ -12,6 +12,7 @@ pub mod differentiator;
 pub mod error;
 pub mod request;
 pub mod reverse;
+pub mod rules;
 
 pub use differentiator::{Differentiator, DifferentiatorOptions};
 pub use error::{AdError, AdErrorKind, Site};
