@@ -7,12 +7,14 @@
 //! module (memoised per request) and reports failures as [`AdError`]s that name the
 //! instruction and its source line.
 
+pub mod activity;
 pub mod cache;
 pub mod differentiator;
 pub mod error;
 pub mod request;
 pub mod reverse;
 pub mod rules;
+pub mod typetree;
 
 pub use differentiator::{Differentiator, DifferentiatorOptions};
 pub use error::{AdError, AdErrorKind, Site};
