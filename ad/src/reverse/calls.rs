@@ -13,7 +13,7 @@
 
 use adc_ir::{Inst, InstructionData, Value};
 
-use super::activity::ALLOCATORS;
+use super::memory::ALLOCATORS;
 use super::Synth;
 use crate::error::AdError;
 use crate::rules::{self, Differentiable};

@@ -17,19 +17,21 @@
 //! - `memset d, b, n` of floats: `shadow_d = 0` over `n` bytes (the old values are gone);
 //!   of pointers or integers: the same memset on the shadow in the forward pass.
 //!
-//! What the copied bytes hold comes from the type of the accesses through the same base
-//! object (TEMPORARY until the type-tree analysis is merged): an undeducible element type
-//! is an `UndeducibleType` error, never a guess.
+//! What the copied bytes hold comes from the type-tree analysis (`crate::typetree`): an
+//! undeducible element type is an `UndeducibleType` error, never a guess. Copies that mix
+//! floats with integers or pointers are not handled yet (`Unsupported`).
 
 use adc_ir::{
     BinaryOp, CastOp, Constant, FuncAttrs, Inst, InstFlags, InstructionData, IntCC, Type, Value,
     ValueDef,
 };
-use adc_passes::alias::decompose;
 
-use super::activity::ALLOCATORS;
 use super::{has_float, has_pointer, Synth};
 use crate::error::{AdError, AdErrorKind};
+use crate::typetree::BaseType;
+
+/// Library allocators whose result gets a zero-filled shadow allocation of the same size.
+pub(crate) const ALLOCATORS: &[&str] = &["malloc", "calloc", "_Znwm", "_Znam"];
 
 /// What a range of bytes copied or set by a memory intrinsic holds.
 #[derive(Clone, Debug, PartialEq)]
@@ -127,7 +129,7 @@ impl<'a> Synth<'a> {
             I::MemCopy { dst, src, len, may_overlap, volatile } => {
                 if let (Some(sd), Some(ss)) = (self.shadows.get(&dst), self.shadows.get(&src)) {
                     let (sd, ss) = (*sd, *ss);
-                    if self.mem_contents(inst, dst, src)? == MemContents::Pointers {
+                    if self.mem_contents(inst, dst, src, len)? == MemContents::Pointers {
                         let len = self.fwd(len);
                         self.ins(I::MemCopy { dst: sd, src: ss, len, may_overlap, volatile });
                     }
@@ -135,7 +137,7 @@ impl<'a> Synth<'a> {
             }
             I::MemSet { dst, byte, len, volatile } => {
                 if let Some(sd) = self.shadows.get(&dst).copied() {
-                    if self.mem_contents(inst, dst, dst)? == MemContents::Pointers {
+                    if self.mem_contents(inst, dst, dst, len)? == MemContents::Pointers {
                         let (byte, len) = (self.fwd(byte), self.fwd(len));
                         self.ins(I::MemSet { dst: sd, byte, len, volatile });
                     }
@@ -159,6 +161,10 @@ impl<'a> Synth<'a> {
                 self.memset_zero(shadow, bytes);
                 self.set_shadow(result.expect("an allocator returns a pointer"), shadow);
             }
+            I::Const { value: Constant::Int(0) | Constant::Zero, ty } if needs && ty.is_ptr() => {
+                let shadow = self.constant(ty, Constant::Zero);
+                self.set_shadow(result.expect("const has a result"), shadow);
+            }
             _ if needs => {
                 return Err(self.unsupported(inst, "a pointer whose shadow cannot be computed"))
             }
@@ -180,42 +186,49 @@ impl<'a> Synth<'a> {
         self.ins(InstructionData::MemSet { dst, byte, len: bytes, volatile: false });
     }
 
-    /// What the bytes behind `dst` (and `src`) hold, from the types of the other accesses
-    /// through the same base objects.
-    fn mem_contents(&self, inst: Inst, dst: Value, src: Value) -> Result<MemContents, AdError> {
-        let bases = [decompose(self.module, self.primal, dst).0, decompose(self.module, self.primal, src).0];
-        let mut floats: Option<Type> = None;
-        let mut pointers = false;
-        let mut seen = false;
-        for (_, other) in self.primal.layout.insts() {
-            let (ty, ptr) = match &self.primal.dfg.insts[other] {
-                InstructionData::Load { ty, ptr, .. } => (ty.clone(), *ptr),
-                InstructionData::Store { value, ptr, .. } => {
-                    (self.primal.dfg.value_type(*value).clone(), *ptr)
-                }
-                _ => continue,
-            };
-            if !bases.contains(&decompose(self.module, self.primal, ptr).0) {
-                continue;
-            }
-            seen = true;
-            pointers |= has_pointer(&ty);
-            if has_float(&ty) {
-                let lane = scalar_float_of(&ty);
-                match (&floats, lane) {
-                    (_, None) => return Err(self.undeducible(inst)),
-                    (None, Some(t)) => floats = Some(t),
-                    (Some(a), Some(b)) if *a == b => {}
-                    _ => return Err(self.undeducible(inst)),
-                }
+    /// What the bytes behind `dst` (and `src`) hold, from the type trees of both
+    /// pointers over the copied length (the first 4096 bytes when it is not a constant).
+    fn mem_contents(&self, inst: Inst, dst: Value, src: Value, len: Value) -> Result<MemContents, AdError> {
+        let len = self.constant_length(len).unwrap_or(crate::typetree::MAX_OFFSET);
+        let id = self.request.function;
+        let mut facts = Vec::new();
+        let mut last_error = None;
+        for ptr in [dst, src] {
+            match self.types.copy_layout(self.module, id, ptr, 0, len, inst) {
+                Ok(layout) => facts.extend(layout.into_iter().map(|(_, base)| base)),
+                Err(e) => last_error = Some(e),
             }
         }
-        match (floats, pointers, seen) {
-            (Some(_), true, _) => Err(self.undeducible(inst)),
-            (Some(f), false, _) => Ok(MemContents::Floats(f)),
+        if facts.is_empty() {
+            return Err(last_error.unwrap_or_else(|| self.undeducible(inst)));
+        }
+        let mut floats = None;
+        let (mut pointers, mut integers) = (false, false);
+        for base in facts {
+            match base {
+                BaseType::Float(kind) => match floats {
+                    None => floats = Some(kind),
+                    Some(k) if k == kind => {}
+                    Some(_) => return Err(self.unsupported(inst, "a copy mixing f32 and f64 data")),
+                },
+                BaseType::Pointer => pointers = true,
+                BaseType::Integer => integers = true,
+                BaseType::Anything => return Err(self.undeducible(inst)),
+            }
+        }
+        match (floats, pointers, integers) {
+            (Some(kind), false, false) => Ok(MemContents::Floats(kind.ir_type())),
+            (Some(_), _, _) => Err(self.unsupported(inst, "a copy mixing floats with integers or pointers")),
             (None, true, _) => Ok(MemContents::Pointers),
-            (None, false, true) => Ok(MemContents::Integers),
-            (None, false, false) => Err(self.undeducible(inst)),
+            (None, false, _) => Ok(MemContents::Integers),
+        }
+    }
+
+    fn constant_length(&self, len: Value) -> Option<u64> {
+        let ValueDef::Result(inst) = self.primal.dfg.value_def(len) else { return None };
+        match &self.primal.dfg.insts[inst] {
+            InstructionData::Const { value: Constant::Int(n), .. } => u64::try_from(*n).ok(),
+            _ => None,
         }
     }
 
@@ -255,7 +268,7 @@ impl<'a> Synth<'a> {
                 }
             }
             I::MemCopy { dst, src, len, may_overlap, .. } => {
-                let (Some(_), contents) = (self.shadows.get(&dst), self.mem_contents(inst, dst, src)?) else {
+                let (Some(_), contents) = (self.shadows.get(&dst), self.mem_contents(inst, dst, src, len)?) else {
                     return Ok(());
                 };
                 let MemContents::Floats(elem) = contents else { return Ok(()) };
@@ -271,7 +284,7 @@ impl<'a> Synth<'a> {
                 if !self.shadows.contains_key(&dst) {
                     return Ok(());
                 }
-                if let MemContents::Floats(_) = self.mem_contents(inst, dst, dst)? {
+                if let MemContents::Floats(_) = self.mem_contents(inst, dst, dst, len)? {
                     let len = self.primal_in_reverse(len);
                     let sd = self.shadow_in_reverse(dst).expect("checked above");
                     self.memset_zero(sd, len);
@@ -375,14 +388,5 @@ impl<'a> Synth<'a> {
         self.ins(InstructionData::Jump { dest: adc_ir::BlockCall::new(header, vec![next]) });
         self.cache.restore(memo);
         self.cur = exit;
-    }
-}
-
-/// The float scalar type of a float scalar or vector of floats.
-fn scalar_float_of(ty: &Type) -> Option<Type> {
-    match ty {
-        Type::F32 | Type::F64 => Some(ty.clone()),
-        Type::Vector(elem, _) if elem.is_float() => Some((**elem).clone()),
-        _ => None,
     }
 }

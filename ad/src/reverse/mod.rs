@@ -24,7 +24,6 @@
 //!   never used directly: only the cache planner knows whether they dominate the reverse
 //!   code.
 
-mod activity;
 mod arith;
 mod calls;
 mod control;
@@ -41,11 +40,12 @@ use adc_passes::domtree::DominatorTree;
 use adc_passes::ivs::InductionVars;
 use adc_passes::loops::LoopInfo;
 
+use crate::activity::Activity;
 use crate::cache::Cache;
+use crate::typetree::TypeAnalysis;
 use crate::error::{AdError, AdErrorKind, Site};
 use crate::request::{ArgActivity, DiffRequest, RetActivity};
 
-pub(crate) use activity::TemporaryActivity;
 pub(crate) use control::{Edge, EdgeTarget};
 
 /// Library functions the synthesized code calls, declared in the module beforehand.
@@ -105,7 +105,8 @@ pub(crate) struct Synth<'a> {
     pub signatures: &'a HashMap<FuncId, Signature>,
     pub runtime: Runtime,
     pub info: PrimalInfo,
-    pub activity: TemporaryActivity,
+    pub activity: Activity,
+    pub types: TypeAnalysis,
     /// The derivative under construction.
     pub f: Function,
     /// The derivative's entry block: parameters, adjoint slots, tape headers.
@@ -159,7 +160,8 @@ pub(crate) fn synthesize(
             AdErrorKind::Unsupported { what: "a branch back to the entry block".into() },
         ));
     }
-    let activity = TemporaryActivity::analyze(module, primal, request);
+    let types = TypeAnalysis::analyze(module);
+    let activity = Activity::analyze(module, request, &types)?;
     let mut f = Function::new(name, signature);
     f.linkage = Linkage::Internal;
     let setup = f.dfg.make_block();
@@ -175,6 +177,7 @@ pub(crate) fn synthesize(
         runtime,
         info,
         activity,
+        types,
         f,
         setup,
         vmap: HashMap::new(),
@@ -439,7 +442,7 @@ impl<'a> Synth<'a> {
 
     /// Whether the primal value carries a derivative (has an adjoint).
     pub fn is_active(&self, value: Value) -> bool {
-        self.activity.is_active_value(self.primal, value)
+        self.activity.is_active_value(value)
     }
 
     /// The stack slot of a primal value's adjoint, created (zeroed) on first use.
