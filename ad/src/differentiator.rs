@@ -14,8 +14,8 @@ use adc_ir::{FuncAttrs, FuncId, Function, Module, Signature, Type};
 use crate::cache::{define_tape_push, CacheStats};
 use crate::error::{AdError, AdErrorKind, Site};
 use crate::request::{DiffMode, DiffRequest, Synthesize};
-use crate::rules::{self, Differentiable};
 use crate::reverse::{synthesize, Runtime};
+use crate::rules::{self, Differentiable};
 
 /// Choices that change what synthesis produces.
 #[derive(Clone, Debug)]
@@ -47,21 +47,29 @@ impl Differentiator {
 }
 
 impl Synthesize for Differentiator {
-    fn derivative(&mut self, module: &mut Module, request: &DiffRequest) -> Result<FuncId, AdError> {
+    fn derivative(
+        &mut self,
+        module: &mut Module,
+        request: &DiffRequest,
+    ) -> Result<FuncId, AdError> {
         if let Some(id) = self.memo.get(request) {
             return Ok(*id);
         }
         let Some(primal) = module.functions.get(request.function) else {
             return Err(AdError::new(
                 Site::function("?"),
-                AdErrorKind::Unsupported { what: format!("a request for unknown function {}", request.function) },
+                AdErrorKind::Unsupported {
+                    what: format!("a request for unknown function {}", request.function),
+                },
             ));
         };
         let primal_name = primal.name.clone();
         if request.mode != DiffMode::Reverse {
             return Err(AdError::new(
                 Site::function(&primal_name),
-                AdErrorKind::Unsupported { what: format!("{request}: only reverse mode is synthesized here") },
+                AdErrorKind::Unsupported {
+                    what: format!("{request}: only reverse mode is synthesized here"),
+                },
             ));
         }
         let runtime = declare_runtime(module, &primal_name)?;
@@ -95,11 +103,19 @@ fn fresh_name(module: &Module, base: &str) -> String {
     if module.function_by_name(base).is_none() {
         return base.to_string();
     }
-    (1..).map(|n| format!("{base}.{n}")).find(|n| module.function_by_name(n).is_none()).unwrap_or_default()
+    (1..)
+        .map(|n| format!("{base}.{n}"))
+        .find(|n| module.function_by_name(n).is_none())
+        .unwrap_or_default()
 }
 
 /// Finds or declares a library function with the expected signature.
-fn declare(module: &mut Module, name: &str, sig: Signature, for_function: &str) -> Result<FuncId, AdError> {
+fn declare(
+    module: &mut Module,
+    name: &str,
+    sig: Signature,
+    for_function: &str,
+) -> Result<FuncId, AdError> {
     if let Some(id) = module.function_by_name(name) {
         let existing = &module.functions[id].signature;
         if existing.params != sig.params || existing.ret != sig.ret {
@@ -118,7 +134,8 @@ fn declare(module: &mut Module, name: &str, sig: Signature, for_function: &str) 
 }
 
 fn declare_runtime(module: &mut Module, for_function: &str) -> Result<Runtime, AdError> {
-    let malloc = declare(module, "malloc", Signature::new(vec![Type::I64], Some(Type::PTR)), for_function)?;
+    let malloc =
+        declare(module, "malloc", Signature::new(vec![Type::I64], Some(Type::PTR)), for_function)?;
     let realloc = declare(
         module,
         "realloc",
@@ -131,7 +148,11 @@ fn declare_runtime(module: &mut Module, for_function: &str) -> Result<Runtime, A
 }
 
 /// Declares the libm functions the derivative rules of the primal's operations call.
-fn declare_rule_externs(module: &mut Module, function: FuncId, for_function: &str) -> Result<(), AdError> {
+fn declare_rule_externs(
+    module: &mut Module,
+    function: FuncId,
+    for_function: &str,
+) -> Result<(), AdError> {
     use adc_ir::InstructionData as I;
     let primal = &module.functions[function];
     let mut needed = Vec::new();

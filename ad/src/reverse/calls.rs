@@ -69,7 +69,9 @@ impl<'a> Synth<'a> {
         }
         Err(self.unsupported(
             inst,
-            format!("call to @{name}, which carries derivatives (calls are differentiated in issue 7)"),
+            format!(
+                "call to @{name}, which carries derivatives (calls are differentiated in issue 7)"
+            ),
         ))
     }
 }

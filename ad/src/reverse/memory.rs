@@ -74,7 +74,7 @@ impl<'a> Synth<'a> {
                 let shadow = self.val(I::Alloca { ty: ty.clone(), count, align });
                 let mut bytes = self.iconst(Type::I64, ty.size() as i128);
                 if let Some(count) = count {
-                    let count = self.to_i64(count);
+                    let count = self.widen_to_i64(count);
                     bytes = self.binary(BinaryOp::Mul, bytes, count);
                 }
                 self.memset_zero(shadow, bytes);
@@ -94,7 +94,8 @@ impl<'a> Synth<'a> {
                 self.set_shadow(result.expect("cast has a result"), shadow);
             }
             I::Select { flags, args: [cond, a, b] } if needs => {
-                let (sa, sb) = (self.forward_shadow_of_operand(a), self.forward_shadow_of_operand(b));
+                let (sa, sb) =
+                    (self.forward_shadow_of_operand(a), self.forward_shadow_of_operand(b));
                 let (Some(sa), Some(sb)) = (sa, sb) else {
                     return Err(self.unsupported(
                         inst,
@@ -112,7 +113,8 @@ impl<'a> Synth<'a> {
                 self.set_shadow(result.expect("load has a result"), shadow);
             }
             I::Store { value, ptr, align, volatile }
-                if has_pointer(self.primal.dfg.value_type(value)) && self.shadows.contains_key(&ptr) =>
+                if has_pointer(self.primal.dfg.value_type(value))
+                    && self.shadows.contains_key(&ptr) =>
             {
                 if !self.primal.dfg.value_type(value).is_ptr() {
                     return Err(self.unsupported(inst, "a store of an aggregate holding pointers"));
@@ -146,7 +148,9 @@ impl<'a> Synth<'a> {
             I::Call { callee, args, .. } if needs => {
                 let name = self.module.functions[callee].name.clone();
                 if !ALLOCATORS.contains(&name.as_str()) {
-                    return Err(self.unsupported(inst, format!("a shadow for the result of @{name}")));
+                    return Err(
+                        self.unsupported(inst, format!("a shadow for the result of @{name}"))
+                    );
                 }
                 let fwd_args: Vec<Value> = args.iter().map(|a| self.fwd(*a)).collect();
                 let mut bytes = fwd_args[0];
@@ -173,10 +177,12 @@ impl<'a> Synth<'a> {
         Ok(())
     }
 
-    fn to_i64(&mut self, value: Value) -> Value {
+    fn widen_to_i64(&mut self, value: Value) -> Value {
         match self.ty(value) {
             Type::I64 => value,
-            Type::I128 => self.val(InstructionData::Cast { op: CastOp::Trunc, arg: value, ty: Type::I64 }),
+            Type::I128 => {
+                self.val(InstructionData::Cast { op: CastOp::Trunc, arg: value, ty: Type::I64 })
+            }
             _ => self.val(InstructionData::Cast { op: CastOp::Zext, arg: value, ty: Type::I64 }),
         }
     }
@@ -188,7 +194,13 @@ impl<'a> Synth<'a> {
 
     /// What the bytes behind `dst` (and `src`) hold, from the type trees of both
     /// pointers over the copied length (the first 4096 bytes when it is not a constant).
-    fn mem_contents(&self, inst: Inst, dst: Value, src: Value, len: Value) -> Result<MemContents, AdError> {
+    fn mem_contents(
+        &self,
+        inst: Inst,
+        dst: Value,
+        src: Value,
+        len: Value,
+    ) -> Result<MemContents, AdError> {
         let len = self.constant_length(len).unwrap_or(crate::typetree::MAX_OFFSET);
         let id = self.request.function;
         let mut facts = Vec::new();
@@ -218,7 +230,9 @@ impl<'a> Synth<'a> {
         }
         match (floats, pointers, integers) {
             (Some(kind), false, false) => Ok(MemContents::Floats(kind.ir_type())),
-            (Some(_), _, _) => Err(self.unsupported(inst, "a copy mixing floats with integers or pointers")),
+            (Some(_), _, _) => {
+                Err(self.unsupported(inst, "a copy mixing floats with integers or pointers"))
+            }
             (None, true, _) => Ok(MemContents::Pointers),
             (None, false, _) => Ok(MemContents::Integers),
         }
@@ -235,7 +249,9 @@ impl<'a> Synth<'a> {
     fn undeducible(&self, inst: Inst) -> AdError {
         self.error(
             inst,
-            AdErrorKind::UndeducibleType { what: "the bytes this instruction copies or sets".into() },
+            AdErrorKind::UndeducibleType {
+                what: "the bytes this instruction copies or sets".into(),
+            },
         )
     }
 
@@ -268,7 +284,9 @@ impl<'a> Synth<'a> {
                 }
             }
             I::MemCopy { dst, src, len, may_overlap, .. } => {
-                let (Some(_), contents) = (self.shadows.get(&dst), self.mem_contents(inst, dst, src, len)?) else {
+                let (Some(_), contents) =
+                    (self.shadows.get(&dst), self.mem_contents(inst, dst, src, len)?)
+                else {
                     return Ok(());
                 };
                 let MemContents::Floats(elem) = contents else { return Ok(()) };
@@ -319,44 +337,62 @@ impl<'a> Synth<'a> {
     fn reverse_memcpy(&mut self, elem: &Type, sd: Value, ss: Value, len: Value) {
         let count = self.element_count(elem, len);
         let elem = elem.clone();
-        self.counted_loop(count, |s, offset| {
-            let pd = s.ptradd(sd, offset);
-            let ps = s.ptradd(ss, offset);
-            let d = s.load(&elem, pd);
-            let zero = s.zero(&elem);
-            s.store(zero, pd);
-            let old = s.load(&elem, ps);
-            let new = s.binary(BinaryOp::Fadd, old, d);
-            s.store(new, ps);
-        }, elem.size());
+        self.counted_loop(
+            count,
+            |s, offset| {
+                let pd = s.ptradd(sd, offset);
+                let ps = s.ptradd(ss, offset);
+                let d = s.load(&elem, pd);
+                let zero = s.zero(&elem);
+                s.store(zero, pd);
+                let old = s.load(&elem, ps);
+                let new = s.binary(BinaryOp::Fadd, old, d);
+                s.store(new, ps);
+            },
+            elem.size(),
+        );
     }
 
     /// As `reverse_memcpy`, reading all of `shadow_dst` into a temporary first, so that
     /// overlapping ranges behave like the primal `memmove`.
     fn reverse_memmove(&mut self, elem: &Type, sd: Value, ss: Value, len: Value) {
-        let len64 = self.to_i64(len);
+        let len64 = self.widen_to_i64(len);
         let tmp = self.val(InstructionData::Call {
             callee: self.runtime.malloc,
             args: vec![len64],
             attrs: FuncAttrs::empty(),
         });
-        self.ins(InstructionData::MemCopy { dst: tmp, src: sd, len, may_overlap: false, volatile: false });
+        self.ins(InstructionData::MemCopy {
+            dst: tmp,
+            src: sd,
+            len,
+            may_overlap: false,
+            volatile: false,
+        });
         self.memset_zero(sd, len);
         let count = self.element_count(elem, len);
         let elem = elem.clone();
-        self.counted_loop(count, |s, offset| {
-            let pt = s.ptradd(tmp, offset);
-            let ps = s.ptradd(ss, offset);
-            let d = s.load(&elem, pt);
-            let old = s.load(&elem, ps);
-            let new = s.binary(BinaryOp::Fadd, old, d);
-            s.store(new, ps);
-        }, elem.size());
-        self.ins(InstructionData::Call { callee: self.runtime.free, args: vec![tmp], attrs: FuncAttrs::empty() });
+        self.counted_loop(
+            count,
+            |s, offset| {
+                let pt = s.ptradd(tmp, offset);
+                let ps = s.ptradd(ss, offset);
+                let d = s.load(&elem, pt);
+                let old = s.load(&elem, ps);
+                let new = s.binary(BinaryOp::Fadd, old, d);
+                s.store(new, ps);
+            },
+            elem.size(),
+        );
+        self.ins(InstructionData::Call {
+            callee: self.runtime.free,
+            args: vec![tmp],
+            attrs: FuncAttrs::empty(),
+        });
     }
 
     fn element_count(&mut self, elem: &Type, len: Value) -> Value {
-        let len = self.to_i64(len);
+        let len = self.widen_to_i64(len);
         let size = self.iconst(Type::I64, elem.size() as i128);
         self.binary(BinaryOp::Udiv, len, size)
     }
@@ -364,7 +400,12 @@ impl<'a> Synth<'a> {
     /// Emits `for i in 0..count { body(byte offset i * stride) }` at `cur`; afterwards
     /// `cur` is the block after the loop. Values materialized in the body do not
     /// dominate what follows, so the cache memo is restored afterwards.
-    pub(super) fn counted_loop(&mut self, count: Value, body: impl FnOnce(&mut Self, Value), stride: u64) {
+    pub(super) fn counted_loop(
+        &mut self,
+        count: Value,
+        body: impl FnOnce(&mut Self, Value),
+        stride: u64,
+    ) {
         let header = self.new_block();
         let index = self.f.dfg.append_block_param(header, Type::I64);
         let body_block = self.new_block();
@@ -384,7 +425,11 @@ impl<'a> Synth<'a> {
         let offset = self.binary(BinaryOp::Mul, index, stride);
         body(self, offset);
         let one = self.iconst(Type::I64, 1);
-        let next = self.val(InstructionData::Binary { op: BinaryOp::Add, flags: InstFlags::empty(), args: [index, one] });
+        let next = self.val(InstructionData::Binary {
+            op: BinaryOp::Add,
+            flags: InstFlags::empty(),
+            args: [index, one],
+        });
         self.ins(InstructionData::Jump { dest: adc_ir::BlockCall::new(header, vec![next]) });
         self.cache.restore(memo);
         self.cur = exit;

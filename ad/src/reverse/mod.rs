@@ -32,8 +32,8 @@ mod memory;
 use std::collections::HashMap;
 
 use adc_ir::{
-    BinaryOp, Block, Constant, FuncId, Function, Inst, InstFlags, InstructionData, Linkage,
-    Module, Signature, Type, Value, ValueDef,
+    BinaryOp, Block, Constant, FuncId, Function, Inst, InstFlags, InstructionData, Linkage, Module,
+    Signature, Type, Value, ValueDef,
 };
 use adc_passes::cfg::ControlFlowGraph;
 use adc_passes::domtree::DominatorTree;
@@ -42,9 +42,9 @@ use adc_passes::loops::LoopInfo;
 
 use crate::activity::Activity;
 use crate::cache::Cache;
-use crate::typetree::TypeAnalysis;
 use crate::error::{AdError, AdErrorKind, Site};
 use crate::request::{ArgActivity, DiffRequest, RetActivity};
+use crate::typetree::TypeAnalysis;
 
 pub(crate) use control::{Edge, EdgeTarget};
 
@@ -402,10 +402,16 @@ impl<'a> Synth<'a> {
                         aggregate: old,
                         indices: indices.clone(),
                     });
-                    let e =
-                        self.val(InstructionData::ExtractValue { aggregate: d, indices: indices.clone() });
+                    let e = self.val(InstructionData::ExtractValue {
+                        aggregate: d,
+                        indices: indices.clone(),
+                    });
                     let sum = self.accumulate(o, e);
-                    acc = self.val(InstructionData::InsertValue { aggregate: acc, value: sum, indices });
+                    acc = self.val(InstructionData::InsertValue {
+                        aggregate: acc,
+                        value: sum,
+                        indices,
+                    });
                 }
                 acc
             }
@@ -432,7 +438,11 @@ impl<'a> Synth<'a> {
                         indices: indices.clone(),
                     });
                     let z = self.zero_float_leaves(o);
-                    acc = self.val(InstructionData::InsertValue { aggregate: acc, value: z, indices });
+                    acc = self.val(InstructionData::InsertValue {
+                        aggregate: acc,
+                        value: z,
+                        indices,
+                    });
                 }
                 acc
             }
