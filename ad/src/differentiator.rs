@@ -182,3 +182,83 @@ fn declare_rule_externs(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use adc_ir::interp::{Interpreter, Val};
+    use adc_ir::text::parse_module;
+    use adc_ir::Linkage;
+
+    use super::*;
+    use crate::request::{ArgActivity, RetActivity};
+
+    const SQUARE_LOOP: &str = "
+func @f(%x: f64, %n: i64) -> f64 {
+^entry:
+  %zero = const i64 0
+  %one = const f64 1.0
+  %four = const i64 4
+  jump ^loop(%zero, %one)
+^loop(%i: i64, %acc: f64):
+  %more = icmp slt i64 %i, %four
+  brif %more, ^body, ^done
+^body:
+  %acc1 = fmul f64 %acc, %x
+  %inc = const i64 1
+  %i1 = add nsw i64 %i, %inc
+  jump ^loop(%i1, %acc1)
+^done:
+  ret %acc
+}
+";
+
+    fn request(module: &Module, args: Vec<ArgActivity>) -> DiffRequest {
+        DiffRequest::reverse(module.function_by_name("f").unwrap(), args, RetActivity::Active)
+    }
+
+    #[test]
+    fn derivative_is_memoised_named_and_internal() {
+        let mut module = parse_module(SQUARE_LOOP).unwrap();
+        let mut d = Differentiator::default();
+        let req = request(&module, vec![ArgActivity::Active, ArgActivity::Const]);
+        let first = d.derivative(&mut module, &req).unwrap();
+        let again = d.derivative(&mut module, &req).unwrap();
+        assert_eq!(first, again);
+        assert_eq!(module.functions[first].name, "__adc_reverse_f");
+        assert_eq!(module.functions[first].linkage, Linkage::Internal);
+        let other = DiffRequest::reverse(req.function, req.args.clone(), RetActivity::Const);
+        let second = d.derivative(&mut module, &other).unwrap();
+        assert_ne!(first, second);
+        assert_eq!(module.functions[second].name, "__adc_reverse_f.1");
+        adc_ir::verify::verify_module(&module).unwrap();
+    }
+
+    #[test]
+    fn derivative_of_x_to_the_fourth() {
+        let mut module = parse_module(SQUARE_LOOP).unwrap();
+        let mut d = Differentiator::default();
+        let req = request(&module, vec![ArgActivity::Active, ArgActivity::Const]);
+        let id = d.derivative(&mut module, &req).unwrap();
+        // The loop has a constant trip count: its tape is allocated once, up front.
+        let stats = &d.stats[0].1;
+        assert!(stats.tapes >= 1 && stats.presized_tapes == stats.tapes, "{stats:?}");
+        let mut interp = Interpreter::new(&module).unwrap();
+        let result = interp.call(id, &[Val::F64(1.5), Val::Int(0)]).unwrap();
+        assert_eq!(result, Some(Val::F64(4.0 * 1.5 * 1.5 * 1.5)));
+    }
+
+    #[test]
+    fn bad_requests_are_errors() {
+        let mut module = parse_module(SQUARE_LOOP).unwrap();
+        let mut d = Differentiator::default();
+        let wrong_arity = request(&module, vec![ArgActivity::Active]);
+        let err = d.derivative(&mut module, &wrong_arity).unwrap_err();
+        assert!(err.to_string().contains("argument activities"), "{err}");
+        let active_int = request(&module, vec![ArgActivity::Active, ArgActivity::Active]);
+        assert!(d.derivative(&mut module, &active_int).is_err());
+        let mut forward = request(&module, vec![ArgActivity::Active, ArgActivity::Const]);
+        forward.mode = DiffMode::Forward;
+        let err = d.derivative(&mut module, &forward).unwrap_err();
+        assert!(err.to_string().contains("only reverse mode"), "{err}");
+    }
+}
