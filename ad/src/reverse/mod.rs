@@ -587,17 +587,23 @@ impl<'a> Synth<'a> {
         }
         // Block parameters (and their shadows) exist before any branch is cloned.
         let entry = rpo[0];
+        // The shadows of pointer parameters follow all primal parameters, in order (the
+        // cloned branches append their shadow arguments likewise).
         for &block in &rpo[1..] {
-            for &param in self.primal.dfg.block_params(block) {
+            let params = self.primal.dfg.block_params(block).to_vec();
+            for &param in &params {
                 let ty = self.primal.dfg.value_type(param).clone();
-                let value = self.f.dfg.append_block_param(self.bmap[&block], ty.clone());
+                let value = self.f.dfg.append_block_param(self.bmap[&block], ty);
                 if let Some(name) = self.primal.dfg.value_name(param) {
                     self.f.dfg.set_value_name(value, name);
                 }
                 self.vmap.insert(param, value);
+            }
+            for &param in &params {
                 if self.activity.needs_shadow(param) {
+                    let ty = self.primal.dfg.value_type(param).clone();
                     let shadow = self.f.dfg.append_block_param(self.bmap[&block], ty);
-                    self.shadows.insert(param, shadow);
+                    self.set_shadow(param, shadow);
                 }
             }
         }
