@@ -153,7 +153,10 @@ impl<'a> Synth<'a> {
                     );
                 }
                 let fwd_args: Vec<Value> = args.iter().map(|a| self.fwd(*a)).collect();
-                let mut bytes = fwd_args[0];
+                let Some(&first) = fwd_args.first() else {
+                    return Err(self.unsupported(inst, format!("a call to @{name} without a size")));
+                };
+                let mut bytes = first;
                 if name == "calloc" && fwd_args.len() == 2 {
                     bytes = self.binary(BinaryOp::Mul, fwd_args[0], fwd_args[1]);
                 }
