@@ -3,6 +3,7 @@
 
 pub mod analyze;
 pub mod filetest;
+pub mod gradcheck;
 pub mod invocation;
 pub mod native;
 pub mod pass_args;

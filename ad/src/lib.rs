@@ -8,11 +8,15 @@
 //! instruction and its source line.
 
 pub mod activity;
+pub mod cache;
+pub mod differentiator;
 pub mod error;
 pub mod forward;
 pub mod request;
+pub mod reverse;
 pub mod rules;
 pub mod typetree;
 
+pub use differentiator::{Differentiator, DifferentiatorOptions};
 pub use error::{AdError, AdErrorKind, Site};
 pub use request::{ArgActivity, DiffMode, DiffRequest, RetActivity, Synthesize};
