@@ -11,8 +11,8 @@
 //! `gvn` also numbers memory: a non-volatile load is replaced by an earlier load of the
 //! same type from the same pointer value, or by the value an earlier store wrote there
 //! (store-to-load forwarding), as long as nothing in between may have written the bytes
-//! (`modref`: distinct objects, noalias parameters, disjoint constant offsets, call
-//! attributes). Memory facts flow only along straight-line code and into a block whose
+//! (`alias::AliasAnalysis`: distinct and private objects, noalias parameters, disjoint
+//! constant offsets, TBAA, declared and inferred call effects). Memory facts flow only along straight-line code and into a block whose
 //! only predecessor is its immediate dominator; every join starts with no memory facts.
 //!
 //! `cse` is the same walk without the memory part (cheaper, and never reorders memory).
@@ -22,14 +22,17 @@
 
 use std::collections::HashMap;
 
+use std::sync::Arc;
+
 use adc_ir::{
     Block, Diagnostic, FuncAttrs, Function, InstFlags, InstructionData, Module, Type, Value,
 };
 
+use crate::alias::{call_effects, AliasAnalysis, AliasResult, MemLoc};
 use crate::cfg::ControlFlowGraph;
 use crate::domtree::DominatorTree;
+use crate::effects::ModuleEffects;
 use crate::manager::{FunctionContext, FunctionPass, Pass, PreservedAnalyses};
-use crate::modref::{self, Access};
 
 /// `memory: false` is `cse`.
 pub struct Gvn {
@@ -46,12 +49,20 @@ impl Pass for Gvn {
     }
 }
 
-/// A value some load or store made known: `*ptr` as `ty` is `value`.
+/// A value some load or store made known: `*ptr` as `ty` is `value`; `tbaa` is the
+/// access type of the instruction that made it known.
 #[derive(Clone)]
 struct Known {
     ptr: Value,
     ty: Type,
     value: Value,
+    tbaa: Option<Arc<str>>,
+}
+
+impl Known {
+    fn loc(&self) -> MemLoc {
+        MemLoc { ptr: self.ptr, size: Some(self.ty.size()), tbaa: self.tbaa.clone() }
+    }
 }
 
 impl FunctionPass for Gvn {
@@ -66,6 +77,9 @@ impl FunctionPass for Gvn {
             return Ok(PreservedAnalyses::All);
         };
         let module = cx.module;
+        let effects = cx.module_analysis::<ModuleEffects>();
+        // Only gvn reasons about memory; cse never asks for alias facts.
+        let aa = if self.memory { Some(cx.analysis::<AliasAnalysis>(func)) } else { None };
         let mut table: HashMap<String, Value> = HashMap::new();
         let mut removed = 0u64;
         let mut forwarded = 0u64;
@@ -95,7 +109,7 @@ impl FunctionPass for Gvn {
             for inst in func.layout.block_insts(block).to_vec() {
                 let data = &func.dfg.insts[inst];
                 let result = func.dfg.inst_result(inst);
-                if let (Some(result), Some(key)) = (result, pure_key(module, data)) {
+                if let (Some(result), Some(key)) = (result, pure_key(module, &effects, data)) {
                     if let Some(&earlier) = table.get(&key) {
                         let flags = data.flags();
                         if let Some(def) = def_inst(func, earlier) {
@@ -112,9 +126,10 @@ impl FunctionPass for Gvn {
                     }
                     continue;
                 }
-                if !self.memory {
+                let Some(aa) = aa.as_deref() else {
                     continue;
-                }
+                };
+                let tbaa = func.dfg.tbaa[inst].clone();
                 match data.clone() {
                     InstructionData::Load { ty, ptr, volatile: false, .. } => {
                         let Some(result) = result else { continue };
@@ -125,26 +140,18 @@ impl FunctionPass for Gvn {
                             removed += 1;
                             forwarded += 1;
                         } else {
-                            memory.push(Known { ptr, ty, value: result });
+                            memory.push(Known { ptr, ty, value: result, tbaa });
                         }
                     }
                     InstructionData::Store { value, ptr, volatile: false, .. } => {
                         let ty = func.dfg.value_type(value).clone();
-                        let written = modref::locate(module, func, ptr, Some(ty.size()));
+                        let written = MemLoc { ptr, size: Some(ty.size()), tbaa: tbaa.clone() };
                         memory.retain(|k| {
-                            let loc = modref::locate(module, func, k.ptr, Some(k.ty.size()));
-                            !modref::may_alias(&loc, &written)
+                            aa.alias(module, func, &k.loc(), &written) == AliasResult::NoAlias
                         });
-                        memory.push(Known { ptr, ty, value });
+                        memory.push(Known { ptr, ty, value, tbaa });
                     }
-                    _ => match modref::effect(module, func, inst).writes {
-                        Access::Nothing => {}
-                        Access::Anything => memory.clear(),
-                        writes => memory.retain(|k| {
-                            let loc = modref::locate(module, func, k.ptr, Some(k.ty.size()));
-                            !writes.may_touch(&loc)
-                        }),
-                    },
+                    _ => memory.retain(|k| !aa.mod_ref(module, func, inst, &k.loc()).may_write()),
                 }
             }
             stack.push(Step::Leave(added));
@@ -168,7 +175,7 @@ fn def_inst(func: &Function, v: Value) -> Option<adc_ir::Inst> {
 }
 
 /// The value-numbering key of a pure instruction, `None` for anything else.
-fn pure_key(module: &Module, data: &InstructionData) -> Option<String> {
+fn pure_key(module: &Module, effects: &ModuleEffects, data: &InstructionData) -> Option<String> {
     use InstructionData as I;
     let mut key = data.clone();
     // Value numbering never speculates, so lane accesses (which may trap) merge too.
@@ -181,7 +188,8 @@ fn pure_key(module: &Module, data: &InstructionData) -> Option<String> {
             }
         }
         I::Call { attrs, .. } => {
-            if !modref::call_attrs(module, data).contains(FuncAttrs::READNONE) {
+            let e = call_effects(module, effects, data);
+            if e.reads() || e.writes() {
                 return None;
             }
             *attrs = FuncAttrs::empty();
@@ -216,5 +224,43 @@ mod tests {
         assert_eq!(report.stat("cse", "instructions removed"), 0);
         let (_, report) = run("gvn", src);
         assert_eq!(report.stat("gvn", "loads forwarded"), 1);
+    }
+
+    /// gvn on `text` after tagging the function's instructions (in layout order) with
+    /// the given TBAA access types; `None` leaves one untagged.
+    fn gvn_with_tbaa(text: &str, tags: &[Option<&str>]) -> (String, crate::Report) {
+        let mut module = adc_ir::text::parse_module(text).unwrap();
+        let func = module.functions.values_mut().find(|f| !f.is_declaration()).unwrap();
+        let insts: Vec<adc_ir::Inst> = func.layout.insts().map(|(_, i)| i).collect();
+        for (inst, tag) in insts.iter().zip(tags) {
+            func.dfg.tbaa[*inst] = tag.map(Into::into);
+        }
+        let options = crate::Options { verify_each: true, ..Default::default() };
+        let (report, result) =
+            crate::run_passes(&mut module, &[crate::lookup("gvn").unwrap()], &options);
+        result.unwrap();
+        (adc_ir::text::print_module(&module), report)
+    }
+
+    const TBAA: &str = "func @f(%p: ptr, %q: ptr, %x: f64, %k: i64) -> f64 {\n^e:\n  store %x, %p, align 8\n  store %k, %q, align 8\n  %y = load f64, %p, align 8\n  ret %y\n}\n";
+
+    #[test]
+    fn a_store_of_a_tbaa_distinct_type_does_not_kill_a_known_value() {
+        let tags = [Some("double"), Some("long"), Some("double")];
+        let (text, report) = gvn_with_tbaa(TBAA, &tags);
+        assert_eq!(report.stat("gvn", "loads forwarded"), 1, "{text}");
+        assert!(text.contains("ret %x"), "{text}");
+    }
+
+    #[test]
+    fn char_or_missing_tbaa_keeps_the_store_a_clobber() {
+        for tags in [
+            [Some("double"), Some("omnipotent char"), Some("double")],
+            [Some("double"), None, Some("double")],
+            [None, None, None],
+        ] {
+            let (text, report) = gvn_with_tbaa(TBAA, &tags);
+            assert_eq!(report.stat("gvn", "loads forwarded"), 0, "{tags:?}: {text}");
+        }
     }
 }

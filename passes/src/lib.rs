@@ -19,7 +19,6 @@ pub mod licm;
 pub mod loops;
 pub mod manager;
 pub mod mem2reg;
-pub mod modref;
 pub mod pipelines;
 pub mod registry;
 pub mod scalar_util;
