@@ -25,7 +25,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use adc_ir::{
-    Block, Diagnostic, FuncAttrs, Function, InstFlags, InstructionData, Module, Type, Value,
+    BinaryOp, Block, CastOp, Constant, Diagnostic, FloatCC, FuncId, Function, InstFlags,
+    InstructionData, IntCC, Module, ReduceOp, Type, UnaryOp, Value,
 };
 
 use crate::alias::{call_effects, AliasAnalysis, AliasResult, MemLoc};
@@ -33,6 +34,7 @@ use crate::cfg::ControlFlowGraph;
 use crate::domtree::DominatorTree;
 use crate::effects::ModuleEffects;
 use crate::manager::{FunctionContext, FunctionPass, Pass, PreservedAnalyses};
+use crate::scalar_util::resolve;
 
 /// `memory: false` is `cse`.
 pub struct Gvn {
@@ -80,13 +82,18 @@ impl FunctionPass for Gvn {
         let effects = cx.module_analysis::<ModuleEffects>();
         // Only gvn reasons about memory; cse never asks for alias facts.
         let aa = if self.memory { Some(cx.analysis::<AliasAnalysis>(func)) } else { None };
-        let mut table: HashMap<String, Value> = HashMap::new();
+        let mut table: HashMap<Key, Value> = HashMap::new();
+        // Removed results and what replaces them. Uses are rewritten as the walk reaches
+        // them, and once more over the whole function at the end (unreachable blocks):
+        // linear, where replacing each value's uses on the spot scanned the function once
+        // per removal.
+        let mut replaced: HashMap<Value, Value> = HashMap::new();
         let mut removed = 0u64;
         let mut forwarded = 0u64;
         // Explicit stack: (block, memory facts at its end of the parent, undo mark).
         enum Step {
             Enter(Block, Vec<Known>),
-            Leave(Vec<String>),
+            Leave(Vec<Key>),
         }
         let mut stack = vec![Step::Enter(entry, Vec::new())];
         while let Some(step) = stack.pop() {
@@ -105,8 +112,13 @@ impl FunctionPass for Gvn {
             } else {
                 Vec::new()
             };
-            let mut added: Vec<String> = Vec::new();
+            let mut added: Vec<Key> = Vec::new();
             for inst in func.layout.block_insts(block).to_vec() {
+                // Operands first take the values their removed definitions were replaced by
+                // (defined in a dominator: already walked), so keys compare numbered values.
+                if !replaced.is_empty() {
+                    func.dfg.insts[inst].map_args(|v| resolve(&replaced, v));
+                }
                 let data = &func.dfg.insts[inst];
                 let result = func.dfg.inst_result(inst);
                 if let (Some(result), Some(key)) = (result, pure_key(module, &effects, data)) {
@@ -117,7 +129,7 @@ impl FunctionPass for Gvn {
                                 *f = InstFlags(f.0 & flags.map_or(0, |x| x.0));
                             }
                         }
-                        func.dfg.replace_uses(result, earlier);
+                        replaced.insert(result, earlier);
                         func.layout.remove_inst(inst);
                         removed += 1;
                     } else {
@@ -135,7 +147,7 @@ impl FunctionPass for Gvn {
                         let Some(result) = result else { continue };
                         if let Some(k) = memory.iter().find(|k| k.ptr == ptr && k.ty == ty) {
                             let value = k.value;
-                            func.dfg.replace_uses(result, value);
+                            replaced.insert(result, value);
                             func.layout.remove_inst(inst);
                             removed += 1;
                             forwarded += 1;
@@ -159,6 +171,11 @@ impl FunctionPass for Gvn {
                 stack.push(Step::Enter(child, memory.clone()));
             }
         }
+        if !replaced.is_empty() {
+            for data in func.dfg.insts.values_mut() {
+                data.map_args(|v| resolve(&replaced, v));
+            }
+        }
         cx.stats.add("instructions removed", removed);
         if self.memory {
             cx.stats.add("loads forwarded", forwarded);
@@ -174,33 +191,70 @@ fn def_inst(func: &Function, v: Value) -> Option<adc_ir::Inst> {
     }
 }
 
-/// The value-numbering key of a pure instruction, `None` for anything else.
-fn pure_key(module: &Module, effects: &ModuleEffects, data: &InstructionData) -> Option<String> {
+/// The value-numbering key of a pure instruction: its opcode, the types and immediates
+/// that decide its result, and its (already numbered) operands. Flags and call attributes
+/// are left out: equal keys compute the same value, and the survivor keeps the flags both
+/// copies had.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+enum Key {
+    Const(Type, Constant),
+    Unary(UnaryOp, Value),
+    /// Commutative operations have their operands in `Value` order.
+    Binary(BinaryOp, [Value; 2]),
+    Fma([Value; 3]),
+    Icmp(IntCC, [Value; 2]),
+    Fcmp(FloatCC, [Value; 2]),
+    Select([Value; 3]),
+    Cast(CastOp, Value, Type),
+    PtrAdd(Value, Value),
+    ExtractLane(Value, Value),
+    InsertLane(Value, Value, Value),
+    Shuffle([Value; 2], Vec<Option<u32>>),
+    Reduce(ReduceOp, Vec<Value>),
+    ExtractValue(Value, Vec<u32>),
+    InsertValue(Value, Value, Vec<u32>),
+    /// A call that touches no memory.
+    Call(FuncId, Vec<Value>),
+}
+
+/// The value-numbering key of a pure instruction, `None` for anything else. Value
+/// numbering never speculates (a merged instruction is dominated by its twin, which
+/// already ran), so division and lane accesses, which may trap, are numbered too.
+fn pure_key(module: &Module, effects: &ModuleEffects, data: &InstructionData) -> Option<Key> {
     use InstructionData as I;
-    let mut key = data.clone();
-    // Value numbering never speculates, so lane accesses (which may trap) merge too.
-    let pure =
-        key.is_pure_non_trapping() || matches!(key, I::ExtractLane { .. } | I::InsertLane { .. });
-    match &mut key {
+    Some(match data {
+        I::Const { ty, value } => Key::Const(ty.clone(), value.clone()),
+        I::Unary { op, arg, .. } => Key::Unary(*op, *arg),
         I::Binary { op, args, .. } => {
+            let mut args = *args;
             if op.is_commutative() {
                 args.sort();
             }
+            Key::Binary(*op, args)
         }
-        I::Call { attrs, .. } => {
+        I::Fma { args, .. } => Key::Fma(*args),
+        I::Icmp { cond, args } => Key::Icmp(*cond, *args),
+        I::Fcmp { cond, args, .. } => Key::Fcmp(*cond, *args),
+        I::Select { args, .. } => Key::Select(*args),
+        I::Cast { op, arg, ty } => Key::Cast(*op, *arg, ty.clone()),
+        I::PtrAdd { ptr, offset, .. } => Key::PtrAdd(*ptr, *offset),
+        I::ExtractLane { vector, index } => Key::ExtractLane(*vector, *index),
+        I::InsertLane { vector, value, index } => Key::InsertLane(*vector, *value, *index),
+        I::Shuffle { args, mask } => Key::Shuffle(*args, mask.clone()),
+        I::Reduce { op, args, .. } => Key::Reduce(*op, args.clone()),
+        I::ExtractValue { aggregate, indices } => Key::ExtractValue(*aggregate, indices.clone()),
+        I::InsertValue { aggregate, value, indices } => {
+            Key::InsertValue(*aggregate, *value, indices.clone())
+        }
+        I::Call { callee, args, .. } => {
             let e = call_effects(module, effects, data);
             if e.reads() || e.writes() {
                 return None;
             }
-            *attrs = FuncAttrs::empty();
+            Key::Call(*callee, args.clone())
         }
-        _ if pure => {}
         _ => return None,
-    }
-    if let Some(f) = key.flags_mut() {
-        *f = InstFlags::empty();
-    }
-    Some(format!("{key:?}"))
+    })
 }
 
 #[cfg(test)]
