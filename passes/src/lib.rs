@@ -24,6 +24,7 @@ pub mod registry;
 pub mod scalar_util;
 pub mod sccp;
 pub mod simplify_cfg;
+pub mod sroa;
 pub mod utility;
 
 pub use manager::{
