@@ -10,6 +10,7 @@ pub mod alias;
 pub mod cfg;
 pub mod dce;
 pub mod domtree;
+pub mod dse;
 pub mod effects;
 pub mod egraph;
 pub mod gvn;

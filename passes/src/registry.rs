@@ -126,6 +126,12 @@ pub static REGISTRY: &[PassInfo] = &[
         create: function_pass!(crate::licm::Licm),
     },
     PassInfo {
+        name: "dse",
+        description: "remove stores overwritten before any read, and stores to locals never read",
+        kind: Transform,
+        create: function_pass!(crate::dse::Dse),
+    },
+    PassInfo {
         name: "egraph",
         description:
             "e-graph simplification (egg): IEEE-exact rules always, fast-math rules under flags",
