@@ -7,7 +7,15 @@
 //! aliases no other base; one base with constant offsets aliases only where the byte
 //! ranges overlap; two accesses whose TBAA types are different scalar types do not alias
 //! (`omnipotent char` and pointer types are never distinguished). Anything else is
-//! MayAlias.
+//! MayAlias. A location of unknown size stands for its whole object: it overlaps every
+//! location on the same base, even one at a lower offset.
+//!
+//! A `noalias` parameter is distinct from a pointer of unknown origin (a loaded pointer)
+//! only while the function does not capture it: once it is stored or passed to a
+//! capturing call, a pointer loaded later may be a copy of it.
+//!
+//! Besides the pairwise queries, `clobbers(writer, reader)` answers what licm asks: may
+//! this instruction write memory that this load or read-only call reads.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
@@ -88,7 +96,9 @@ pub fn decompose(module: &Module, func: &Function, mut ptr: Value) -> (Base, Opt
     (Base::Unknown(ptr), None)
 }
 
-fn const_i64(func: &Function, v: Value) -> Option<i64> {
+/// The value of an integer `const`, sign-extended; `None` when it is not a constant or
+/// does not fit in an `i64`.
+pub fn const_i64(func: &Function, v: Value) -> Option<i64> {
     let ValueDef::Result(inst) = func.dfg.values.get(v)?.def else { return None };
     let bits = func.dfg.value_type(v).int_bits()?;
     match &func.dfg.insts[inst] {
@@ -177,6 +187,8 @@ fn tbaa_distinct(a: &str, b: &str) -> bool {
 pub struct AliasAnalysis {
     /// Allocas whose address may be seen by code outside this function.
     escaped: HashSet<Inst>,
+    /// Parameters (by index) the function captures: stores, or passes to a capturing call.
+    captured_params: HashSet<usize>,
     noalias_params: Vec<bool>,
     effects: Rc<ModuleEffects>,
 }
@@ -184,12 +196,17 @@ pub struct AliasAnalysis {
 impl AliasAnalysis {
     pub fn new(module: &Module, func: &Function, effects: Rc<ModuleEffects>) -> AliasAnalysis {
         let mut escaped = HashSet::new();
+        let mut captured_params = HashSet::new();
         for (_, inst) in func.layout.insts() {
             let data = &func.dfg.insts[inst];
-            let mut escape = |v: Value| {
-                if let (Base::Alloca(a), _) = decompose(module, func, v) {
+            let mut escape = |v: Value| match decompose(module, func, v) {
+                (Base::Alloca(a), _) => {
                     escaped.insert(a);
                 }
+                (Base::Param(i), _) => {
+                    captured_params.insert(i);
+                }
+                _ => {}
             };
             match data {
                 // Uses that do not let the address out.
@@ -220,11 +237,17 @@ impl AliasAnalysis {
         }
         let noalias_params =
             func.param_attrs.iter().map(|a| a.contains(ParamAttrs::NOALIAS)).collect();
-        AliasAnalysis { escaped, noalias_params, effects }
+        AliasAnalysis { escaped, captured_params, noalias_params, effects }
     }
 
     pub fn is_escaped(&self, alloca: Inst) -> bool {
         self.escaped.contains(&alloca)
+    }
+
+    /// Whether `loc` lies in an alloca of this function whose address never escapes: no
+    /// callee can reach it except through a pointer argument it is given.
+    pub fn is_private(&self, module: &Module, func: &Function, loc: &MemLoc) -> bool {
+        self.unescaped_alloca(decompose(module, func, loc.ptr).0)
     }
 
     fn unescaped_alloca(&self, base: Base) -> bool {
@@ -233,6 +256,15 @@ impl AliasAnalysis {
 
     fn noalias_param(&self, base: Base) -> bool {
         matches!(base, Base::Param(i) if self.noalias_params.get(i).copied().unwrap_or(false))
+    }
+
+    /// A `noalias` parameter against another base: always distinct from identified
+    /// objects and other parameters; distinct from a pointer of unknown origin only when
+    /// the function never captured the parameter (else it may have reloaded a copy).
+    fn noalias_param_excludes(&self, param: Base, other: Base) -> bool {
+        let Base::Param(i) = param else { return false };
+        self.noalias_param(param)
+            && (!matches!(other, Base::Unknown(_)) || !self.captured_params.contains(&i))
     }
 
     pub fn alias(&self, module: &Module, func: &Function, a: &MemLoc, b: &MemLoc) -> AliasResult {
@@ -245,6 +277,10 @@ impl AliasAnalysis {
         let (bb, ob) = decompose(module, func, b.ptr);
         if ba == bb {
             let (Some(oa), Some(ob)) = (oa, ob) else { return AliasResult::MayAlias };
+            // An unknown size is the whole object, below the pointer as well as above it.
+            if a.size.is_none() || b.size.is_none() {
+                return AliasResult::MayAlias;
+            }
             if oa == ob && a.size == b.size && a.size.is_some() {
                 return AliasResult::MustAlias;
             }
@@ -267,8 +303,8 @@ impl AliasAnalysis {
                 (Base::Alloca(_) | Base::NoAliasCall(_), Base::Param(_))
                     | (Base::Param(_), Base::Alloca(_) | Base::NoAliasCall(_))
             )
-            || self.noalias_param(ba)
-            || self.noalias_param(bb);
+            || self.noalias_param_excludes(ba, bb)
+            || self.noalias_param_excludes(bb, ba);
         if different_objects {
             AliasResult::NoAlias
         } else {
@@ -276,23 +312,9 @@ impl AliasAnalysis {
         }
     }
 
-    fn callee_effects(&self, data: &InstructionData) -> Effects {
-        match data {
-            InstructionData::Call { callee, attrs, .. } => {
-                let declared = Effects::from_attrs(*attrs);
-                let inferred = self.effects.get(*callee);
-                Effects {
-                    reads_args: declared.reads_args && inferred.reads_args,
-                    writes_args: declared.writes_args && inferred.writes_args,
-                    reads_other: declared.reads_other && inferred.reads_other,
-                    writes_other: declared.writes_other && inferred.writes_other,
-                    may_free: declared.may_free && inferred.may_free,
-                    may_not_return: declared.may_not_return && inferred.may_not_return,
-                }
-            }
-            InstructionData::CallIndirect { attrs, .. } => Effects::from_attrs(*attrs),
-            _ => Effects::default(),
-        }
+    /// What a call may do (see [`call_effects`]).
+    pub fn call_effects(&self, module: &Module, data: &InstructionData) -> Effects {
+        call_effects(module, &self.effects, data)
     }
 
     /// Whether `inst` may read or write `loc`.
@@ -320,7 +342,7 @@ impl AliasAnalysis {
                 ModRef::from(false, may(&sized(*dst, *len)))
             }
             I::Call { args, .. } | I::CallIndirect { args, .. } => {
-                let e = self.callee_effects(data);
+                let e = self.call_effects(module, data);
                 let (base, _) = decompose(module, func, loc.ptr);
                 let through_args =
                     args.iter().any(|a| func.dfg.value_type(*a).is_ptr() && may(&whole(*a)));
@@ -342,6 +364,89 @@ impl AliasAnalysis {
             }
             I::Fence { .. } => ModRef::ModRef,
             _ => ModRef::NoModRef,
+        }
+    }
+}
+
+/// What a call may do: the call site's attributes, the callee's declared attributes and
+/// its known or inferred effects are each a promise, so a "may" fact holds only when all
+/// of them allow it. Not a call: no effects.
+pub fn call_effects(module: &Module, effects: &ModuleEffects, data: &InstructionData) -> Effects {
+    let meet = |a: Effects, b: Effects| Effects {
+        reads_args: a.reads_args && b.reads_args,
+        writes_args: a.writes_args && b.writes_args,
+        reads_other: a.reads_other && b.reads_other,
+        writes_other: a.writes_other && b.writes_other,
+        may_free: a.may_free && b.may_free,
+        may_not_return: a.may_not_return && b.may_not_return,
+    };
+    match data {
+        InstructionData::Call { callee, attrs, .. } => {
+            let declared = module
+                .functions
+                .get(*callee)
+                .map_or(Effects::WORST, |f| Effects::from_attrs(f.attrs));
+            meet(meet(Effects::from_attrs(*attrs), declared), effects.get(*callee))
+        }
+        InstructionData::CallIndirect { attrs, .. } => Effects::from_attrs(*attrs),
+        _ => Effects::default(),
+    }
+}
+
+impl AliasAnalysis {
+    /// Whether `writer` may write memory that `reader` reads. `reader` is a load (its
+    /// bytes), a call (what its effects say it may read: its pointer arguments' objects,
+    /// and with `reads_other` everything but this function's private allocas), or any
+    /// other instruction (treated as reading the objects of its pointer operands).
+    pub fn clobbers(&self, module: &Module, func: &Function, writer: Inst, reader: Inst) -> bool {
+        use InstructionData as I;
+        let reader_data = &func.dfg.insts[reader];
+        let ptr_args = |data: &InstructionData| -> Vec<Value> {
+            data.args().into_iter().filter(|v| func.dfg.value_type(*v).is_ptr()).collect()
+        };
+        let writes_whole =
+            |p: Value| self.mod_ref(module, func, writer, &MemLoc::new(p, None)).may_write();
+        match reader_data {
+            I::Load { volatile: false, .. } => MemLoc::of_access(func, reader)
+                .is_some_and(|loc| self.mod_ref(module, func, writer, &loc).may_write()),
+            I::Call { args, .. } | I::CallIndirect { args, .. } => {
+                let e = self.call_effects(module, reader_data);
+                if !e.reads() {
+                    return false;
+                }
+                let ptrs: Vec<Value> =
+                    args.iter().copied().filter(|a| func.dfg.value_type(*a).is_ptr()).collect();
+                if e.reads_args && ptrs.iter().any(|p| writes_whole(*p)) {
+                    return true;
+                }
+                if !e.reads_other {
+                    return false;
+                }
+                // Everything but private allocas: a write the writer makes to a location
+                // it names is harmless only when that location is private.
+                match &func.dfg.insts[writer] {
+                    I::Store { volatile: false, .. } => MemLoc::of_access(func, writer)
+                        .is_some_and(|loc| !self.is_private(module, func, &loc)),
+                    I::MemSet { dst, volatile: false, .. }
+                    | I::MemCopy { dst, volatile: false, .. } => {
+                        !self.is_private(module, func, &MemLoc::new(*dst, None))
+                    }
+                    I::Load { volatile: false, .. } => false,
+                    I::Call { .. } | I::CallIndirect { .. } => {
+                        self.call_effects(module, &func.dfg.insts[writer]).writes()
+                    }
+                    // Volatile accesses and atomics are ordered with every read.
+                    I::Load { .. }
+                    | I::Store { .. }
+                    | I::MemSet { .. }
+                    | I::MemCopy { .. }
+                    | I::AtomicRmw { .. }
+                    | I::CmpXchg { .. }
+                    | I::Fence { .. } => true,
+                    _ => false,
+                }
+            }
+            other => ptr_args(other).into_iter().any(writes_whole),
         }
     }
 }

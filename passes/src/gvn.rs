@@ -11,8 +11,8 @@
 //! `gvn` also numbers memory: a non-volatile load is replaced by an earlier load of the
 //! same type from the same pointer value, or by the value an earlier store wrote there
 //! (store-to-load forwarding), as long as nothing in between may have written the bytes
-//! (`modref`: distinct objects, noalias parameters, disjoint constant offsets, call
-//! attributes). Memory facts flow only along straight-line code and into a block whose
+//! (`alias::AliasAnalysis`: distinct and private objects, noalias parameters, disjoint
+//! constant offsets, TBAA, declared and inferred call effects). Memory facts flow only along straight-line code and into a block whose
 //! only predecessor is its immediate dominator; every join starts with no memory facts.
 //!
 //! `cse` is the same walk without the memory part (cheaper, and never reorders memory).
@@ -22,14 +22,19 @@
 
 use std::collections::HashMap;
 
+use std::sync::Arc;
+
 use adc_ir::{
-    Block, Diagnostic, FuncAttrs, Function, InstFlags, InstructionData, Module, Type, Value,
+    BinaryOp, Block, CastOp, Constant, Diagnostic, FloatCC, FuncId, Function, InstFlags,
+    InstructionData, IntCC, Module, ReduceOp, Type, UnaryOp, Value,
 };
 
+use crate::alias::{call_effects, AliasAnalysis, AliasResult, MemLoc};
 use crate::cfg::ControlFlowGraph;
 use crate::domtree::DominatorTree;
+use crate::effects::ModuleEffects;
 use crate::manager::{FunctionContext, FunctionPass, Pass, PreservedAnalyses};
-use crate::modref::{self, Access};
+use crate::scalar_util::resolve;
 
 /// `memory: false` is `cse`.
 pub struct Gvn {
@@ -46,12 +51,20 @@ impl Pass for Gvn {
     }
 }
 
-/// A value some load or store made known: `*ptr` as `ty` is `value`.
+/// A value some load or store made known: `*ptr` as `ty` is `value`; `tbaa` is the
+/// access type of the instruction that made it known.
 #[derive(Clone)]
 struct Known {
     ptr: Value,
     ty: Type,
     value: Value,
+    tbaa: Option<Arc<str>>,
+}
+
+impl Known {
+    fn loc(&self) -> MemLoc {
+        MemLoc { ptr: self.ptr, size: Some(self.ty.size()), tbaa: self.tbaa.clone() }
+    }
 }
 
 impl FunctionPass for Gvn {
@@ -66,13 +79,21 @@ impl FunctionPass for Gvn {
             return Ok(PreservedAnalyses::All);
         };
         let module = cx.module;
-        let mut table: HashMap<String, Value> = HashMap::new();
+        let effects = cx.module_analysis::<ModuleEffects>();
+        // Only gvn reasons about memory; cse never asks for alias facts.
+        let aa = if self.memory { Some(cx.analysis::<AliasAnalysis>(func)) } else { None };
+        let mut table: HashMap<Key, Value> = HashMap::new();
+        // Removed results and what replaces them. Uses are rewritten as the walk reaches
+        // them, and once more over the whole function at the end (unreachable blocks):
+        // linear, where replacing each value's uses on the spot scanned the function once
+        // per removal.
+        let mut replaced: HashMap<Value, Value> = HashMap::new();
         let mut removed = 0u64;
         let mut forwarded = 0u64;
         // Explicit stack: (block, memory facts at its end of the parent, undo mark).
         enum Step {
             Enter(Block, Vec<Known>),
-            Leave(Vec<String>),
+            Leave(Vec<Key>),
         }
         let mut stack = vec![Step::Enter(entry, Vec::new())];
         while let Some(step) = stack.pop() {
@@ -91,11 +112,16 @@ impl FunctionPass for Gvn {
             } else {
                 Vec::new()
             };
-            let mut added: Vec<String> = Vec::new();
+            let mut added: Vec<Key> = Vec::new();
             for inst in func.layout.block_insts(block).to_vec() {
+                // Operands first take the values their removed definitions were replaced by
+                // (defined in a dominator: already walked), so keys compare numbered values.
+                if !replaced.is_empty() {
+                    func.dfg.insts[inst].map_args(|v| resolve(&replaced, v));
+                }
                 let data = &func.dfg.insts[inst];
                 let result = func.dfg.inst_result(inst);
-                if let (Some(result), Some(key)) = (result, pure_key(module, data)) {
+                if let (Some(result), Some(key)) = (result, pure_key(module, &effects, data)) {
                     if let Some(&earlier) = table.get(&key) {
                         let flags = data.flags();
                         if let Some(def) = def_inst(func, earlier) {
@@ -103,7 +129,7 @@ impl FunctionPass for Gvn {
                                 *f = InstFlags(f.0 & flags.map_or(0, |x| x.0));
                             }
                         }
-                        func.dfg.replace_uses(result, earlier);
+                        replaced.insert(result, earlier);
                         func.layout.remove_inst(inst);
                         removed += 1;
                     } else {
@@ -112,44 +138,42 @@ impl FunctionPass for Gvn {
                     }
                     continue;
                 }
-                if !self.memory {
+                let Some(aa) = aa.as_deref() else {
                     continue;
-                }
+                };
+                let tbaa = func.dfg.tbaa[inst].clone();
                 match data.clone() {
                     InstructionData::Load { ty, ptr, volatile: false, .. } => {
                         let Some(result) = result else { continue };
                         if let Some(k) = memory.iter().find(|k| k.ptr == ptr && k.ty == ty) {
                             let value = k.value;
-                            func.dfg.replace_uses(result, value);
+                            replaced.insert(result, value);
                             func.layout.remove_inst(inst);
                             removed += 1;
                             forwarded += 1;
                         } else {
-                            memory.push(Known { ptr, ty, value: result });
+                            memory.push(Known { ptr, ty, value: result, tbaa });
                         }
                     }
                     InstructionData::Store { value, ptr, volatile: false, .. } => {
                         let ty = func.dfg.value_type(value).clone();
-                        let written = modref::locate(module, func, ptr, Some(ty.size()));
+                        let written = MemLoc { ptr, size: Some(ty.size()), tbaa: tbaa.clone() };
                         memory.retain(|k| {
-                            let loc = modref::locate(module, func, k.ptr, Some(k.ty.size()));
-                            !modref::may_alias(&loc, &written)
+                            aa.alias(module, func, &k.loc(), &written) == AliasResult::NoAlias
                         });
-                        memory.push(Known { ptr, ty, value });
+                        memory.push(Known { ptr, ty, value, tbaa });
                     }
-                    _ => match modref::effect(module, func, inst).writes {
-                        Access::Nothing => {}
-                        Access::Anything => memory.clear(),
-                        writes => memory.retain(|k| {
-                            let loc = modref::locate(module, func, k.ptr, Some(k.ty.size()));
-                            !writes.may_touch(&loc)
-                        }),
-                    },
+                    _ => memory.retain(|k| !aa.mod_ref(module, func, inst, &k.loc()).may_write()),
                 }
             }
             stack.push(Step::Leave(added));
             for &child in dt.children(block).iter().rev() {
                 stack.push(Step::Enter(child, memory.clone()));
+            }
+        }
+        if !replaced.is_empty() {
+            for data in func.dfg.insts.values_mut() {
+                data.map_args(|v| resolve(&replaced, v));
             }
         }
         cx.stats.add("instructions removed", removed);
@@ -167,32 +191,70 @@ fn def_inst(func: &Function, v: Value) -> Option<adc_ir::Inst> {
     }
 }
 
-/// The value-numbering key of a pure instruction, `None` for anything else.
-fn pure_key(module: &Module, data: &InstructionData) -> Option<String> {
+/// The value-numbering key of a pure instruction: its opcode, the types and immediates
+/// that decide its result, and its (already numbered) operands. Flags and call attributes
+/// are left out: equal keys compute the same value, and the survivor keeps the flags both
+/// copies had.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+enum Key {
+    Const(Type, Constant),
+    Unary(UnaryOp, Value),
+    /// Commutative operations have their operands in `Value` order.
+    Binary(BinaryOp, [Value; 2]),
+    Fma([Value; 3]),
+    Icmp(IntCC, [Value; 2]),
+    Fcmp(FloatCC, [Value; 2]),
+    Select([Value; 3]),
+    Cast(CastOp, Value, Type),
+    PtrAdd(Value, Value),
+    ExtractLane(Value, Value),
+    InsertLane(Value, Value, Value),
+    Shuffle([Value; 2], Vec<Option<u32>>),
+    Reduce(ReduceOp, Vec<Value>),
+    ExtractValue(Value, Vec<u32>),
+    InsertValue(Value, Value, Vec<u32>),
+    /// A call that touches no memory.
+    Call(FuncId, Vec<Value>),
+}
+
+/// The value-numbering key of a pure instruction, `None` for anything else. Value
+/// numbering never speculates (a merged instruction is dominated by its twin, which
+/// already ran), so division and lane accesses, which may trap, are numbered too.
+fn pure_key(module: &Module, effects: &ModuleEffects, data: &InstructionData) -> Option<Key> {
     use InstructionData as I;
-    let mut key = data.clone();
-    // Value numbering never speculates, so lane accesses (which may trap) merge too.
-    let pure =
-        key.is_pure_non_trapping() || matches!(key, I::ExtractLane { .. } | I::InsertLane { .. });
-    match &mut key {
+    Some(match data {
+        I::Const { ty, value } => Key::Const(ty.clone(), value.clone()),
+        I::Unary { op, arg, .. } => Key::Unary(*op, *arg),
         I::Binary { op, args, .. } => {
+            let mut args = *args;
             if op.is_commutative() {
                 args.sort();
             }
+            Key::Binary(*op, args)
         }
-        I::Call { attrs, .. } => {
-            if !modref::call_attrs(module, data).contains(FuncAttrs::READNONE) {
+        I::Fma { args, .. } => Key::Fma(*args),
+        I::Icmp { cond, args } => Key::Icmp(*cond, *args),
+        I::Fcmp { cond, args, .. } => Key::Fcmp(*cond, *args),
+        I::Select { args, .. } => Key::Select(*args),
+        I::Cast { op, arg, ty } => Key::Cast(*op, *arg, ty.clone()),
+        I::PtrAdd { ptr, offset, .. } => Key::PtrAdd(*ptr, *offset),
+        I::ExtractLane { vector, index } => Key::ExtractLane(*vector, *index),
+        I::InsertLane { vector, value, index } => Key::InsertLane(*vector, *value, *index),
+        I::Shuffle { args, mask } => Key::Shuffle(*args, mask.clone()),
+        I::Reduce { op, args, .. } => Key::Reduce(*op, args.clone()),
+        I::ExtractValue { aggregate, indices } => Key::ExtractValue(*aggregate, indices.clone()),
+        I::InsertValue { aggregate, value, indices } => {
+            Key::InsertValue(*aggregate, *value, indices.clone())
+        }
+        I::Call { callee, args, .. } => {
+            let e = call_effects(module, effects, data);
+            if e.reads() || e.writes() {
                 return None;
             }
-            *attrs = FuncAttrs::empty();
+            Key::Call(*callee, args.clone())
         }
-        _ if pure => {}
         _ => return None,
-    }
-    if let Some(f) = key.flags_mut() {
-        *f = InstFlags::empty();
-    }
-    Some(format!("{key:?}"))
+    })
 }
 
 #[cfg(test)]
@@ -216,5 +278,43 @@ mod tests {
         assert_eq!(report.stat("cse", "instructions removed"), 0);
         let (_, report) = run("gvn", src);
         assert_eq!(report.stat("gvn", "loads forwarded"), 1);
+    }
+
+    /// gvn on `text` after tagging the function's instructions (in layout order) with
+    /// the given TBAA access types; `None` leaves one untagged.
+    fn gvn_with_tbaa(text: &str, tags: &[Option<&str>]) -> (String, crate::Report) {
+        let mut module = adc_ir::text::parse_module(text).unwrap();
+        let func = module.functions.values_mut().find(|f| !f.is_declaration()).unwrap();
+        let insts: Vec<adc_ir::Inst> = func.layout.insts().map(|(_, i)| i).collect();
+        for (inst, tag) in insts.iter().zip(tags) {
+            func.dfg.tbaa[*inst] = tag.map(Into::into);
+        }
+        let options = crate::Options { verify_each: true, ..Default::default() };
+        let (report, result) =
+            crate::run_passes(&mut module, &[crate::lookup("gvn").unwrap()], &options);
+        result.unwrap();
+        (adc_ir::text::print_module(&module), report)
+    }
+
+    const TBAA: &str = "func @f(%p: ptr, %q: ptr, %x: f64, %k: i64) -> f64 {\n^e:\n  store %x, %p, align 8\n  store %k, %q, align 8\n  %y = load f64, %p, align 8\n  ret %y\n}\n";
+
+    #[test]
+    fn a_store_of_a_tbaa_distinct_type_does_not_kill_a_known_value() {
+        let tags = [Some("double"), Some("long"), Some("double")];
+        let (text, report) = gvn_with_tbaa(TBAA, &tags);
+        assert_eq!(report.stat("gvn", "loads forwarded"), 1, "{text}");
+        assert!(text.contains("ret %x"), "{text}");
+    }
+
+    #[test]
+    fn char_or_missing_tbaa_keeps_the_store_a_clobber() {
+        for tags in [
+            [Some("double"), Some("omnipotent char"), Some("double")],
+            [Some("double"), None, Some("double")],
+            [None, None, None],
+        ] {
+            let (text, report) = gvn_with_tbaa(TBAA, &tags);
+            assert_eq!(report.stat("gvn", "loads forwarded"), 0, "{tags:?}: {text}");
+        }
     }
 }

@@ -10,6 +10,7 @@ pub mod alias;
 pub mod cfg;
 pub mod dce;
 pub mod domtree;
+pub mod dse;
 pub mod effects;
 pub mod egraph;
 pub mod gvn;
@@ -19,12 +20,12 @@ pub mod licm;
 pub mod loops;
 pub mod manager;
 pub mod mem2reg;
-pub mod modref;
 pub mod pipelines;
 pub mod registry;
 pub mod scalar_util;
 pub mod sccp;
 pub mod simplify_cfg;
+pub mod sroa;
 pub mod utility;
 
 pub use manager::{

@@ -8,10 +8,12 @@
 //!   aggregates; integer division/remainder only by a non-zero constant (and not `-1` for
 //!   the signed ones, `INT_MIN / -1` traps);
 //! - non-volatile loads whose address is invariant, when no instruction of the loop may
-//!   write memory that overlaps the load (`modref`: noalias parameters, distinct objects,
-//!   disjoint constant offsets, call attributes);
-//! - calls to `readnone`/`readonly` functions with invariant arguments, when nothing in
-//!   the loop may write what they may read (everything, unless `argmemonly`).
+//!   write memory that overlaps the load (`alias::AliasAnalysis::clobbers`: noalias
+//!   parameters, distinct and private objects, disjoint constant offsets, TBAA, the
+//!   declared and inferred effects of calls);
+//! - calls that may read but not write memory (declared `readnone`/`readonly`, or
+//!   inferred so by `effects`) with invariant arguments, when nothing in the loop may
+//!   write what they may read (everything but private allocas, unless `argmemonly`).
 //!
 //! Loads and calls are not speculated: moving them out of a loop whose body may run zero
 //! times could run a trapping load or call the program never ran. They move only when
@@ -38,14 +40,14 @@
 use std::collections::HashSet;
 
 use adc_ir::{
-    BinaryOp, Block, BlockCall, Constant, Diagnostic, FuncAttrs, Function, Inst, InstructionData,
-    Module, Value, ValueDef,
+    BinaryOp, Block, BlockCall, Constant, Diagnostic, Function, Inst, InstructionData, Module,
+    Value, ValueDef,
 };
 
+use crate::alias::{const_i64, AliasAnalysis};
 use crate::domtree::DominatorTree;
 use crate::loops::{Loop, LoopInfo};
 use crate::manager::{FunctionContext, FunctionPass, Pass, PreservedAnalyses, Statistics};
-use crate::modref::{self, Access};
 
 pub struct Licm;
 
@@ -80,13 +82,14 @@ impl FunctionPass for Licm {
         'restart: loop {
             let info = cx.analysis::<LoopInfo>(func);
             let dt = cx.analysis::<DominatorTree>(func);
+            let aa = cx.analysis::<AliasAnalysis>(func);
             let mut order: Vec<&Loop> = info.loops.iter().collect();
             order.sort_by_key(|l| std::cmp::Reverse(l.depth));
             for l in order {
                 if !done.insert(l.header) {
                     continue;
                 }
-                let outcome = hoist_loop(func, cx.module, &dt, l, cx.stats);
+                let outcome = hoist_loop(func, cx.module, &dt, &aa, l, cx.stats);
                 if outcome.new_blocks {
                     preserved = PreservedAnalyses::None;
                     cx.invalidate(PreservedAnalyses::None);
@@ -155,40 +158,33 @@ struct Outcome {
 enum Kind {
     /// Cannot trap, touches no memory: may run anywhere.
     Pure,
-    /// Reads what `Access` says; must not be speculated.
-    Reads(Access, bool),
+    /// Reads memory (a load, or a call when the flag is set); must not be speculated.
+    Reads(bool),
     Stay,
 }
 
-fn classify(module: &Module, func: &Function, inst: Inst) -> Kind {
+fn classify(module: &Module, func: &Function, aa: &AliasAnalysis, inst: Inst) -> Kind {
     let data = &func.dfg.insts[inst];
     use InstructionData as I;
     match data {
         d if d.is_pure_non_trapping() => Kind::Pure,
         I::Binary { op, args, .. } => match op {
-            BinaryOp::Udiv | BinaryOp::Urem => match modref::const_int(func, args[1]) {
+            BinaryOp::Udiv | BinaryOp::Urem => match const_i64(func, args[1]) {
                 Some(d) if d != 0 => Kind::Pure,
                 _ => Kind::Stay,
             },
-            BinaryOp::Sdiv | BinaryOp::Srem => match modref::const_int(func, args[1]) {
+            BinaryOp::Sdiv | BinaryOp::Srem => match const_i64(func, args[1]) {
                 Some(d) if d != 0 && d != -1 => Kind::Pure,
                 _ => Kind::Stay,
             },
             _ => Kind::Pure,
         },
-        I::Load { volatile: false, .. } => {
-            Kind::Reads(modref::effect(module, func, inst).reads, false)
-        }
+        I::Load { volatile: false, .. } => Kind::Reads(false),
         I::Call { .. } | I::CallIndirect { .. } => {
-            let attrs = modref::call_attrs(module, data);
-            if !attrs.contains(FuncAttrs::READNONE) && !attrs.contains(FuncAttrs::READONLY) {
+            if aa.call_effects(module, data).writes() {
                 return Kind::Stay;
             }
-            let effect = modref::effect(module, func, inst);
-            if effect.writes != Access::Nothing {
-                return Kind::Stay;
-            }
-            Kind::Reads(effect.reads, true)
+            Kind::Reads(true)
         }
         _ => Kind::Stay,
     }
@@ -197,7 +193,13 @@ fn classify(module: &Module, func: &Function, inst: Inst) -> Kind {
 /// The loop's header test, when a guard can be built from it: the header ends in
 /// `brif` with exactly one arm inside the loop, everything before it is pure, and the
 /// preheader ends in `jump ^header(...)`.
-fn guard_test(module: &Module, func: &Function, l: &Loop, ph: Block) -> Option<(Value, bool)> {
+fn guard_test(
+    module: &Module,
+    func: &Function,
+    aa: &AliasAnalysis,
+    l: &Loop,
+    ph: Block,
+) -> Option<(Value, bool)> {
     let term = func.terminator(l.header)?;
     let InstructionData::Brif { cond, then_dest, else_dest } = &func.dfg.insts[term] else {
         return None;
@@ -213,7 +215,7 @@ fn guard_test(module: &Module, func: &Function, l: &Loop, ph: Block) -> Option<(
         return None;
     }
     for &inst in func.layout.block_insts(l.header) {
-        if inst != term && !matches!(classify(module, func, inst), Kind::Pure) {
+        if inst != term && !matches!(classify(module, func, aa, inst), Kind::Pure) {
             return None;
         }
     }
@@ -230,6 +232,7 @@ fn hoist_loop(
     func: &mut Function,
     module: &Module,
     dt: &DominatorTree,
+    aa: &AliasAnalysis,
     l: &Loop,
     stats: &mut Statistics,
 ) -> Outcome {
@@ -238,21 +241,13 @@ fn hoist_loop(
         return outcome;
     };
     let members: HashSet<Block> = l.blocks.iter().copied().collect();
-    // What the loop may write, collected once: hoisting only removes readers.
-    let mut writes: Vec<Access> = Vec::new();
-    for &b in &l.blocks {
-        for &inst in func.layout.block_insts(b) {
-            let w = modref::effect(module, func, inst).writes;
-            if w != Access::Nothing {
-                writes.push(w);
-            }
-        }
-    }
-    let clobbered = |reads: &Access| match reads {
-        Access::Nothing => false,
-        Access::Locs(locs) => writes.iter().any(|w| locs.iter().any(|loc| w.may_touch(loc))),
-        Access::Anything => !writes.is_empty(),
-    };
+    // What in the loop may write memory, collected once: hoisting only removes readers.
+    let writers: Vec<Inst> = l
+        .blocks
+        .iter()
+        .flat_map(|&b| func.layout.block_insts(b).iter().copied())
+        .filter(|&inst| may_write(module, func, aa, inst))
+        .collect();
     let guaranteed =
         |b: Block| !l.exiting.is_empty() && l.exiting.iter().all(|e| dt.dominates(b, *e));
     let guardable = |b: Block| {
@@ -260,7 +255,7 @@ fn hoist_loop(
             && l.latches.iter().all(|x| dt.dominates(b, *x))
             && l.exiting.iter().all(|e| *e == l.header || dt.dominates(b, *e))
     };
-    let test = guard_test(module, func, l, ph);
+    let test = guard_test(module, func, aa, l, ph);
     let mut guard: Option<Guard> = None;
     let mut in_guard: Vec<Value> = Vec::new();
     let defined_in =
@@ -284,11 +279,11 @@ fn hoist_loop(
                 let guard_block = guard.as_ref().map(|g| g.block);
                 let uses_guarded =
                     args.iter().any(|a| defined_in(func, *a, &|x| Some(x) == guard_block));
-                let (into_guard, is_call, is_load) = match classify(module, func, inst) {
+                let (into_guard, is_call, is_load) = match classify(module, func, aa, inst) {
                     Kind::Stay => continue,
                     Kind::Pure => (uses_guarded, false, false),
-                    Kind::Reads(reads, is_call) => {
-                        if clobbered(&reads) {
+                    Kind::Reads(is_call) => {
+                        if writers.iter().any(|&w| aa.clobbers(module, func, w, inst)) {
                             continue;
                         }
                         if guaranteed(b) && !uses_guarded {
@@ -338,6 +333,22 @@ fn hoist_loop(
         finish_guard(func, ph, &g, &in_guard);
     }
     outcome
+}
+
+/// Whether `inst` may write memory at all (a cheap filter before the pairwise queries).
+fn may_write(module: &Module, func: &Function, aa: &AliasAnalysis, inst: Inst) -> bool {
+    use InstructionData as I;
+    match &func.dfg.insts[inst] {
+        I::Load { volatile, .. } => *volatile,
+        I::Store { .. }
+        | I::MemSet { .. }
+        | I::MemCopy { .. }
+        | I::AtomicRmw { .. }
+        | I::CmpXchg { .. }
+        | I::Fence { .. } => true,
+        data @ (I::Call { .. } | I::CallIndirect { .. }) => aa.call_effects(module, data).writes(),
+        _ => false,
+    }
 }
 
 /// Evaluates the header test on the preheader's arguments and splits the preheader edge:
@@ -480,5 +491,30 @@ mod tests {
         let text = LOOP.replace("mul i64 %a, %a", "sdiv i64 %a, %n");
         let (text, _) = licm(&text);
         assert!(text.split("^b:").nth(1).unwrap_or("").contains("sdiv"), "{text}");
+    }
+
+    #[test]
+    fn tbaa_distinct_store_does_not_keep_the_load() {
+        let text =
+            LOOP.replace("%one = const i64 1\n", "%one = const i64 1\n  store %a, %p, align 8\n");
+        let mut module = parse_module(&text).unwrap();
+        let func = module.functions.values_mut().next().unwrap();
+        let insts: Vec<adc_ir::Inst> = func.layout.insts().map(|(_, i)| i).collect();
+        let tag = |func: &mut adc_ir::Function,
+                   pick: &dyn Fn(&adc_ir::InstructionData) -> bool,
+                   t: &str| {
+            for &i in &insts {
+                if pick(&func.dfg.insts[i]) {
+                    func.dfg.tbaa[i] = Some(t.into());
+                }
+            }
+        };
+        tag(func, &|d| matches!(d, adc_ir::InstructionData::Load { .. }), "long");
+        tag(func, &|d| matches!(d, adc_ir::InstructionData::Store { .. }), "long long");
+        let options = crate::Options { verify_each: true, ..Default::default() };
+        let (report, result) = crate::run_passes(&mut module, &[lookup("licm").unwrap()], &options);
+        result.unwrap();
+        let text = print_module(&module);
+        assert_eq!(report.stat("licm", "loads hoisted"), 1, "{text}");
     }
 }

@@ -20,11 +20,12 @@ pub struct Pipeline {
 const O0: &[&str] = &[];
 
 /// `pre-ad`: what runs before differentiation — the equivalent of Enzyme's -O2 without
-/// vectorization or unrolling. Not written yet: `sroa` (before mem2reg: split small
-/// aggregates so mem2reg sees scalars) and `dse` (before the last dce).
+/// vectorization or unrolling.
 const PRE_AD: &[&str] = &[
     // First: clang -O0 code is full of trivial blocks that hide loops.
     "simplify-cfg",
+    // Before mem2reg: splits small struct/array locals so mem2reg sees scalar slots.
+    "sroa",
     // Allocas to SSA values: every later pass reasons on SSA.
     "mem2reg",
     // After mem2reg so the cost model sees the real size; before the scalar passes so they
@@ -44,16 +45,19 @@ const PRE_AD: &[&str] = &[
     "licm",
     // IEEE-exact algebraic simplification (fast-math rules only under the flags).
     "egraph",
+    // After gvn forwarded the loads that read them: stores nobody reads, before dce.
+    "dse",
     // Cleans up everything the others orphaned.
     "dce",
 ];
 
 /// `post-ad`: cleans up the synthesized derivative, which is full of recomputation,
-/// zero-initialized shadows and single-use blocks. Not written yet: `dse` (stores to
-/// shadows nobody reads, before dce).
+/// zero-initialized shadows and single-use blocks.
 const POST_AD: &[&str] = &[
     // Merges the reverse pass's chains of blocks.
     "simplify-cfg",
+    // Shadows of struct/array locals split into scalar slots mem2reg can promote.
+    "sroa",
     // Shadows of promoted locals become SSA values.
     "mem2reg",
     // Adjoints of constants are zero: folds them away.
@@ -64,6 +68,8 @@ const POST_AD: &[&str] = &[
     "licm",
     // `dx += a*w; dx += b*w` -> `dx += (a+b)*w`, under `reassoc` only.
     "egraph",
+    // Zero-initializations of shadows that are overwritten or never read, before dce.
+    "dse",
     // What the reverse pass computed but nobody reads.
     "dce",
     // Last: the backend and later modules benefit from the attributes.

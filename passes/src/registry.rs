@@ -82,6 +82,12 @@ pub static REGISTRY: &[PassInfo] = &[
         create: function_pass!(crate::mem2reg::Mem2Reg),
     },
     PassInfo {
+        name: "sroa",
+        description: "split small aggregate allocas accessed at constant offsets into scalars",
+        kind: Transform,
+        create: function_pass!(crate::sroa::Sroa),
+    },
+    PassInfo {
         name: "sccp",
         description: "sparse conditional constant propagation, folding as the interpreter computes",
         kind: Transform,
@@ -118,6 +124,12 @@ pub static REGISTRY: &[PassInfo] = &[
             "hoist loop-invariant pure code, unclobbered loads and readonly calls (guarded)",
         kind: Transform,
         create: function_pass!(crate::licm::Licm),
+    },
+    PassInfo {
+        name: "dse",
+        description: "remove stores overwritten before any read, and stores to locals never read",
+        kind: Transform,
+        create: function_pass!(crate::dse::Dse),
     },
     PassInfo {
         name: "egraph",
