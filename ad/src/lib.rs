@@ -7,8 +7,10 @@
 //! module (memoised per request) and reports failures as [`AdError`]s that name the
 //! instruction and its source line.
 
+pub mod enzyme_api;
 pub mod error;
 pub mod request;
 
+pub use enzyme_api::{lower_enzyme_calls, LoweringReport};
 pub use error::{AdError, AdErrorKind, Site};
 pub use request::{ArgActivity, DiffMode, DiffRequest, RetActivity, Synthesize};
