@@ -44,6 +44,9 @@ pub enum TestKind {
     Optimize,
     /// Run `; passes:` (analysis printers, typically); checks run on what they printed.
     Analysis,
+    /// Synthesize a reverse-mode derivative and compare it with finite differences
+    /// (`crate::gradcheck` documents the directives).
+    Gradient,
 }
 
 impl TestKind {
@@ -54,6 +57,7 @@ impl TestKind {
         (TestKind::Run, "run"),
         (TestKind::Optimize, "optimize"),
         (TestKind::Analysis, "analysis"),
+        (TestKind::Gradient, "gradient"),
     ];
 }
 
@@ -155,6 +159,10 @@ impl FileTest {
 
     /// Runs the test. `bless` rewrites a precise-output block instead of failing on it.
     pub fn run(&self, bless: bool) -> Result<(), String> {
+        if self.kind == TestKind::Gradient {
+            let check = |output: &str| self.check_output(output, false);
+            return crate::gradcheck::run(&self.path, &self.source, &self.errors, &check);
+        }
         let file_name = self.file_name();
         let render = |d: &Diagnostics| d.render(&file_name, &self.source);
         let module = match self.parse_and_verify() {
@@ -185,6 +193,8 @@ impl FileTest {
             TestKind::Parse | TestKind::Verifier | TestKind::Interpret | TestKind::Run => printed,
             TestKind::Optimize => self.optimize(&module)?.0,
             TestKind::Analysis => self.optimize(&module)?.1,
+            // Handled by `gradcheck` above.
+            TestKind::Gradient => printed,
         };
         self.check_output(&output, bless)?;
         for (line, text) in &self.runs {

@@ -3,6 +3,7 @@
 
 pub mod build;
 pub mod filetest;
+pub mod gradcheck;
 pub mod invocation;
 pub mod native;
 pub mod pass_args;

@@ -1,0 +1,693 @@
+//! Activity analysis: which values and instructions of the differentiated function take
+//! part in the derivative, and which pointers need a shadow.
+//!
+//! API: [`Activity::analyze`]`(module, request, types)` for `request.function`, then
+//! [`Activity::is_active_value`], [`Activity::is_active_inst`], [`Activity::needs_shadow`];
+//! [`print_activity`] renders it for tests and `adc analyze --print activity`.
+//!
+//! Rules (Enzyme's up/down split, solved together to a fixpoint):
+//!
+//! - **Memory classes.** Pointers derived from one another (`ptradd`, address casts,
+//!   `ptrtoint`/`inttoptr`, `select`, block parameters, `realloc`) form one class: a
+//!   store through any of them is visible through all. A class is *shadowed* (holds
+//!   differentials) when it contains a `Dup`/`DupNoNeed` pointer argument, receives a
+//!   store of a value that carries a differential or of a shadowed pointer, is the
+//!   destination of a copy from a shadowed class, holds pointers loaded from shadowed
+//!   memory, or is passed to a call that may write its arguments together with something
+//!   active. A class containing an `enzyme_const` (`Const`) pointer argument is never
+//!   shadowed: what the caller declared constant stays constant, as in Enzyme.
+//! - **Up (carries a differential).** Active arguments (and `Dup` float scalars in
+//!   forward mode); loads of float data from shadowed classes; results of operations,
+//!   block parameters and calls with a carrying operand (calls that may read memory also
+//!   carry when they get a shadowed pointer). Only values that may hold float bits carry:
+//!   their IR type has floats, or the type analysis does not prove them integers or
+//!   pointers. Comparisons, `fptosi`/`fptoui` and integer-only values never carry.
+//! - **Down (reaches the output).** The returned value when the return is active; values
+//!   stored into a *useful* class, which is a shadowed class that the caller sees (one
+//!   holding an argument, a global, or a pointer stored into useful memory) or that a
+//!   useful load reads; operands of a useful operation (not branch conditions or
+//!   `select` conditions); the arguments of a useful call, or of a call that may write
+//!   useful memory.
+//! - **Active** values carry and reach; a pointer is active when its class is shadowed and
+//!   useful ([`Activity::needs_shadow`]). An instruction is active when its result is,
+//!   when it writes shadowed memory (a store of float data or of a shadowed pointer — even
+//!   an inactive value, whose shadow must be zeroed — a copy, a memset, an atomic), or
+//!   when it is a call with an active argument. A `readnone` call whose arguments are
+//!   inactive is inactive.
+//!
+//! Calls to other defined functions are treated conservatively through their effects;
+//! refining activity across calls is for later.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
+
+use adc_ir::{
+    CastOp, Constant, FuncAttrs, FuncId, Function, Inst, InstructionData, Module, Symbol, Type,
+    Value,
+};
+use adc_passes::effects::{Effects, ModuleEffects};
+use adc_passes::manager::AnalysisManager;
+
+use crate::error::{AdError, AdErrorKind, Site};
+use crate::request::{ArgActivity, DiffMode, DiffRequest, RetActivity};
+use crate::typetree::{BaseType, TypeAnalysis};
+
+/// The activity of one request's function (see the module documentation).
+#[derive(Clone, Debug)]
+pub struct Activity {
+    pub function: FuncId,
+    active_values: HashSet<Value>,
+    active_insts: HashSet<Inst>,
+    shadowed_values: HashSet<Value>,
+}
+
+impl Activity {
+    /// Analyzes `request.function`; an error when the request does not fit it.
+    pub fn analyze(
+        module: &Module,
+        request: &DiffRequest,
+        types: &TypeAnalysis,
+    ) -> Result<Activity, AdError> {
+        let id = request.function;
+        let Some(func) = module.functions.get(id) else {
+            return Err(AdError::new(
+                Site::function(&format!("{id}")),
+                AdErrorKind::Unsupported { what: format!("a request for unknown function {id}") },
+            ));
+        };
+        check_request(func, request)?;
+        let effects = ModuleEffects::new(module, &mut AnalysisManager::new());
+        let mut solver = Solver::new(module, func, id, request, types, effects);
+        solver.solve();
+        Ok(solver.finish())
+    }
+
+    /// Whether `value` carries a differential that matters (for a pointer: whether it
+    /// needs a shadow).
+    pub fn is_active_value(&self, value: Value) -> bool {
+        self.active_values.contains(&value)
+    }
+
+    /// Whether `inst` must be differentiated (it changes an active value or active
+    /// memory).
+    pub fn is_active_inst(&self, inst: Inst) -> bool {
+        self.active_insts.contains(&inst)
+    }
+
+    /// Whether the pointer (or pointer-as-integer) `value` may point to memory holding
+    /// differentials, so the derivative needs a shadow pointer for it.
+    pub fn needs_shadow(&self, value: Value) -> bool {
+        self.shadowed_values.contains(&value)
+    }
+}
+
+fn check_request(func: &Function, request: &DiffRequest) -> Result<(), AdError> {
+    let bad = |what: String| {
+        Err(AdError::new(Site::function(&func.name), AdErrorKind::Unsupported { what }))
+    };
+    if func.is_declaration() {
+        return bad(format!("the declaration @{} (no body to analyze)", func.name));
+    }
+    let params = &func.signature.params;
+    if request.args.len() != params.len() {
+        return bad(format!(
+            "a request with {} argument activities for @{}, which has {} parameters",
+            request.args.len(),
+            func.name,
+            params.len()
+        ));
+    }
+    for (index, (activity, ty)) in request.args.iter().zip(params).enumerate() {
+        let fits = match activity {
+            ArgActivity::Const => true,
+            ArgActivity::Active => has_float(ty),
+            ArgActivity::Dup | ArgActivity::DupNoNeed => {
+                ty.is_ptr() || (request.mode == DiffMode::Forward && has_float(ty))
+            }
+        };
+        if !fits {
+            return bad(format!("argument {index} of type {ty} as {activity:?}"));
+        }
+    }
+    if request.ret != RetActivity::Const && !func.signature.ret.as_ref().is_some_and(has_float) {
+        return bad(format!("an active return of @{}, which returns no float", func.name));
+    }
+    Ok(())
+}
+
+/// Whether a type has float scalars in it.
+fn has_float(ty: &Type) -> bool {
+    match ty {
+        Type::F32 | Type::F64 => true,
+        Type::Vector(elem, _) | Type::Array(elem, _) => has_float(elem),
+        Type::Struct(s) => s.fields.iter().any(has_float),
+        _ => false,
+    }
+}
+
+struct Solver<'a> {
+    module: &'a Module,
+    func: &'a Function,
+    id: FuncId,
+    request: &'a DiffRequest,
+    types: &'a TypeAnalysis,
+    effects: ModuleEffects,
+    /// Union-find over pointer-like values: parent links.
+    parent: HashMap<Value, Value>,
+    carries: HashSet<Value>,
+    reaches: HashSet<Value>,
+    /// Class representatives.
+    shadowed: HashSet<Value>,
+    useful: HashSet<Value>,
+    constant: HashSet<Value>,
+}
+
+impl<'a> Solver<'a> {
+    fn new(
+        module: &'a Module,
+        func: &'a Function,
+        id: FuncId,
+        request: &'a DiffRequest,
+        types: &'a TypeAnalysis,
+        effects: ModuleEffects,
+    ) -> Solver<'a> {
+        let mut solver = Solver {
+            module,
+            func,
+            id,
+            request,
+            types,
+            effects,
+            parent: HashMap::new(),
+            carries: HashSet::new(),
+            reaches: HashSet::new(),
+            shadowed: HashSet::new(),
+            useful: HashSet::new(),
+            constant: HashSet::new(),
+        };
+        solver.build_classes();
+        solver
+    }
+
+    fn find(&self, mut value: Value) -> Value {
+        while let Some(parent) = self.parent.get(&value) {
+            if *parent == value {
+                break;
+            }
+            value = *parent;
+        }
+        value
+    }
+
+    fn union(&mut self, a: Value, b: Value) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra != rb {
+            self.parent.insert(ra, rb);
+        }
+    }
+
+    fn is_pointer_like(&self, value: Value) -> bool {
+        self.func.dfg.value_type(value).is_ptr()
+            || self
+                .types
+                .tree(self.id, value)
+                .entries()
+                .any(|(p, b)| p.len() == 1 && b == BaseType::Pointer)
+    }
+
+    /// Groups pointers derived from one another, and seeds the argument classes.
+    fn build_classes(&mut self) {
+        let func = self.func;
+        for (_, inst) in func.layout.insts() {
+            let result = func.dfg.inst_result(inst);
+            match (func.inst(inst), result) {
+                (InstructionData::PtrAdd { ptr, .. }, Some(r)) => self.union(*ptr, r),
+                (
+                    InstructionData::Cast {
+                        op: CastOp::Addrspacecast | CastOp::Ptrtoint | CastOp::Inttoptr,
+                        arg,
+                        ..
+                    },
+                    Some(r),
+                ) => self.union(*arg, r),
+                (InstructionData::Cast { op: CastOp::Bitcast, arg, .. }, Some(r))
+                    if self.is_pointer_like(r) =>
+                {
+                    self.union(*arg, r)
+                }
+                (InstructionData::Select { args, .. }, Some(r)) if self.is_pointer_like(r) => {
+                    self.union(args[1], r);
+                    self.union(args[2], r);
+                }
+                (InstructionData::Call { callee, args, .. }, Some(r)) => {
+                    let name = self.module.functions[*callee].name.as_str();
+                    if matches!(name, "realloc" | "memcpy" | "memmove") && !args.is_empty() {
+                        self.union(args[0], r);
+                    }
+                }
+                (data, _) => {
+                    for target in data.branch_targets() {
+                        let params = func.dfg.block_params(target.block);
+                        for (arg, param) in target.args.iter().zip(params) {
+                            if self.is_pointer_like(*param) {
+                                self.union(*arg, *param);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let params = func.params().to_vec();
+        for (param, activity) in params.iter().zip(&self.request.args) {
+            let class = self.find(*param);
+            match activity {
+                ArgActivity::Const if func.dfg.value_type(*param).is_ptr() => {
+                    self.constant.insert(class);
+                }
+                ArgActivity::Dup | ArgActivity::DupNoNeed
+                    if func.dfg.value_type(*param).is_ptr() =>
+                {
+                    self.shadowed.insert(class);
+                }
+                ArgActivity::Active | ArgActivity::Dup | ArgActivity::DupNoNeed => {
+                    self.carries.insert(*param);
+                }
+                ArgActivity::Const => {}
+            }
+            if func.dfg.value_type(*param).is_ptr() {
+                // The caller sees what is stored through its pointers.
+                self.useful.insert(class);
+            }
+        }
+        for (_, inst) in func.layout.insts() {
+            if let InstructionData::Const {
+                value: Constant::Address { symbol: Symbol::Global(_), .. },
+                ..
+            } = func.inst(inst)
+            {
+                if let Some(r) = func.dfg.inst_result(inst) {
+                    let class = self.find(r);
+                    self.useful.insert(class);
+                }
+            }
+        }
+    }
+
+    /// Whether `value` may hold float bits (see the module documentation).
+    fn may_hold_float(&self, value: Value) -> bool {
+        let ty = self.func.dfg.value_type(value);
+        if has_float(ty) {
+            return true;
+        }
+        if ty.is_ptr() || *ty.lane_type() == Type::I1 {
+            return false;
+        }
+        let tree = self.types.tree(self.id, value);
+        let own: Vec<BaseType> =
+            tree.entries().filter(|(p, _)| p.len() == 1).map(|(_, b)| b).collect();
+        own.is_empty() || own.iter().any(|b| matches!(b, BaseType::Float(_) | BaseType::Anything))
+    }
+
+    fn is_shadowed(&self, ptr: Value) -> bool {
+        self.shadowed.contains(&self.find(ptr))
+    }
+
+    fn is_useful(&self, ptr: Value) -> bool {
+        self.useful.contains(&self.find(ptr))
+    }
+
+    fn shadow(&mut self, ptr: Value) -> bool {
+        let class = self.find(ptr);
+        !self.constant.contains(&class) && self.shadowed.insert(class)
+    }
+
+    fn make_useful(&mut self, ptr: Value) -> bool {
+        let class = self.find(ptr);
+        self.useful.insert(class)
+    }
+
+    fn carry(&mut self, value: Value) -> bool {
+        self.may_hold_float(value) && self.carries.insert(value)
+    }
+
+    fn reach(&mut self, value: Value) -> bool {
+        self.may_hold_float(value) && self.reaches.insert(value)
+    }
+
+    /// Whether an operand makes a call (or store) active: it carries, or it is a shadowed
+    /// pointer.
+    fn is_live_operand(&self, value: Value) -> bool {
+        self.carries.contains(&value) || self.is_shadowed(value)
+    }
+
+    fn call_effects(&self, callee: FuncId, attrs: FuncAttrs) -> Effects {
+        let by_site = Effects::from_attrs(attrs);
+        let known = self.effects.get(callee);
+        Effects {
+            reads_args: by_site.reads_args && known.reads_args,
+            writes_args: by_site.writes_args && known.writes_args,
+            reads_other: by_site.reads_other && known.reads_other,
+            writes_other: by_site.writes_other && known.writes_other,
+            may_free: by_site.may_free && known.may_free,
+            may_not_return: by_site.may_not_return && known.may_not_return,
+        }
+    }
+
+    fn solve(&mut self) {
+        loop {
+            let mut changed = false;
+            for (_, inst) in self.func.layout.insts() {
+                changed |= self.forward(inst);
+            }
+            for (_, inst) in self.func.layout.insts().collect::<Vec<_>>().into_iter().rev() {
+                changed |= self.backward(inst);
+            }
+            if !changed {
+                break;
+            }
+        }
+    }
+
+    /// Up propagation and memory classes.
+    // Conditions stay inside the arms: as match guards, a false one would fall through to
+    // the generic arms below, which must not see loads, stores or selects.
+    #[allow(clippy::collapsible_match)]
+    fn forward(&mut self, inst: Inst) -> bool {
+        use InstructionData as I;
+        let func = self.func;
+        let result = func.dfg.inst_result(inst);
+        let data = func.inst(inst);
+        let mut changed = false;
+        match (data, result) {
+            (I::Load { ptr, .. }, Some(r)) => {
+                if self.is_shadowed(*ptr) {
+                    changed |= self.carry(r);
+                    if self.is_pointer_like(r) {
+                        changed |= self.shadow(r);
+                    }
+                }
+            }
+            (I::Store { value, ptr, .. }, _) => {
+                if self.carries.contains(value)
+                    || (self.is_pointer_like(*value) && self.is_shadowed(*value))
+                {
+                    changed |= self.shadow(*ptr);
+                }
+            }
+            (I::AtomicRmw { ptr, value, .. }, result) => {
+                if self.carries.contains(value) {
+                    changed |= self.shadow(*ptr);
+                }
+                if let Some(r) = result {
+                    if self.is_shadowed(*ptr) || self.carries.contains(value) {
+                        changed |= self.carry(r);
+                    }
+                }
+            }
+            (I::CmpXchg { ptr, expected, new, .. }, result) => {
+                if self.carries.contains(new) {
+                    changed |= self.shadow(*ptr);
+                }
+                if let Some(r) = result {
+                    if self.is_shadowed(*ptr) || self.carries.contains(expected) {
+                        changed |= self.carry(r);
+                    }
+                }
+            }
+            (I::MemCopy { dst, src, .. }, _) => {
+                if self.is_shadowed(*src) {
+                    changed |= self.shadow(*dst);
+                }
+            }
+            (I::Call { callee, args, attrs }, result) => {
+                let effects = self.call_effects(*callee, *attrs);
+                let reads = effects.reads();
+                let any_carry = args.iter().any(|a| self.carries.contains(a));
+                let any_shadowed = args.iter().any(|a| self.is_shadowed(*a));
+                if let Some(r) = result {
+                    if any_carry || (reads && any_shadowed) {
+                        changed |= self.carry(r);
+                        if self.is_pointer_like(r) && any_shadowed {
+                            changed |= self.shadow(r);
+                        }
+                    }
+                }
+                if effects.writes_args && (any_carry || any_shadowed) {
+                    for arg in args {
+                        if self.is_pointer_like(*arg) {
+                            changed |= self.shadow(*arg);
+                        }
+                    }
+                }
+            }
+            (I::CallIndirect { args, .. }, result) => {
+                let live = args.iter().any(|a| self.is_live_operand(*a));
+                if live {
+                    if let Some(r) = result {
+                        changed |= self.carry(r);
+                    }
+                    for arg in args {
+                        if self.is_pointer_like(*arg) {
+                            changed |= self.shadow(*arg);
+                        }
+                    }
+                }
+            }
+            (I::Icmp { .. } | I::Fcmp { .. }, _) => {}
+            (I::Cast { op: CastOp::Fptosi | CastOp::Fptoui, .. }, _) => {}
+            (I::Select { args, .. }, Some(r)) => {
+                if self.carries.contains(&args[1]) || self.carries.contains(&args[2]) {
+                    changed |= self.carry(r);
+                }
+            }
+            (data, Some(r)) if !data.has_side_effects() => {
+                if data.args().iter().any(|a| self.carries.contains(a)) {
+                    changed |= self.carry(r);
+                }
+            }
+            (data, _) if data.is_terminator() => {
+                for target in data.branch_targets() {
+                    let params = func.dfg.block_params(target.block).to_vec();
+                    for (arg, param) in target.args.iter().zip(params) {
+                        if self.carries.contains(arg) {
+                            changed |= self.carry(param);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        changed
+    }
+
+    /// Down propagation.
+    // Conditions stay inside the arms: as match guards, a false one would fall through to
+    // the generic arms below, which must not see loads, stores or selects.
+    #[allow(clippy::collapsible_match)]
+    fn backward(&mut self, inst: Inst) -> bool {
+        use InstructionData as I;
+        let func = self.func;
+        let result = func.dfg.inst_result(inst);
+        let data = func.inst(inst);
+        let result_reaches = result.is_some_and(|r| self.reaches.contains(&r));
+        let mut changed = false;
+        match (data, result) {
+            (I::Return { value: Some(v) }, _) => {
+                if self.request.ret != RetActivity::Const {
+                    changed |= self.reach(*v);
+                }
+            }
+            (I::Load { ptr, .. }, Some(_)) => {
+                if result_reaches {
+                    changed |= self.make_useful(*ptr);
+                }
+            }
+            (I::Store { value, ptr, .. }, _) => {
+                if self.is_useful(*ptr) {
+                    changed |= self.reach(*value);
+                    if self.is_pointer_like(*value) {
+                        changed |= self.make_useful(*value);
+                    }
+                }
+            }
+            (I::AtomicRmw { ptr, value, .. }, _) => {
+                if self.is_useful(*ptr) || result_reaches {
+                    changed |= self.reach(*value) | self.make_useful(*ptr);
+                }
+            }
+            (I::CmpXchg { ptr, new, .. }, _) => {
+                if self.is_useful(*ptr) || result_reaches {
+                    changed |= self.reach(*new) | self.make_useful(*ptr);
+                }
+            }
+            (I::MemCopy { dst, src, .. }, _) => {
+                if self.is_useful(*dst) {
+                    changed |= self.make_useful(*src);
+                }
+            }
+            (I::Call { callee, args, attrs }, _) => {
+                let effects = self.call_effects(*callee, *attrs);
+                let writes_useful = effects.writes_args && args.iter().any(|a| self.is_useful(*a));
+                if result_reaches || writes_useful || effects.writes_other {
+                    for arg in args {
+                        changed |= self.reach(*arg);
+                        if self.is_pointer_like(*arg) && (result_reaches || writes_useful) {
+                            changed |= self.make_useful(*arg);
+                        }
+                    }
+                }
+            }
+            (I::CallIndirect { args, .. }, _) => {
+                for arg in args {
+                    changed |= self.reach(*arg);
+                    if self.is_pointer_like(*arg) {
+                        changed |= self.make_useful(*arg);
+                    }
+                }
+            }
+            (I::Select { args, .. }, Some(_)) => {
+                if result_reaches {
+                    changed |= self.reach(args[1]) | self.reach(args[2]);
+                }
+            }
+            (I::Icmp { .. } | I::Fcmp { .. }, _) => {}
+            (data, Some(_)) if !data.has_side_effects() => {
+                if result_reaches {
+                    for arg in data.args() {
+                        changed |= self.reach(arg);
+                    }
+                }
+            }
+            (data, _) if data.is_terminator() => {
+                for target in data.branch_targets() {
+                    let params = func.dfg.block_params(target.block).to_vec();
+                    for (arg, param) in target.args.iter().zip(params) {
+                        if self.reaches.contains(&param) {
+                            changed |= self.reach(*arg);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        changed
+    }
+
+    fn finish(self) -> Activity {
+        let func = self.func;
+        let mut shadowed_values = HashSet::new();
+        for (value, _) in func.dfg.values.iter() {
+            if self.is_shadowed(value) && self.is_useful(value) && self.is_pointer_like(value) {
+                shadowed_values.insert(value);
+            }
+        }
+        let mut active_values: HashSet<Value> =
+            self.carries.intersection(&self.reaches).copied().collect();
+        active_values.extend(shadowed_values.iter().copied());
+        let needs = |v: &Value| shadowed_values.contains(v);
+        let mut active_insts = HashSet::new();
+        for (_, inst) in func.layout.insts() {
+            use InstructionData as I;
+            let data = func.inst(inst);
+            let result_active =
+                func.dfg.inst_result(inst).is_some_and(|r| active_values.contains(&r));
+            let active = result_active
+                || match data {
+                    I::Store { value, ptr, .. } => {
+                        needs(ptr) && (self.may_hold_float(*value) || needs(value))
+                    }
+                    I::AtomicRmw { ptr, .. } | I::CmpXchg { ptr, .. } => needs(ptr),
+                    I::MemCopy { dst, src, .. } => needs(dst) || needs(src),
+                    I::MemSet { dst, .. } => needs(dst),
+                    I::Call { args, .. } | I::CallIndirect { args, .. } => {
+                        args.iter().any(|a| active_values.contains(a))
+                    }
+                    I::Return { value: Some(v) } => active_values.contains(v),
+                    _ => false,
+                };
+            if active {
+                active_insts.insert(inst);
+            }
+        }
+        Activity { function: self.id, active_values, active_insts, shadowed_values }
+    }
+}
+
+/// The activity of every value and instruction of `request.function`, one per line:
+/// `%x: active`, `%p: active shadow`, and for instructions whose activity is not their
+/// result's, `store %y, %p, align 8: active`.
+pub fn print_activity(module: &Module, request: &DiffRequest) -> Result<String, AdError> {
+    let types = TypeAnalysis::analyze(module);
+    let activity = Activity::analyze(module, request, &types)?;
+    let func = &module.functions[request.function];
+    let printer = adc_ir::text::FunctionPrinter::new(module, func);
+    let word = |active: bool| if active { "active" } else { "inactive" };
+    let mut out = String::new();
+    let _ = writeln!(out, "@{} {request}:", func.name);
+    for block in func.layout.blocks() {
+        for param in func.dfg.block_params(*block) {
+            let _ = writeln!(out, "  {}", value_line(&printer, &activity, *param));
+        }
+        for inst in func.layout.block_insts(*block) {
+            let inst_active = activity.is_active_inst(*inst);
+            match func.dfg.inst_result(*inst) {
+                Some(r) => {
+                    let mut line = value_line(&printer, &activity, r);
+                    if inst_active != activity.is_active_value(r) {
+                        let _ = write!(line, ", inst {}", word(inst_active));
+                    }
+                    let _ = writeln!(out, "  {line}");
+                }
+                None => {
+                    let text = printer.inst_to_string(*inst);
+                    let _ = writeln!(out, "  {}: {}", text.trim(), word(inst_active));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn value_line(
+    printer: &adc_ir::text::FunctionPrinter<'_>,
+    activity: &Activity,
+    value: Value,
+) -> String {
+    let state = if activity.is_active_value(value) { "active" } else { "inactive" };
+    let shadow = if activity.needs_shadow(value) { " shadow" } else { "" };
+    format!("{}: {state}{shadow}", printer.value(value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use adc_ir::text::parse_module;
+
+    fn activity_of(text: &str, args: Vec<ArgActivity>, ret: RetActivity) -> String {
+        let module = parse_module(text).expect("parses");
+        let id = module.function_by_name("f").expect("@f");
+        print_activity(&module, &DiffRequest::reverse(id, args, ret)).expect("analyzes")
+    }
+
+    #[test]
+    fn dead_float_is_inactive() {
+        let printed = activity_of(
+            "func @f(%x: f64) -> f64 {\n^e:\n  %y = fmul f64 %x, %x\n  %z = fadd f64 %x, %x\n  ret %y\n}\n",
+            vec![ArgActivity::Active],
+            RetActivity::Active,
+        );
+        assert!(printed.contains("%y: active"), "{printed}");
+        assert!(printed.contains("%z: inactive"), "{printed}");
+    }
+
+    #[test]
+    fn mismatched_request_is_an_error() {
+        let module = parse_module("func @f(%x: i64) {\n^e:\n  ret\n}\n").unwrap();
+        let id = module.function_by_name("f").unwrap();
+        let request = DiffRequest::reverse(id, vec![ArgActivity::Active], RetActivity::Const);
+        let err = print_activity(&module, &request).unwrap_err();
+        assert!(err.to_string().contains("argument 0 of type i64 as Active"), "{err}");
+        let request = DiffRequest::reverse(id, vec![], RetActivity::Const);
+        assert!(print_activity(&module, &request).is_err());
+    }
+}

@@ -1,0 +1,129 @@
+//! `Differentiator`: the entry point of derivative synthesis. It implements
+//! [`Synthesize`] for the Enzyme API lowering, memoises derivatives per request, declares
+//! the runtime functions the derivative calls (`malloc`, `realloc`, `free`, the tape
+//! helper), runs reverse-mode synthesis (`crate::reverse`) and verifies the result before
+//! adding it to the module.
+//!
+//! Derivatives are named `__adc_reverse_<function>`, with `.1`, `.2`, ... appended for
+//! further distinct requests on the same function, and have internal linkage.
+
+use std::collections::HashMap;
+
+use adc_ir::{FuncAttrs, FuncId, Function, Module, Signature, Type};
+
+use crate::cache::{define_tape_push, CacheStats};
+use crate::error::{AdError, AdErrorKind, Site};
+use crate::request::{DiffMode, DiffRequest, Synthesize};
+use crate::reverse::{synthesize, Runtime};
+
+/// Choices that change what synthesis produces.
+#[derive(Clone, Debug)]
+pub struct DifferentiatorOptions {
+    /// Verify every synthesized function (`adc_ir::verify_function`); a failure is an
+    /// internal error reported as `AdErrorKind::Unsupported` with the verifier's message.
+    pub verify: bool,
+}
+
+impl Default for DifferentiatorOptions {
+    fn default() -> Self {
+        DifferentiatorOptions { verify: true }
+    }
+}
+
+/// Synthesizes derivatives on request, once per distinct request.
+#[derive(Debug, Default)]
+pub struct Differentiator {
+    pub options: DifferentiatorOptions,
+    memo: HashMap<DiffRequest, FuncId>,
+    /// Cache statistics of every derivative synthesized so far, by its name.
+    pub stats: Vec<(String, CacheStats)>,
+}
+
+impl Differentiator {
+    pub fn new(options: DifferentiatorOptions) -> Differentiator {
+        Differentiator { options, memo: HashMap::new(), stats: Vec::new() }
+    }
+}
+
+impl Synthesize for Differentiator {
+    fn derivative(&mut self, module: &mut Module, request: &DiffRequest) -> Result<FuncId, AdError> {
+        if let Some(id) = self.memo.get(request) {
+            return Ok(*id);
+        }
+        let Some(primal) = module.functions.get(request.function) else {
+            return Err(AdError::new(
+                Site::function("?"),
+                AdErrorKind::Unsupported { what: format!("a request for unknown function {}", request.function) },
+            ));
+        };
+        let primal_name = primal.name.clone();
+        if request.mode != DiffMode::Reverse {
+            return Err(AdError::new(
+                Site::function(&primal_name),
+                AdErrorKind::Unsupported { what: format!("{request}: only reverse mode is synthesized here") },
+            ));
+        }
+        let runtime = declare_runtime(module, &primal_name)?;
+        let signatures: HashMap<FuncId, Signature> =
+            module.functions.iter().map(|(id, f)| (id, f.signature.clone())).collect();
+        let name = fresh_name(module, &format!("__adc_reverse_{primal_name}"));
+        let (function, stats) = synthesize(module, request, &name, runtime, &signatures)?;
+        if self.options.verify {
+            if let Err(diagnostics) = adc_ir::verify::verify_function(module, &function) {
+                let text = adc_ir::text::print_function(module, &function);
+                return Err(AdError::new(
+                    Site::function(&primal_name),
+                    AdErrorKind::Unsupported {
+                        what: format!(
+                            "{request}: internal error, the synthesized derivative does not verify: {diagnostics}\n{text}"
+                        ),
+                    },
+                ));
+            }
+        }
+        let id = module.add_function(function);
+        self.memo.insert(request.clone(), id);
+        self.stats.push((name, stats));
+        Ok(id)
+    }
+}
+
+/// `base`, or `base.N` for the first N that no function of the module uses.
+fn fresh_name(module: &Module, base: &str) -> String {
+    if module.function_by_name(base).is_none() {
+        return base.to_string();
+    }
+    (1..).map(|n| format!("{base}.{n}")).find(|n| module.function_by_name(n).is_none()).unwrap_or_default()
+}
+
+/// Finds or declares a library function with the expected signature.
+fn declare(module: &mut Module, name: &str, sig: Signature, for_function: &str) -> Result<FuncId, AdError> {
+    if let Some(id) = module.function_by_name(name) {
+        let existing = &module.functions[id].signature;
+        if existing.params != sig.params || existing.ret != sig.ret {
+            return Err(AdError::new(
+                Site::function(for_function),
+                AdErrorKind::Unsupported {
+                    what: format!("a module whose @{name} does not have the C library's signature"),
+                },
+            ));
+        }
+        return Ok(id);
+    }
+    let mut f = Function::new(name, sig);
+    f.attrs = FuncAttrs::NOUNWIND;
+    Ok(module.add_function(f))
+}
+
+fn declare_runtime(module: &mut Module, for_function: &str) -> Result<Runtime, AdError> {
+    let malloc = declare(module, "malloc", Signature::new(vec![Type::I64], Some(Type::PTR)), for_function)?;
+    let realloc = declare(
+        module,
+        "realloc",
+        Signature::new(vec![Type::PTR, Type::I64], Some(Type::PTR)),
+        for_function,
+    )?;
+    let free = declare(module, "free", Signature::new(vec![Type::PTR], None), for_function)?;
+    let tape_push = define_tape_push(module, realloc);
+    Ok(Runtime { malloc, free, tape_push })
+}

@@ -1,0 +1,1034 @@
+//! Type analysis: a [`TypeTree`] for every value of every defined function, solved to a
+//! fixpoint over the whole module.
+//!
+//! Public API (what the synthesis uses):
+//!
+//! - [`TypeAnalysis::analyze`]`(module)` runs the analysis once per module.
+//! - [`TypeAnalysis::tree`]`(func, value)`: everything known about a value;
+//!   [`TypeAnalysis::return_tree`] likewise for a function's result.
+//! - [`TypeAnalysis::float_kind_at`]`(module, func, ptr, offset, size, at)`: for a load,
+//!   store or atomic at `at`, do those bytes behind `ptr` hold floats (and of which kind),
+//!   or integers/pointers (`None`)? Unknown or conflicting bytes are an
+//!   [`AdErrorKind::UndeducibleType`] naming `at` — never a guess.
+//! - [`TypeAnalysis::value_float_kind`]: the same question for an SSA value (an `i64`
+//!   that carries a `double`'s bits).
+//! - [`TypeAnalysis::copy_layout`]: the scalar facts over a `memcpy`'d range, offset by
+//!   offset, for copies that mix integers and floats.
+//!
+//! How facts arise (each rule is applied in both directions, until nothing changes):
+//!
+//! - IR types seed what they are sure of: float scalars/lanes are `Float`, pointers are
+//!   `Pointer`, `i1` is `Integer`. Other integer types say nothing (an `i64` may be a
+//!   `double`). Constants are bit patterns: they keep their seed and take no facts from
+//!   their uses (one `const i64 0` may be stored as a double and used as an index).
+//! - TBAA access names (`"double"`, `"int"`, `"any pointer"`) on loads, stores and
+//!   memcpys seed the accessed bytes.
+//! - Loads and stores unify the value with the pointee at offset 0; `ptradd` by a
+//!   constant shifts the pointee; by a variable `s * i` it maps offsets modulo the stride
+//!   `s` (an array of `s`-byte elements), and a homogeneous element becomes `-1` ("every
+//!   element"); an unknown stride keeps only `-1` facts.
+//! - Integer-only operations (`mul`, `div`, `rem`, min/max, int casts, `ctpop`, shift
+//!   results, indices, lengths, branch conditions) are `Integer`. `add`/`sub` are
+//!   `Integer` when both operands are, `Pointer` when one operand is (pointer
+//!   arithmetic through `ptrtoint`; a pointer difference is `Integer`). `and`/`or`/`xor`
+//!   pass their operand's type through (sign flips of bitcast floats) instead of forcing
+//!   `Integer`. Float operations, `sitofp`/`fptosi`, `fcmp` follow the IR types.
+//! - `bitcast`, `ptrtoint`, `inttoptr`, `addrspacecast`, `select`, block parameters,
+//!   `freeze`, aggregates and vector lanes carry trees unchanged (re-based per field/lane).
+//! - `memcpy`/`memmove` make source and destination agree over the copied length;
+//!   `memset` only says its operands are pointer and integers.
+//! - Calls to defined functions unify arguments with parameters and the result with the
+//!   callee's return (the module-level worklist re-runs callers and callees whose
+//!   interface changed). Known library functions (`malloc`, `calloc`, `realloc`, `free`,
+//!   `memcpy`, `memmove`, `memset`, libm, `abs`) have their own rules; other declarations
+//!   contribute nothing.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::OnceLock;
+
+use adc_ir::{
+    BinaryOp, CastOp, Constant, FuncId, Function, Inst, InstructionData, Module, Type, UnaryOp,
+    Value, ValueDef,
+};
+
+use super::{BaseType, FloatKind, Step, TypeTree, MAX_OFFSET};
+use crate::error::{AdError, AdErrorKind, Site};
+
+/// Passes over one function before giving up on its local fixpoint. The lattice is
+/// finite (caps), so this only guards against a bug; reaching it keeps the facts found.
+const MAX_LOCAL_ROUNDS: usize = 200;
+/// Visits of any one function from the module worklist, for the same reason.
+const MAX_FUNCTION_VISITS: usize = 100;
+
+/// The trees of one function's values and of its return value.
+#[derive(Clone, Default, Debug)]
+struct FunctionTypes {
+    values: HashMap<Value, TypeTree>,
+    ret: TypeTree,
+}
+
+/// The solved type trees of a module (see the module documentation).
+#[derive(Clone, Default, Debug)]
+pub struct TypeAnalysis {
+    functions: HashMap<FuncId, FunctionTypes>,
+}
+
+fn empty_tree() -> &'static TypeTree {
+    static EMPTY: OnceLock<TypeTree> = OnceLock::new();
+    EMPTY.get_or_init(TypeTree::new)
+}
+
+impl TypeAnalysis {
+    /// Analyzes every defined function of `module` to a common fixpoint.
+    pub fn analyze(module: &Module) -> TypeAnalysis {
+        let mut analysis = TypeAnalysis::default();
+        let mut callers: HashMap<FuncId, BTreeSet<FuncId>> = HashMap::new();
+        for (id, func) in module.functions.iter() {
+            if func.is_declaration() {
+                continue;
+            }
+            analysis.functions.insert(id, seed_function(func));
+            for (_, inst) in func.layout.insts() {
+                if let InstructionData::Call { callee, .. } = func.inst(inst) {
+                    callers.entry(*callee).or_default().insert(id);
+                }
+            }
+        }
+        let mut worklist: BTreeSet<FuncId> = analysis.functions.keys().copied().collect();
+        let mut visits: HashMap<FuncId, usize> = HashMap::new();
+        while let Some(id) = worklist.pop_first() {
+            let count = visits.entry(id).or_default();
+            if *count >= MAX_FUNCTION_VISITS {
+                continue;
+            }
+            *count += 1;
+            let before = analysis.interface(module, id);
+            let touched = analysis.solve_function(module, id);
+            if analysis.interface(module, id) != before {
+                worklist.extend(callers.get(&id).into_iter().flatten().copied());
+            }
+            worklist.extend(touched.into_iter().filter(|callee| *callee != id));
+        }
+        analysis
+    }
+
+    /// The trees a function shares with its callers: parameters and return.
+    fn interface(&self, module: &Module, id: FuncId) -> Vec<TypeTree> {
+        let Some(types) = self.functions.get(&id) else { return Vec::new() };
+        let func = &module.functions[id];
+        let mut trees: Vec<TypeTree> = func
+            .params()
+            .iter()
+            .map(|p| types.values.get(p).cloned().unwrap_or_default())
+            .collect();
+        trees.push(types.ret.clone());
+        trees
+    }
+
+    /// Everything known about `value` of `func` (empty when nothing is).
+    pub fn tree(&self, func: FuncId, value: Value) -> &TypeTree {
+        self.functions.get(&func).and_then(|t| t.values.get(&value)).unwrap_or(empty_tree())
+    }
+
+    /// Everything known about the value `func` returns.
+    pub fn return_tree(&self, func: FuncId) -> &TypeTree {
+        self.functions.get(&func).map_or(empty_tree(), |t| &t.ret)
+    }
+
+    /// The facts about the `size` bytes at `offset` behind `ptr`, rebased to offset 0,
+    /// one level deep (the scalars stored there, not what they point to).
+    pub fn pointee_range(&self, func: FuncId, ptr: Value, offset: u64, size: u64) -> TypeTree {
+        self.tree(func, ptr).child(Step::Any).lookup(offset, size).top_level()
+    }
+
+    /// Whether the `size` bytes at `offset` behind `ptr` hold floats, for the memory
+    /// access `at`: `Some(kind)` when all known facts there are floats of one kind,
+    /// `None` when they are integers or pointers, an error when nothing is known, the
+    /// facts conflict, or floats mix with other data (use [`Self::copy_layout`]).
+    pub fn float_kind_at(
+        &self,
+        module: &Module,
+        func: FuncId,
+        ptr: Value,
+        offset: u64,
+        size: u64,
+        at: Inst,
+    ) -> Result<Option<FloatKind>, AdError> {
+        let facts = self.tree(func, ptr).child(Step::Any).lookup(offset, size);
+        let what = || {
+            let function = &module.functions[func];
+            let name = adc_ir::text::FunctionPrinter::new(module, function).value(ptr);
+            format!("the {size} bytes at offset {offset} of {name} ({facts})")
+        };
+        kind_of_facts(&facts, what).map_err(|kind| error_at(module, func, at, kind))
+    }
+
+    /// Whether the SSA `value` holds float bits (an `i64` loaded from a `double`), for
+    /// the instruction `at` that needs to know.
+    pub fn value_float_kind(
+        &self,
+        module: &Module,
+        func: FuncId,
+        value: Value,
+        at: Inst,
+    ) -> Result<Option<FloatKind>, AdError> {
+        let function = &module.functions[func];
+        let ty = function.dfg.value_type(value);
+        let facts = memory_of_value(self.tree(func, value), ty);
+        let what = || {
+            let name = adc_ir::text::FunctionPrinter::new(module, function).value(value);
+            format!("{name} ({})", self.tree(func, value))
+        };
+        kind_of_facts(&facts, what).map_err(|kind| error_at(module, func, at, kind))
+    }
+
+    /// The scalar facts over the `len` bytes at `offset` behind `ptr`, sorted by offset
+    /// (`None` as offset: a fact for every element): what a `memcpy` at `at` moves. An
+    /// error when nothing is known or facts conflict.
+    pub fn copy_layout(
+        &self,
+        module: &Module,
+        func: FuncId,
+        ptr: Value,
+        offset: u64,
+        len: u64,
+        at: Inst,
+    ) -> Result<Vec<(Option<u64>, BaseType)>, AdError> {
+        let facts = self.tree(func, ptr).child(Step::Any).lookup(offset, len);
+        let name = || {
+            let function = &module.functions[func];
+            adc_ir::text::FunctionPrinter::new(module, function).value(ptr)
+        };
+        if let Some(conflict) = facts.conflicts().next() {
+            let what = format!("the copied bytes of {} (conflicting facts {conflict})", name());
+            return Err(error_at(module, func, at, AdErrorKind::UndeducibleType { what }));
+        }
+        let layout: Vec<(Option<u64>, BaseType)> = facts
+            .top_level()
+            .entries()
+            .map(|(path, base)| match path[0] {
+                Step::Any => (None, base),
+                Step::Offset(o) => (Some(o), base),
+            })
+            .collect();
+        if layout.is_empty() {
+            let what = format!("the {len} bytes at offset {offset} of {}", name());
+            return Err(error_at(module, func, at, AdErrorKind::UndeducibleType { what }));
+        }
+        Ok(layout)
+    }
+
+    /// Runs one function to its local fixpoint; returns the callees whose trees changed.
+    fn solve_function(&mut self, module: &Module, id: FuncId) -> BTreeSet<FuncId> {
+        let Some(types) = self.functions.remove(&id) else { return BTreeSet::new() };
+        let func = &module.functions[id];
+        let mut solver = Solver { module, func, id, types, others: self, touched: BTreeSet::new() };
+        for _ in 0..MAX_LOCAL_ROUNDS {
+            let mut changed = false;
+            for (_, inst) in func.layout.insts() {
+                changed |= solver.visit(inst);
+            }
+            if !changed {
+                break;
+            }
+        }
+        let Solver { types, touched, .. } = solver;
+        self.functions.insert(id, types);
+        touched
+    }
+}
+
+fn error_at(module: &Module, func: FuncId, at: Inst, kind: AdErrorKind) -> AdError {
+    AdError::new(Site::inst(module, &module.functions[func], at), kind)
+}
+
+/// Classifies the scalar facts of a memory-form tree (see `float_kind_at`).
+fn kind_of_facts(
+    facts: &TypeTree,
+    what: impl Fn() -> String,
+) -> Result<Option<FloatKind>, AdErrorKind> {
+    let undeducible = |detail: String| AdErrorKind::UndeducibleType {
+        what: if detail.is_empty() { what() } else { format!("{}: {detail}", what()) },
+    };
+    if let Some(conflict) = facts.conflicts().find(|c| c.path.len() == 1) {
+        return Err(undeducible(format!("conflicting facts {conflict}")));
+    }
+    let scalars = facts.top_level();
+    let mut kinds = BTreeSet::new();
+    let mut other = false;
+    for (_, base) in scalars.entries() {
+        match base {
+            BaseType::Float(kind) => {
+                kinds.insert(kind);
+            }
+            BaseType::Integer | BaseType::Pointer => other = true,
+            BaseType::Anything => return Err(undeducible("conflicting facts".into())),
+        }
+    }
+    match (kinds.len(), other) {
+        (0, false) => Err(undeducible(String::new())),
+        (0, true) => Ok(None),
+        (1, false) => Ok(kinds.into_iter().next()),
+        _ => Err(undeducible("floats mixed with other data".into())),
+    }
+}
+
+/// The tree every value starts from: its IR type's sure facts.
+fn seed_function(func: &Function) -> FunctionTypes {
+    let mut types = FunctionTypes::default();
+    for (value, data) in func.dfg.values.iter() {
+        let is_int_const = match data.def {
+            ValueDef::Result(inst) => {
+                matches!(func.inst(inst), InstructionData::Const { ty, .. } if ty.lane_type().is_int() && *ty.lane_type() != Type::I1)
+            }
+            ValueDef::Param(..) => false,
+        };
+        let seed = if is_int_const { TypeTree::new() } else { type_seed(&data.ty) };
+        types.values.insert(value, seed);
+    }
+    if let Some(ret) = &func.signature.ret {
+        types.ret = type_seed(ret);
+    }
+    types
+}
+
+/// The base type an IR scalar type guarantees.
+fn scalar_seed(ty: &Type) -> Option<BaseType> {
+    match ty {
+        Type::F32 => Some(BaseType::Float(FloatKind::F32)),
+        Type::F64 => Some(BaseType::Float(FloatKind::F64)),
+        Type::Ptr(_) => Some(BaseType::Pointer),
+        Type::I1 => Some(BaseType::Integer),
+        _ => None,
+    }
+}
+
+fn type_seed(ty: &Type) -> TypeTree {
+    let mut tree = TypeTree::new();
+    if ty.is_scalar() {
+        if let Some(base) = scalar_seed(ty) {
+            tree.insert(vec![Step::Any], base);
+        }
+        return tree;
+    }
+    for (offset, leaf) in leaves(ty) {
+        if let Some(base) = scalar_seed(&leaf) {
+            tree.insert(vec![Step::Offset(offset)], base);
+        }
+    }
+    tree
+}
+
+/// `base` at every scalar of `ty` (the whole value for a scalar).
+fn uniform(ty: &Type, base: BaseType) -> TypeTree {
+    if ty.is_scalar() {
+        return TypeTree::scalar(base);
+    }
+    let mut tree = TypeTree::new();
+    for (offset, _) in leaves(ty) {
+        tree.insert(vec![Step::Offset(offset)], base);
+    }
+    tree
+}
+
+/// The scalars of a vector or aggregate with their byte offsets (up to the offset cap).
+fn leaves(ty: &Type) -> Vec<(u64, Type)> {
+    let mut out = Vec::new();
+    collect_leaves(ty, 0, &mut out);
+    out
+}
+
+fn collect_leaves(ty: &Type, base: u64, out: &mut Vec<(u64, Type)>) {
+    if base > MAX_OFFSET {
+        return;
+    }
+    match ty {
+        Type::Vector(elem, lanes) => {
+            let lane_size = if **elem == Type::I1 { 0 } else { elem.size() };
+            for lane in 0..u64::from(*lanes) {
+                if lane_size == 0 {
+                    break;
+                }
+                collect_leaves(elem, base + lane * lane_size, out);
+            }
+        }
+        Type::Array(elem, n) => {
+            for i in 0..*n {
+                if base + i * elem.size() > MAX_OFFSET {
+                    break;
+                }
+                collect_leaves(elem, base + i * elem.size(), out);
+            }
+        }
+        Type::Struct(s) => {
+            for (field, offset) in s.fields.iter().zip(s.field_offsets()) {
+                collect_leaves(field, base + offset, out);
+            }
+        }
+        scalar => out.push((base, scalar.clone())),
+    }
+}
+
+/// A value's tree as the memory it would occupy at offset 0.
+fn memory_of_value(tree: &TypeTree, ty: &Type) -> TypeTree {
+    if !ty.is_scalar() {
+        return tree.clone();
+    }
+    // A scalar's facts sit at `-1` ("its bytes"); in memory they start at offset 0.
+    tree.map_paths(|path| {
+        let mut path = path.to_vec();
+        path[0] = Step::Offset(0);
+        Some(path)
+    })
+}
+
+/// The tree of a value of type `ty` read from memory described by `memory` at offset 0.
+fn value_of_memory(memory: &TypeTree, ty: &Type) -> TypeTree {
+    if ty.is_scalar() {
+        return memory.only_scalar_at(0);
+    }
+    let within = memory.lookup(0, ty.size());
+    let mut value = TypeTree::new();
+    let leaf_offsets: Vec<u64> = leaves(ty).into_iter().map(|(o, _)| o).collect();
+    for (path, base) in within.entries() {
+        match path[0] {
+            Step::Offset(_) => {
+                value.insert(path.to_vec(), base);
+            }
+            Step::Any => {
+                for offset in &leaf_offsets {
+                    let mut at = path.to_vec();
+                    at[0] = Step::Offset(*offset);
+                    value.insert(at, base);
+                }
+            }
+        }
+    }
+    value
+}
+
+/// The integer constant behind `value`, sign-extended from its width.
+fn const_int(func: &Function, value: Value) -> Option<i128> {
+    let ValueDef::Result(inst) = func.dfg.value_def(value) else { return None };
+    let InstructionData::Const { ty, value: Constant::Int(bits) } = func.inst(inst) else {
+        return None;
+    };
+    let width = ty.int_bits()?;
+    let shift = 128 - width;
+    Some(((*bits << shift) as i128) >> shift)
+}
+
+fn is_const(func: &Function, value: Value) -> bool {
+    matches!(func.dfg.value_def(value), ValueDef::Result(i) if matches!(func.inst(i), InstructionData::Const { .. }))
+}
+
+/// A byte stride that divides every value `offset` can take (`8` for `i * 8`), when one
+/// is visible; `None` when nothing is known.
+fn offset_stride(func: &Function, offset: Value, depth: u32) -> Option<u64> {
+    if depth > 8 {
+        return None;
+    }
+    if let Some(c) = const_int(func, offset) {
+        return Some(c.unsigned_abs().try_into().ok()?).filter(|s: &u64| *s > 0);
+    }
+    let ValueDef::Result(inst) = func.dfg.value_def(offset) else { return None };
+    match func.inst(inst) {
+        InstructionData::Binary { op: BinaryOp::Mul, args, .. } => {
+            let a = offset_stride(func, args[0], depth + 1).unwrap_or(1);
+            let b = offset_stride(func, args[1], depth + 1).unwrap_or(1);
+            Some(a.saturating_mul(b)).filter(|s| *s > 1)
+        }
+        InstructionData::Binary { op: BinaryOp::Shl, args, .. } => {
+            let shift = const_int(func, args[1])?;
+            (0..63).contains(&shift).then(|| 1u64 << shift)
+        }
+        InstructionData::Binary { op: BinaryOp::Add | BinaryOp::Sub, args, .. } => {
+            let a = offset_stride(func, args[0], depth + 1)?;
+            let b = offset_stride(func, args[1], depth + 1)?;
+            Some(gcd(a, b)).filter(|s| *s > 1)
+        }
+        InstructionData::Cast { op: CastOp::Sext | CastOp::Zext, arg, .. } => {
+            offset_stride(func, *arg, depth + 1)
+        }
+        _ => None,
+    }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// What a TBAA access-type name says about the accessed scalar.
+fn tbaa_base(name: &str) -> Option<BaseType> {
+    match name {
+        "double" => Some(BaseType::Float(FloatKind::F64)),
+        "float" => Some(BaseType::Float(FloatKind::F32)),
+        "any pointer" | "vtable pointer" => Some(BaseType::Pointer),
+        "int" | "long" | "long long" | "short" | "bool" | "_Bool" | "unsigned int"
+        | "unsigned long" | "unsigned long long" | "unsigned short" | "__int128" => {
+            Some(BaseType::Integer)
+        }
+        // clang names typed pointers `p1 double`, `p2 int`, ...
+        other if other.starts_with('p') && other[1..].starts_with(|c: char| c.is_ascii_digit()) => {
+            Some(BaseType::Pointer)
+        }
+        _ => None,
+    }
+}
+
+/// The floating-point library functions adc knows (all arguments and results float).
+fn is_libm(name: &str) -> bool {
+    const F64: &[&str] = &[
+        "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh",
+        "acosh", "atanh", "exp", "exp2", "expm1", "log", "log10", "log2", "log1p", "sqrt", "cbrt",
+        "pow", "hypot", "fmod", "fabs", "floor", "ceil", "trunc", "round", "erf", "erfc", "tgamma",
+        "lgamma", "fmin", "fmax", "copysign", "fma",
+    ];
+    F64.contains(&name) || name.strip_suffix('f').is_some_and(|n| F64.contains(&n))
+}
+
+/// Solves one function; other functions' trees are reachable through `others`.
+struct Solver<'a> {
+    module: &'a Module,
+    func: &'a Function,
+    id: FuncId,
+    types: FunctionTypes,
+    others: &'a mut TypeAnalysis,
+    touched: BTreeSet<FuncId>,
+}
+
+impl Solver<'_> {
+    fn tree(&self, value: Value) -> TypeTree {
+        self.types.values.get(&value).cloned().unwrap_or_default()
+    }
+
+    fn ty(&self, value: Value) -> &Type {
+        self.func.dfg.value_type(value)
+    }
+
+    /// Joins `facts` into `value`'s tree; constants keep their seed (see module docs).
+    fn add(&mut self, value: Value, facts: &TypeTree) -> bool {
+        if facts.is_empty() || is_const(self.func, value) {
+            return false;
+        }
+        self.types.values.entry(value).or_default().merge(facts)
+    }
+
+    fn add_base(&mut self, value: Value, base: BaseType) -> bool {
+        let facts = uniform(&self.ty(value).clone(), base);
+        self.add(value, &facts)
+    }
+
+    /// Makes two values of the same type agree on everything.
+    fn unify(&mut self, a: Value, b: Value) -> bool {
+        let (ta, tb) = (self.tree(a), self.tree(b));
+        self.add(a, &tb) | self.add(b, &ta)
+    }
+
+    /// Makes two values agree on their own bytes (not on what they point to).
+    fn unify_top(&mut self, a: Value, b: Value) -> bool {
+        let (ta, tb) = (self.tree(a).top_level(), self.tree(b).top_level());
+        self.add(a, &tb) | self.add(b, &ta)
+    }
+
+    fn has_top(&self, value: Value, base: BaseType) -> bool {
+        self.tree(value).top_level().entries().any(|(_, b)| b == base)
+    }
+
+    /// The memory `ptr` points to.
+    fn pointee(&self, ptr: Value) -> TypeTree {
+        self.tree(ptr).child(Step::Any)
+    }
+
+    fn add_pointee(&mut self, ptr: Value, memory: &TypeTree) -> bool {
+        let facts = memory.prefixed(Step::Any);
+        self.add(ptr, &facts)
+    }
+
+    /// A scalar or aggregate `value` is stored at / loaded from offset 0 of `ptr`.
+    fn unify_with_memory(&mut self, value: Value, ptr: Value) -> bool {
+        let ty = self.ty(value).clone();
+        let mut changed = self.add_base(ptr, BaseType::Pointer);
+        let from_memory = value_of_memory(&self.pointee(ptr), &ty);
+        changed |= self.add(value, &from_memory);
+        let to_memory = memory_of_value(&self.tree(value), &ty);
+        changed |= self.add_pointee(ptr, &to_memory);
+        changed
+    }
+
+    /// Seeds the scalar accessed by `inst` from its TBAA name.
+    fn tbaa_seed(&mut self, inst: Inst, value: Value, ptr: Value) -> bool {
+        let Some(name) = self.func.dfg.tbaa[inst].clone() else { return false };
+        let Some(base) = tbaa_base(&name) else { return false };
+        if !self.ty(value).is_scalar() {
+            return false;
+        }
+        self.add_base(value, base)
+            | self.add_pointee(ptr, &TypeTree::from_entry(vec![Step::Offset(0)], base))
+    }
+
+    fn visit(&mut self, inst: Inst) -> bool {
+        use InstructionData as I;
+        let result = self.func.dfg.inst_result(inst);
+        let data = self.func.inst(inst);
+        match (data, result) {
+            (I::Const { .. } | I::Fence { .. } | I::Unreachable, _) => false,
+            (I::Unary { op, arg, .. }, Some(r)) => {
+                if *op == UnaryOp::Freeze || op.is_float() {
+                    self.unify(*arg, r)
+                } else {
+                    self.add_base(*arg, BaseType::Integer) | self.add_base(r, BaseType::Integer)
+                }
+            }
+            (I::Binary { op, args, .. }, Some(r)) => self.visit_binary(*op, *args, r),
+            (I::Fma { args, .. }, Some(r)) => {
+                args.iter().fold(false, |c, a| c | self.unify_top(*a, r))
+            }
+            (I::Icmp { args, .. }, Some(_)) => self.unify_top(args[0], args[1]),
+            (I::Fcmp { .. }, _) => false,
+            (I::Select { args, .. }, Some(r)) => {
+                self.add_base(args[0], BaseType::Integer)
+                    | self.unify(args[1], r)
+                    | self.unify(args[2], r)
+            }
+            (I::Cast { op, arg, .. }, Some(r)) => self.visit_cast(*op, *arg, r),
+            (I::Alloca { count, .. }, Some(r)) => {
+                let mut changed = self.add_base(r, BaseType::Pointer);
+                if let Some(count) = count {
+                    changed |= self.add_base(*count, BaseType::Integer);
+                }
+                changed
+            }
+            (I::Load { ptr, .. }, Some(r)) => {
+                self.tbaa_seed(inst, r, *ptr) | self.unify_with_memory(r, *ptr)
+            }
+            (I::Store { value, ptr, .. }, _) => {
+                self.tbaa_seed(inst, *value, *ptr) | self.unify_with_memory(*value, *ptr)
+            }
+            (I::PtrAdd { ptr, offset, .. }, Some(r)) => self.visit_ptradd(*ptr, *offset, r),
+            (I::MemCopy { dst, src, len, .. }, _) => self.visit_memcpy(inst, *dst, *src, *len),
+            (I::MemSet { dst, byte, len, .. }, _) => {
+                self.add_base(*dst, BaseType::Pointer)
+                    | self.add_base(*byte, BaseType::Integer)
+                    | self.add_base(*len, BaseType::Integer)
+            }
+            (I::Call { callee, args, .. }, result) => self.visit_call(*callee, args, result),
+            (I::CallIndirect { callee, .. }, _) => self.add_base(*callee, BaseType::Pointer),
+            (I::ExtractLane { vector, index }, Some(r)) => {
+                self.add_base(*index, BaseType::Integer) | self.visit_lane(*vector, r, *index)
+            }
+            (I::InsertLane { vector, value, index }, Some(r)) => {
+                self.add_base(*index, BaseType::Integer)
+                    | self.unify(*vector, r)
+                    | self.visit_lane(r, *value, *index)
+            }
+            (I::Shuffle { args, mask }, Some(r)) => self.visit_shuffle(*args, mask, r),
+            (I::Reduce { op, args, .. }, Some(r)) => {
+                if op.is_float() {
+                    false
+                } else {
+                    self.add_base(args[0], BaseType::Integer) | self.add_base(r, BaseType::Integer)
+                }
+            }
+            (I::ExtractValue { aggregate, indices }, Some(r)) => {
+                self.visit_field(*aggregate, indices, r)
+            }
+            (I::InsertValue { aggregate, value, indices }, Some(r)) => {
+                self.unify(*aggregate, r) | self.visit_field(r, indices, *value)
+            }
+            (I::AtomicRmw { ptr, value, .. }, result) => {
+                let mut changed = self.unify_with_memory(*value, *ptr);
+                if let Some(r) = result {
+                    changed |= self.unify(*value, r);
+                }
+                changed
+            }
+            (I::CmpXchg { ptr, expected, new, .. }, result) => {
+                let mut changed =
+                    self.unify_with_memory(*expected, *ptr) | self.unify(*expected, *new);
+                if let Some(r) = result {
+                    changed |= self.visit_field(r, &[0], *expected);
+                }
+                changed
+            }
+            (I::Jump { .. } | I::Brif { .. } | I::Switch { .. }, _) => self.visit_branch(data),
+            (I::Return { value: Some(v) }, _) => {
+                let tree = self.tree(*v);
+                let ret = self.types.ret.clone();
+                self.types.ret.merge(&tree) | self.add(*v, &ret)
+            }
+            _ => false,
+        }
+    }
+
+    fn visit_binary(&mut self, op: BinaryOp, args: [Value; 2], r: Value) -> bool {
+        use BinaryOp as B;
+        if op.is_float() {
+            return self.unify_top(args[0], r) | self.unify_top(args[1], r);
+        }
+        let int = BaseType::Integer;
+        match op {
+            B::Add | B::Sub => {
+                let ptr = [
+                    self.has_top(args[0], BaseType::Pointer),
+                    self.has_top(args[1], BaseType::Pointer),
+                ];
+                // A constant operand is an integer offset when the other one is an integer.
+                let ints = [
+                    self.has_top(args[0], int) || is_const(self.func, args[0]),
+                    self.has_top(args[1], int) || is_const(self.func, args[1]),
+                ];
+                if op == B::Sub && ptr[0] && ptr[1] {
+                    self.add_base(r, int)
+                } else if ptr[0] || ptr[1] {
+                    self.add_base(r, BaseType::Pointer)
+                } else if ints[0] && ints[1] {
+                    self.add_base(r, int)
+                } else {
+                    false
+                }
+            }
+            B::Shl | B::Lshr | B::Ashr => self.add_base(args[1], int) | self.add_base(r, int),
+            B::And | B::Or | B::Xor => {
+                // Bit operations on float bits (sign flips, fabs by mask) keep the
+                // operand's type; a constant mask says nothing.
+                let mut changed = false;
+                for arg in args {
+                    if !is_const(self.func, arg) {
+                        changed |= self.unify_top(arg, r);
+                    }
+                }
+                changed
+            }
+            _ => self.add_base(args[0], int) | self.add_base(args[1], int) | self.add_base(r, int),
+        }
+    }
+
+    fn visit_cast(&mut self, op: CastOp, arg: Value, r: Value) -> bool {
+        use CastOp as C;
+        match op {
+            C::Zext | C::Sext | C::Trunc => {
+                self.add_base(arg, BaseType::Integer) | self.add_base(r, BaseType::Integer)
+            }
+            C::Fptoui | C::Fptosi => self.add_base(r, BaseType::Integer),
+            C::Uitofp | C::Sitofp => self.add_base(arg, BaseType::Integer),
+            C::Fpext | C::Fptrunc => false,
+            C::Bitcast | C::Ptrtoint | C::Inttoptr | C::Addrspacecast => {
+                let (from, to) = (self.ty(arg).clone(), self.ty(r).clone());
+                let forward = value_of_memory(&memory_of_value(&self.tree(arg), &from), &to);
+                let backward = value_of_memory(&memory_of_value(&self.tree(r), &to), &from);
+                self.add(r, &forward) | self.add(arg, &backward)
+            }
+        }
+    }
+
+    fn visit_ptradd(&mut self, ptr: Value, offset: Value, r: Value) -> bool {
+        let mut changed = self.add_base(ptr, BaseType::Pointer)
+            | self.add_base(r, BaseType::Pointer)
+            | self.add_base(offset, BaseType::Integer);
+        let (base_memory, result_memory) = (self.pointee(ptr), self.pointee(r));
+        if let Some(c) = const_int(self.func, offset) {
+            let Ok(c) = i64::try_from(c) else { return changed };
+            changed |= self.add_pointee(r, &base_memory.shifted(c.saturating_neg()));
+            changed |= self.add_pointee(ptr, &result_memory.shifted(c));
+            return changed;
+        }
+        let Some(stride) = offset_stride(self.func, offset, 0).filter(|s| *s > 1) else {
+            // Unknown offset: only facts that hold at every offset travel.
+            changed |= self.add_pointee(r, &only_any(&base_memory));
+            changed |= self.add_pointee(ptr, &result_memory.at_any_offset());
+            return changed;
+        };
+        // `ptr + stride * i`: an array of `stride`-byte elements, all laid out alike.
+        let forward = modulo(&base_memory, stride, false);
+        let backward = modulo(&result_memory, stride, true);
+        changed |= self.add_pointee(r, &forward);
+        changed |= self.add_pointee(ptr, &backward);
+        changed
+    }
+
+    fn visit_memcpy(&mut self, inst: Inst, dst: Value, src: Value, len: Value) -> bool {
+        let mut changed = self.add_base(dst, BaseType::Pointer)
+            | self.add_base(src, BaseType::Pointer)
+            | self.add_base(len, BaseType::Integer);
+        changed |= self.copy_facts(dst, src, len);
+        if let Some(base) = self.func.dfg.tbaa[inst].as_deref().and_then(tbaa_base) {
+            let mut memory = TypeTree::new();
+            match (const_int(self.func, len), base) {
+                (Some(n), BaseType::Float(kind)) if n > 0 => {
+                    let n = u64::try_from(n).unwrap_or(0).min(MAX_OFFSET);
+                    for offset in (0..n).step_by(kind.size() as usize) {
+                        memory.insert(vec![Step::Offset(offset)], base);
+                    }
+                }
+                _ => {
+                    memory.insert(vec![Step::Any], base);
+                }
+            }
+            changed |= self.add_pointee(dst, &memory) | self.add_pointee(src, &memory);
+        }
+        changed
+    }
+
+    /// The `len` bytes behind `dst` and `src` hold the same types.
+    fn copy_facts(&mut self, dst: Value, src: Value, len: Value) -> bool {
+        let (dst_memory, src_memory) = (self.pointee(dst), self.pointee(src));
+        let (to_dst, to_src) = match const_int(self.func, len) {
+            Some(n) => {
+                let n = u64::try_from(n).unwrap_or(0);
+                (src_memory.lookup(0, n), dst_memory.lookup(0, n))
+            }
+            None => (src_memory, dst_memory),
+        };
+        self.add_pointee(dst, &to_dst) | self.add_pointee(src, &to_src)
+    }
+
+    fn visit_call(&mut self, callee: FuncId, args: &[Value], result: Option<Value>) -> bool {
+        let target = &self.module.functions[callee];
+        if target.is_declaration() {
+            return self.visit_library_call(&target.name, args, result);
+        }
+        let params = target.params().to_vec();
+        let mut changed = false;
+        for (arg, param) in args.iter().zip(&params) {
+            let arg_tree = self.tree(*arg);
+            let param_tree = if callee == self.id {
+                self.tree(*param)
+            } else {
+                self.others.tree(callee, *param).clone()
+            };
+            changed |= self.add(*arg, &param_tree);
+            if callee == self.id {
+                changed |= self.add(*param, &arg_tree);
+            } else if let Some(types) = self.others.functions.get_mut(&callee) {
+                if types.values.entry(*param).or_default().merge(&arg_tree) {
+                    self.touched.insert(callee);
+                }
+            }
+        }
+        if let Some(r) = result {
+            let ret = if callee == self.id {
+                self.types.ret.clone()
+            } else {
+                self.others.return_tree(callee).clone()
+            };
+            changed |= self.add(r, &ret);
+            let tree = self.tree(r);
+            if callee == self.id {
+                changed |= self.types.ret.merge(&tree);
+            } else if let Some(types) = self.others.functions.get_mut(&callee) {
+                if types.ret.merge(&tree) {
+                    self.touched.insert(callee);
+                }
+            }
+        }
+        changed
+    }
+
+    fn visit_library_call(&mut self, name: &str, args: &[Value], result: Option<Value>) -> bool {
+        let int = BaseType::Integer;
+        let mut changed = false;
+        match (name, args, result) {
+            ("malloc" | "_Znwm" | "_Znam", [n], Some(r)) => {
+                changed |= self.add_base(*n, int) | self.add_base(r, BaseType::Pointer);
+            }
+            ("calloc", [n, size], Some(r)) => {
+                changed |= self.add_base(*n, int)
+                    | self.add_base(*size, int)
+                    | self.add_base(r, BaseType::Pointer);
+            }
+            ("realloc", [p, n], Some(r)) => {
+                changed |= self.add_base(*n, int) | self.unify(*p, r);
+            }
+            ("free" | "_ZdlPv" | "_ZdaPv", [p], _) => {
+                changed |= self.add_base(*p, BaseType::Pointer);
+            }
+            ("memcpy" | "memmove", [dst, src, len], result) => {
+                changed |= self.add_base(*dst, BaseType::Pointer)
+                    | self.add_base(*src, BaseType::Pointer)
+                    | self.add_base(*len, int)
+                    | self.copy_facts(*dst, *src, *len);
+                if let Some(r) = result {
+                    changed |= self.unify(*dst, r);
+                }
+            }
+            ("memset", [dst, byte, len], _) => {
+                changed |= self.add_base(*dst, BaseType::Pointer)
+                    | self.add_base(*byte, int)
+                    | self.add_base(*len, int);
+            }
+            ("abs" | "labs" | "llabs", [x], Some(r)) => {
+                changed |= self.add_base(*x, int) | self.add_base(r, int);
+            }
+            ("ldexp" | "ldexpf", [_, n], _) => changed |= self.add_base(*n, int),
+            ("frexp" | "frexpf", [_, exponent], _) => {
+                let memory = TypeTree::from_entry(vec![Step::Offset(0)], int);
+                changed |= self.add_pointee(*exponent, &memory);
+            }
+            (name, args, result) if is_libm(name) => {
+                for value in args.iter().copied().chain(result) {
+                    if let Some(kind) = FloatKind::of_type(self.ty(value)) {
+                        changed |= self.add_base(value, BaseType::Float(kind));
+                    }
+                }
+            }
+            _ => {}
+        }
+        changed
+    }
+
+    fn visit_lane(&mut self, vector: Value, scalar: Value, index: Value) -> bool {
+        let lane_ty = self.ty(scalar).clone();
+        let lane_size = lane_ty.size();
+        let lanes = u64::from(self.ty(vector).lanes());
+        let vector_tree = self.tree(vector);
+        let scalar_memory = memory_of_value(&self.tree(scalar), &lane_ty);
+        let positions: Vec<u64> = match const_int(self.func, index) {
+            Some(i) => u64::try_from(i).ok().filter(|i| *i < lanes).into_iter().collect(),
+            None => (0..lanes).collect(),
+        };
+        let mut changed = false;
+        for lane in positions {
+            let offset = lane * lane_size;
+            let lane_tree = value_of_memory(&vector_tree.lookup(offset, lane_size), &lane_ty);
+            changed |= self.add(scalar, &lane_tree);
+            changed |= self.add(vector, &scalar_memory.shifted(offset as i64));
+        }
+        changed
+    }
+
+    fn visit_shuffle(&mut self, args: [Value; 2], mask: &[Option<u32>], r: Value) -> bool {
+        let lane_size = self.ty(r).lane_type().size();
+        let lanes = u64::from(self.ty(args[0]).lanes());
+        let mut changed = false;
+        for (out_lane, source) in mask.iter().enumerate() {
+            let Some(source) = source else { continue };
+            let source = u64::from(*source);
+            let (operand, in_lane) =
+                if source < lanes { (args[0], source) } else { (args[1], source - lanes) };
+            let (from, to) = (in_lane * lane_size, out_lane as u64 * lane_size);
+            let forward = self.tree(operand).lookup(from, lane_size).shifted(to as i64);
+            let backward = self.tree(r).lookup(to, lane_size).shifted(from as i64);
+            changed |= self.add(r, &forward) | self.add(operand, &backward);
+        }
+        changed
+    }
+
+    /// `field` is the member at `indices` of `aggregate`.
+    fn visit_field(&mut self, aggregate: Value, indices: &[u32], field: Value) -> bool {
+        let mut ty = self.ty(aggregate).clone();
+        let mut offset = 0;
+        for index in indices {
+            let Some(at) = ty.element_offset(u64::from(*index)) else { return false };
+            let Some(inner) = ty.element_type(u64::from(*index)).cloned() else { return false };
+            offset += at;
+            ty = inner;
+        }
+        let from_aggregate = value_of_memory(&self.tree(aggregate).lookup(offset, ty.size()), &ty);
+        let to_aggregate = memory_of_value(&self.tree(field), &ty).shifted(offset as i64);
+        self.add(field, &from_aggregate) | self.add(aggregate, &to_aggregate)
+    }
+
+    fn visit_branch(&mut self, data: &InstructionData) -> bool {
+        let mut changed = match data {
+            InstructionData::Brif { cond, .. } => self.add_base(*cond, BaseType::Integer),
+            InstructionData::Switch { value, .. } => self.add_base(*value, BaseType::Integer),
+            _ => false,
+        };
+        for target in data.branch_targets() {
+            let params = self.func.dfg.block_params(target.block).to_vec();
+            for (arg, param) in target.args.iter().zip(params) {
+                changed |= self.unify(*arg, param);
+            }
+        }
+        changed
+    }
+}
+
+/// The facts of `memory` that hold at every offset.
+fn only_any(memory: &TypeTree) -> TypeTree {
+    let mut out = TypeTree::new();
+    for (path, base) in memory.entries() {
+        if path[0] == Step::Any {
+            out.insert(path.to_vec(), base);
+        }
+    }
+    out
+}
+
+/// Folds the memory of an array of `stride`-byte elements onto one element (offsets
+/// modulo `stride`). With `widen`, an element holding one scalar that fills it (a
+/// `double` every 8 bytes) becomes a fact at every offset (`-1`), the array form.
+fn modulo(memory: &TypeTree, stride: u64, widen: bool) -> TypeTree {
+    let mut folded = TypeTree::new();
+    for (path, base) in memory.entries() {
+        let mut path = path.to_vec();
+        if let Step::Offset(o) = path[0] {
+            path[0] = Step::Offset(o % stride);
+        }
+        folded.insert(path, base);
+    }
+    if !widen {
+        return folded;
+    }
+    let scalars: Vec<(Step, BaseType)> =
+        folded.top_level().entries().map(|(path, base)| (path[0], base)).collect();
+    let fills = match scalars.as_slice() {
+        [(Step::Offset(0), BaseType::Float(kind))] => kind.size() == stride,
+        [(Step::Offset(0), BaseType::Pointer)] => stride == 8,
+        [(Step::Offset(0), BaseType::Integer)] => stride <= 8,
+        _ => false,
+    };
+    if fills {
+        folded.at_any_offset()
+    } else {
+        folded
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use adc_ir::text::parse_module;
+
+    fn analyze(text: &str) -> (Module, TypeAnalysis) {
+        let module = parse_module(text).expect("parses");
+        let analysis = TypeAnalysis::analyze(&module);
+        (module, analysis)
+    }
+
+    fn tree_of(module: &Module, analysis: &TypeAnalysis, func: &str, value: &str) -> String {
+        let id = module.function_by_name(func).unwrap();
+        let f = &module.functions[id];
+        let v = f.dfg.values.keys().find(|v| f.dfg.value_name(*v) == Some(value)).unwrap();
+        analysis.tree(id, v).to_string()
+    }
+
+    #[test]
+    fn load_of_double_types_the_pointer() {
+        let (m, a) =
+            analyze("func @f(%p: ptr) -> f64 {\n^e:\n  %x = load f64, %p, align 8\n  ret %x\n}\n");
+        assert_eq!(tree_of(&m, &a, "f", "p"), "{[-1]:Pointer, [-1,0]:Float@double}");
+    }
+
+    #[test]
+    fn i64_copy_is_typed_by_the_other_side() {
+        let (m, a) = analyze(
+            "func @f(%p: ptr, %q: ptr) {\n^e:\n  %x = load i64, %p, align 8\n  store %x, %q, align 8\n  %y = load f64, %q, align 8\n  ret\n}\n",
+        );
+        assert_eq!(tree_of(&m, &a, "f", "x"), "{[-1]:Float@double}");
+        assert_eq!(tree_of(&m, &a, "f", "p"), "{[-1]:Pointer, [-1,0]:Float@double}");
+    }
+
+    #[test]
+    fn interprocedural_facts_reach_the_caller() {
+        let (m, a) = analyze(
+            "func @g(%p: ptr) -> f64 {\n^e:\n  %x = load f64, %p, align 8\n  ret %x\n}\nfunc @f(%q: ptr) -> f64 {\n^e:\n  %r = call @g(%q)\n  ret %r\n}\n",
+        );
+        assert_eq!(tree_of(&m, &a, "f", "q"), "{[-1]:Pointer, [-1,0]:Float@double}");
+    }
+}

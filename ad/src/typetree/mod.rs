@@ -1,0 +1,517 @@
+//! Type trees: what the bytes of a value, and of the memory it points to, hold.
+//!
+//! adc's IR types say too little for AD: after clang -O2 a struct copy is a `load i64` /
+//! `store i64` or a `memcpy`, and an `i64` may carry the bits of a `double`. A
+//! [`TypeTree`] maps byte-offset *paths* to a [`BaseType`]:
+//!
+//! - the first step is a byte offset inside the value itself; a scalar value (an `f64`, a
+//!   `ptr`) uses [`Step::Any`] (printed `-1`, as in Enzyme) for "its bytes";
+//! - each further step is a byte offset inside the memory the previous step points to;
+//!   [`Step::Any`] there means "at every element" (arrays indexed by a variable).
+//!
+//! `{[-1]:Pointer, [-1,0]:Float@double}` is a pointer to a double;
+//! `{[-1]:Pointer, [-1,-1]:Float@double}` a pointer into an array of doubles;
+//! `{[0]:Integer, [8]:Float@double}` an `{i32, f64}` aggregate.
+//!
+//! The lattice: no entry (unknown) < `Integer` | `Float(kind)` | `Pointer` < `Anything`.
+//! Joining two different known types at one path is a **conflict** (Enzyme aborts there):
+//! the path becomes `Anything` and the conflict is recorded in the tree, with both facts,
+//! so that a query that needs those bytes reports it instead of guessing. An entry at an
+//! `Any` step subsumes the same type at concrete offsets; a concrete entry of another
+//! type under an `Any` entry is a conflict too.
+//!
+//! Caps keep the lattice finite so the interprocedural fixpoint terminates: paths longer
+//! than [`MAX_DEPTH`] steps and offsets above [`MAX_OFFSET`] are dropped (a fact lost to a
+//! cap surfaces later as an undeducible type, never as a wrong one).
+
+pub mod analysis;
+pub mod print;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+pub use analysis::TypeAnalysis;
+
+/// Paths longer than this many steps are dropped.
+pub const MAX_DEPTH: usize = 6;
+/// Byte offsets above this are dropped (Enzyme's `MaxTypeOffset` plays the same role).
+pub const MAX_OFFSET: u64 = 4096;
+
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub enum FloatKind {
+    F32,
+    F64,
+}
+
+impl FloatKind {
+    pub fn size(self) -> u64 {
+        match self {
+            FloatKind::F32 => 4,
+            FloatKind::F64 => 8,
+        }
+    }
+
+    /// The C name Enzyme prints (`Float@double`).
+    pub fn c_name(self) -> &'static str {
+        match self {
+            FloatKind::F32 => "float",
+            FloatKind::F64 => "double",
+        }
+    }
+
+    /// The kind of an IR float type (`f32`, `f64`), `None` for anything else.
+    pub fn of_type(ty: &adc_ir::Type) -> Option<FloatKind> {
+        match ty {
+            adc_ir::Type::F32 => Some(FloatKind::F32),
+            adc_ir::Type::F64 => Some(FloatKind::F64),
+            _ => None,
+        }
+    }
+
+    pub fn ir_type(self) -> adc_ir::Type {
+        match self {
+            FloatKind::F32 => adc_ir::Type::F32,
+            FloatKind::F64 => adc_ir::Type::F64,
+        }
+    }
+}
+
+/// What one scalar at a path is.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub enum BaseType {
+    Integer,
+    Float(FloatKind),
+    Pointer,
+    /// Any interpretation is allowed; in adc this only arises where facts conflicted
+    /// (see [`TypeTree::conflicts`]), so a query needing the bytes reports an error.
+    Anything,
+}
+
+impl BaseType {
+    /// The join of two facts at one path; `None` when they conflict.
+    pub fn join(self, other: BaseType) -> Option<BaseType> {
+        match (self, other) {
+            (a, b) if a == b => Some(a),
+            (BaseType::Anything, _) | (_, BaseType::Anything) => Some(BaseType::Anything),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for BaseType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BaseType::Integer => f.write_str("Integer"),
+            BaseType::Float(kind) => write!(f, "Float@{}", kind.c_name()),
+            BaseType::Pointer => f.write_str("Pointer"),
+            BaseType::Anything => f.write_str("Anything"),
+        }
+    }
+}
+
+/// One step of a path. `Any` sorts first so trees print in Enzyme's order.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub enum Step {
+    Any,
+    Offset(u64),
+}
+
+impl Step {
+    /// Whether a fact at `self` also speaks about `other` (equal, or `self` is `Any`).
+    fn covers(self, other: Step) -> bool {
+        self == Step::Any || self == other
+    }
+
+    fn overlaps(self, other: Step) -> bool {
+        self.covers(other) || other.covers(self)
+    }
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Step::Any => f.write_str("-1"),
+            Step::Offset(offset) => write!(f, "{offset}"),
+        }
+    }
+}
+
+/// Writes a path as `[-1,0]`.
+pub fn path_to_string(path: &[Step]) -> String {
+    let steps: Vec<String> = path.iter().map(Step::to_string).collect();
+    format!("[{}]", steps.join(","))
+}
+
+/// Two facts that met at one path; the path holds `Anything` since.
+#[derive(Clone, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub struct Conflict {
+    pub path: Vec<Step>,
+    pub first: BaseType,
+    pub second: BaseType,
+}
+
+impl fmt::Display for Conflict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {} vs {}", path_to_string(&self.path), self.first, self.second)
+    }
+}
+
+#[derive(Clone, PartialEq, Eq, Default, Debug)]
+pub struct TypeTree {
+    entries: BTreeMap<Vec<Step>, BaseType>,
+    conflicts: BTreeSet<Conflict>,
+}
+
+impl TypeTree {
+    pub fn new() -> TypeTree {
+        TypeTree::default()
+    }
+
+    /// A scalar value of type `base`: `{[-1]:base}`.
+    pub fn scalar(base: BaseType) -> TypeTree {
+        TypeTree::from_entry(vec![Step::Any], base)
+    }
+
+    pub fn from_entry(path: Vec<Step>, base: BaseType) -> TypeTree {
+        let mut tree = TypeTree::new();
+        tree.insert(path, base);
+        tree
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty() && self.conflicts.is_empty()
+    }
+
+    pub fn entries(&self) -> impl Iterator<Item = (&[Step], BaseType)> + '_ {
+        self.entries.iter().map(|(path, base)| (path.as_slice(), *base))
+    }
+
+    pub fn conflicts(&self) -> impl Iterator<Item = &Conflict> + '_ {
+        self.conflicts.iter()
+    }
+
+    /// The longest path, in steps.
+    pub fn depth(&self) -> usize {
+        self.entries.keys().map(Vec::len).max().unwrap_or(0)
+    }
+
+    /// The fact stored at exactly `path`, or else one stored at a path covering it.
+    pub fn get(&self, path: &[Step]) -> Option<BaseType> {
+        if let Some(base) = self.entries.get(path) {
+            return Some(*base);
+        }
+        self.entries
+            .iter()
+            .find(|(p, _)| p.len() == path.len() && p.iter().zip(path).all(|(a, b)| a.covers(*b)))
+            .map(|(_, base)| *base)
+    }
+
+    /// Adds one fact; returns whether the tree changed. Facts beyond the caps are dropped.
+    pub fn insert(&mut self, path: Vec<Step>, base: BaseType) -> bool {
+        if path.is_empty() || path.len() > MAX_DEPTH {
+            return false;
+        }
+        if path.iter().any(|s| matches!(s, Step::Offset(o) if *o > MAX_OFFSET)) {
+            return false;
+        }
+        let mut changed = false;
+        let mut subsumed = Vec::new();
+        let exact = self.entries.get(&path).copied();
+        let overlapping: Vec<(Vec<Step>, BaseType)> = self
+            .entries
+            .iter()
+            .filter(|(other, _)| {
+                **other != path
+                    && other.len() == path.len()
+                    && other.iter().zip(&path).all(|(a, b)| a.overlaps(*b))
+            })
+            .map(|(other, base)| (other.clone(), *base))
+            .collect();
+        for (other, other_base) in &overlapping {
+            let general = other.iter().zip(&path).all(|(a, b)| a.covers(*b));
+            let specific = path.iter().zip(other).all(|(a, b)| a.covers(*b));
+            match other_base.join(base) {
+                Some(joined) if joined == *other_base && general => return changed,
+                Some(joined) if joined == base && specific => subsumed.push(other.clone()),
+                Some(_) => {}
+                None => {
+                    // Keep the more specific path as the conflict's witness.
+                    let at = if general { path.clone() } else { other.clone() };
+                    let conflict = Conflict { path: at.clone(), first: *other_base, second: base };
+                    changed |= self.conflicts.insert(conflict);
+                    if !general {
+                        changed |= self.entries_set(other.clone(), BaseType::Anything);
+                    }
+                    if general {
+                        changed |= self.insert_exact(path, BaseType::Anything);
+                        return changed;
+                    }
+                }
+            }
+        }
+        for path in subsumed {
+            self.entries.remove(&path);
+            changed = true;
+        }
+        match exact {
+            Some(old) => match old.join(base) {
+                Some(joined) => changed |= self.insert_exact(path, joined),
+                None => {
+                    let conflict = Conflict { path: path.clone(), first: old, second: base };
+                    changed |= self.conflicts.insert(conflict);
+                    changed |= self.insert_exact(path, BaseType::Anything);
+                }
+            },
+            None => changed |= self.insert_exact(path, base),
+        }
+        changed
+    }
+
+    fn entries_set(&mut self, path: Vec<Step>, base: BaseType) -> bool {
+        self.entries.insert(path, base) != Some(base)
+    }
+
+    fn insert_exact(&mut self, path: Vec<Step>, base: BaseType) -> bool {
+        self.entries_set(path, base)
+    }
+
+    /// Joins `other` into `self`; returns whether `self` changed.
+    pub fn merge(&mut self, other: &TypeTree) -> bool {
+        let mut changed = false;
+        for (path, base) in &other.entries {
+            changed |= self.insert(path.clone(), *base);
+        }
+        for conflict in &other.conflicts {
+            changed |= self.conflicts.insert(conflict.clone());
+        }
+        changed
+    }
+
+    /// The join of two trees.
+    pub fn join(&self, other: &TypeTree) -> TypeTree {
+        let mut joined = self.clone();
+        joined.merge(other);
+        joined
+    }
+
+    /// Builds a tree from entries, skipping conflicts' bookkeeping of the source.
+    fn from_entries(entries: impl IntoIterator<Item = (Vec<Step>, BaseType)>) -> TypeTree {
+        let mut tree = TypeTree::new();
+        for (path, base) in entries {
+            tree.insert(path, base);
+        }
+        tree
+    }
+
+    /// Maps each path (and each conflict's path) through `f`; `None` drops it.
+    fn map_paths(&self, f: impl Fn(&[Step]) -> Option<Vec<Step>>) -> TypeTree {
+        let mut tree =
+            TypeTree::from_entries(self.entries.iter().filter_map(|(p, b)| Some((f(p)?, *b))));
+        for conflict in &self.conflicts {
+            if let Some(path) = f(&conflict.path) {
+                tree.conflicts.insert(Conflict { path, ..conflict.clone() });
+            }
+        }
+        tree
+    }
+
+    /// Moves every concrete first-step offset by `delta` bytes (dropping those that fall
+    /// below 0): the pointee of `p` seen from `p + (-delta)`. `Any` steps stay.
+    pub fn shifted(&self, delta: i64) -> TypeTree {
+        self.map_paths(|path| {
+            let mut path = path.to_vec();
+            if let Step::Offset(offset) = path[0] {
+                let moved = i128::from(offset) + i128::from(delta);
+                path[0] = Step::Offset(u64::try_from(moved).ok()?);
+            }
+            Some(path)
+        })
+    }
+
+    /// Every concrete first-step offset becomes `Any`: what is known of an element at an
+    /// unknown offset of this memory.
+    pub fn at_any_offset(&self) -> TypeTree {
+        self.map_paths(|path| {
+            let mut path = path.to_vec();
+            path[0] = Step::Any;
+            Some(path)
+        })
+    }
+
+    /// The tree with `step` put in front of every path (Enzyme's `Only`): the tree of a
+    /// pointer to memory described by `self` is `self.prefixed(Step::Any)`.
+    pub fn prefixed(&self, step: Step) -> TypeTree {
+        self.map_paths(|path| {
+            let mut longer = Vec::with_capacity(path.len() + 1);
+            longer.push(step);
+            longer.extend_from_slice(path);
+            Some(longer)
+        })
+    }
+
+    /// The facts under first step `step`, with that step removed: entries at `step`
+    /// itself and at `Any` (which covers every step). For a scalar pointer,
+    /// `child(Step::Any)` is the memory it points to.
+    pub fn child(&self, step: Step) -> TypeTree {
+        self.map_paths(|path| {
+            if path.len() < 2 || !path[0].covers(step) {
+                return None;
+            }
+            Some(path[1..].to_vec())
+        })
+    }
+
+    /// Facts with a path of exactly one step (the value's own bytes, not what it points
+    /// to).
+    pub fn top_level(&self) -> TypeTree {
+        self.map_paths(|path| (path.len() == 1).then(|| path.to_vec()))
+    }
+
+    /// The facts about the `size` bytes starting at `offset` of memory described by
+    /// `self`, rebased so that `offset` becomes 0. `Any` entries apply everywhere and are
+    /// kept.
+    pub fn lookup(&self, offset: u64, size: u64) -> TypeTree {
+        self.map_paths(|path| {
+            let mut path = path.to_vec();
+            match path[0] {
+                Step::Any => {}
+                Step::Offset(o) if o >= offset && o - offset < size => {
+                    path[0] = Step::Offset(o - offset)
+                }
+                Step::Offset(_) => return None,
+            }
+            Some(path)
+        })
+    }
+
+    /// The facts about one scalar stored at `offset` of memory described by `self`, as
+    /// the tree of the scalar value (first step `Any`).
+    pub fn only_scalar_at(&self, offset: u64) -> TypeTree {
+        self.map_paths(|path| {
+            let mut path = path.to_vec();
+            match path[0] {
+                Step::Any => {}
+                Step::Offset(o) if o == offset => path[0] = Step::Any,
+                Step::Offset(_) => return None,
+            }
+            Some(path)
+        })
+    }
+}
+
+impl fmt::Display for TypeTree {
+    /// `{[-1]:Pointer, [-1,0]:Float@double}`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("{")?;
+        for (i, (path, base)) in self.entries.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{}:{base}", path_to_string(path))?;
+        }
+        f.write_str("}")?;
+        for conflict in &self.conflicts {
+            write!(f, " conflict {conflict}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const F64: BaseType = BaseType::Float(FloatKind::F64);
+
+    fn off(o: u64) -> Step {
+        Step::Offset(o)
+    }
+
+    #[test]
+    fn join_of_equal_facts_changes_nothing() {
+        let mut tree = TypeTree::scalar(F64);
+        assert!(!tree.insert(vec![Step::Any], F64));
+        assert_eq!(tree.to_string(), "{[-1]:Float@double}");
+    }
+
+    #[test]
+    fn integer_and_float_conflict_is_recorded() {
+        let mut tree = TypeTree::from_entry(vec![off(0)], BaseType::Integer);
+        assert!(tree.insert(vec![off(0)], F64));
+        assert_eq!(tree.get(&[off(0)]), Some(BaseType::Anything));
+        let conflicts: Vec<_> = tree.conflicts().map(ToString::to_string).collect();
+        assert_eq!(conflicts, vec!["[0]: Integer vs Float@double"]);
+        // Joining again is stable.
+        assert!(!tree.insert(vec![off(0)], F64));
+    }
+
+    #[test]
+    fn float_kinds_conflict() {
+        let mut tree = TypeTree::from_entry(vec![off(0)], BaseType::Float(FloatKind::F32));
+        tree.insert(vec![off(0)], F64);
+        assert_eq!(tree.conflicts().count(), 1);
+    }
+
+    #[test]
+    fn any_offset_subsumes_concrete_offsets() {
+        let mut tree = TypeTree::new();
+        tree.insert(vec![Step::Any, off(0)], F64);
+        tree.insert(vec![Step::Any, off(8)], F64);
+        assert!(tree.insert(vec![Step::Any, Step::Any], F64));
+        assert_eq!(tree.to_string(), "{[-1,-1]:Float@double}");
+        assert!(!tree.insert(vec![Step::Any, off(16)], F64));
+        // A concrete integer under an `Any` float is a conflict.
+        tree.insert(vec![Step::Any, off(4)], BaseType::Integer);
+        assert_eq!(tree.conflicts().count(), 1);
+    }
+
+    #[test]
+    fn shift_moves_offsets_and_drops_negative_ones() {
+        let mut memory = TypeTree::new();
+        memory.insert(vec![off(0)], BaseType::Integer);
+        memory.insert(vec![off(8)], F64);
+        memory.insert(vec![Step::Any, off(0)], BaseType::Pointer);
+        let shifted = memory.shifted(-8);
+        assert_eq!(shifted.to_string(), "{[-1,0]:Pointer, [0]:Float@double}");
+        assert_eq!(memory.shifted(4).get(&[off(12)]), Some(F64));
+    }
+
+    #[test]
+    fn caps_drop_deep_paths_and_far_offsets() {
+        let mut tree = TypeTree::new();
+        assert!(!tree.insert(vec![Step::Any; MAX_DEPTH + 1], F64));
+        assert!(!tree.insert(vec![off(MAX_OFFSET + 1)], F64));
+        assert!(tree.insert(vec![Step::Any; MAX_DEPTH], F64));
+        assert_eq!(tree.depth(), MAX_DEPTH);
+        let deep = tree.prefixed(Step::Any);
+        assert!(deep.is_empty(), "prefixing past the depth cap drops the fact");
+    }
+
+    #[test]
+    fn pointer_pointee_round_trip() {
+        let memory = TypeTree::from_entry(vec![off(8)], F64);
+        let mut pointer = TypeTree::scalar(BaseType::Pointer);
+        pointer.merge(&memory.prefixed(Step::Any));
+        assert_eq!(pointer.to_string(), "{[-1]:Pointer, [-1,8]:Float@double}");
+        assert_eq!(pointer.child(Step::Any), memory);
+        assert_eq!(pointer.top_level().to_string(), "{[-1]:Pointer}");
+    }
+
+    #[test]
+    fn lookup_rebases_a_range() {
+        let mut memory = TypeTree::new();
+        memory.insert(vec![off(0)], BaseType::Integer);
+        memory.insert(vec![off(8)], F64);
+        memory.insert(vec![off(16)], F64);
+        assert_eq!(memory.lookup(8, 8).to_string(), "{[0]:Float@double}");
+        assert_eq!(memory.lookup(8, 16).to_string(), "{[0]:Float@double, [8]:Float@double}");
+        assert_eq!(memory.only_scalar_at(0).to_string(), "{[-1]:Integer}");
+        assert!(memory.lookup(24, 8).is_empty());
+    }
+
+    #[test]
+    fn anything_absorbs_without_conflict() {
+        assert_eq!(BaseType::Anything.join(F64), Some(BaseType::Anything));
+        assert_eq!(BaseType::Pointer.join(BaseType::Integer), None);
+    }
+}
