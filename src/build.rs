@@ -155,3 +155,75 @@ pub fn build(
 fn check(module: &Module, stage: &'static str) -> Result<(), BuildError> {
     verify_module(module).map_err(|d| BuildError::Invalid { stage, diagnostics: d.to_string() })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(pipeline: Option<&str>, passes: Option<&str>) -> BuildOptions {
+        let pass_args = PassArgs {
+            pipeline: pipeline.map(String::from),
+            passes: passes.map(String::from),
+            ..PassArgs::default()
+        };
+        BuildOptions { pass_args, ad_before_opt: false, emit: Emit::Ir }
+    }
+
+    fn names(passes: &[&'static PassInfo]) -> Vec<&'static str> {
+        passes.iter().map(|p| p.name).collect()
+    }
+
+    #[test]
+    fn defaults_are_the_pre_and_post_ad_pipelines() {
+        let (pre, post) = options(None, None).pipelines().expect("resolves");
+        assert_eq!(names(&pre), adc_passes::pipelines::pipeline("pre-ad").unwrap().passes);
+        assert_eq!(names(&post), adc_passes::pipelines::pipeline("post-ad").unwrap().passes);
+    }
+
+    #[test]
+    fn toggles_apply_to_both_pipelines() {
+        let (pre, post) = options(None, Some("-licm")).pipelines().expect("resolves");
+        assert!(!names(&pre).contains(&"licm") && !names(&post).contains(&"licm"));
+        assert!(names(&pre).contains(&"gvn") && names(&post).contains(&"gvn"));
+    }
+
+    #[test]
+    fn pipeline_replaces_the_pre_ad_half_only() {
+        let (pre, post) = options(Some("O0"), None).pipelines().expect("resolves");
+        assert!(pre.is_empty());
+        assert_eq!(names(&post), adc_passes::pipelines::pipeline("post-ad").unwrap().passes);
+    }
+
+    #[test]
+    fn an_explicit_list_runs_exactly_those_passes() {
+        let (pre, post) = options(None, Some("mem2reg,dce")).pipelines().expect("resolves");
+        assert_eq!(names(&pre), ["mem2reg", "dce"]);
+        assert!(post.is_empty());
+        let (pre, post) = options(None, Some("")).pipelines().expect("resolves");
+        assert!(pre.is_empty() && post.is_empty());
+    }
+
+    #[test]
+    fn unknown_names_are_errors() {
+        let err = options(None, Some("-nope")).pipelines().unwrap_err().to_string();
+        assert!(err.contains("nope"), "{err}");
+        let err = options(Some("O7"), None).pipelines().unwrap_err().to_string();
+        assert!(err.contains("O7"), "{err}");
+    }
+
+    #[test]
+    fn ad_errors_render_with_the_source_location() {
+        let site = adc_ad::Site {
+            function: "loss".into(),
+            inst: Some("%v3 = call @mystery(%v1)".into()),
+            source: Some("prog.c:12:7".into()),
+        };
+        let kind = adc_ad::AdErrorKind::UnknownExternal { callee: "mystery".into() };
+        let text = render_ad_error(&AdError::new(site.clone(), kind.clone()), None);
+        assert!(text.starts_with("prog.c:12:7: error: no derivative is known"), "{text}");
+        assert!(text.contains("in @loss, at `%v3 = call @mystery(%v1)`"), "{text}");
+        let bare = adc_ad::Site { source: None, ..site };
+        let text = render_ad_error(&AdError::new(bare, kind), Some(Path::new("prog.bc")));
+        assert!(text.starts_with("prog.bc: error:"), "{text}");
+    }
+}
