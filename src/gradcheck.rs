@@ -326,7 +326,7 @@ fn central_difference(
     let x = leaves(value)[leaf];
     let step = if leaf_is_f32(value, leaf) { 1e-3 } else { 1e-6 };
     let h = step * x.abs().max(1.0);
-    let mut evaluate = |delta: f64| -> Result<f64, String> {
+    let evaluate = |delta: f64| -> Result<f64, String> {
         let mut shifted = inputs.to_vec();
         let target = match (&mut shifted[arg], element) {
             (Input::Scalar(v), None) => v,

@@ -14,6 +14,7 @@ use adc_ir::{FuncAttrs, FuncId, Function, Module, Signature, Type};
 use crate::cache::{define_tape_push, CacheStats};
 use crate::error::{AdError, AdErrorKind, Site};
 use crate::request::{DiffMode, DiffRequest, Synthesize};
+use crate::rules::{self, Differentiable};
 use crate::reverse::{synthesize, Runtime};
 
 /// Choices that change what synthesis produces.
@@ -64,6 +65,7 @@ impl Synthesize for Differentiator {
             ));
         }
         let runtime = declare_runtime(module, &primal_name)?;
+        declare_rule_externs(module, request.function, &primal_name)?;
         let signatures: HashMap<FuncId, Signature> =
             module.functions.iter().map(|(id, f)| (id, f.signature.clone())).collect();
         let name = fresh_name(module, &format!("__adc_reverse_{primal_name}"));
@@ -126,4 +128,36 @@ fn declare_runtime(module: &mut Module, for_function: &str) -> Result<Runtime, A
     let free = declare(module, "free", Signature::new(vec![Type::PTR], None), for_function)?;
     let tape_push = define_tape_push(module, realloc);
     Ok(Runtime { malloc, free, tape_push })
+}
+
+/// Declares the libm functions the derivative rules of the primal's operations call.
+fn declare_rule_externs(module: &mut Module, function: FuncId, for_function: &str) -> Result<(), AdError> {
+    use adc_ir::InstructionData as I;
+    let primal = &module.functions[function];
+    let mut needed = Vec::new();
+    for (_, inst) in primal.layout.insts() {
+        let Some(result) = primal.dfg.inst_result(inst) else { continue };
+        let ty = primal.dfg.value_type(result).clone();
+        if !crate::reverse::has_float(&ty) {
+            continue;
+        }
+        let op = match &primal.dfg.insts[inst] {
+            I::Unary { op, .. } => Differentiable::Unary(*op),
+            I::Binary { op, .. } => Differentiable::Binary(*op),
+            I::Fma { .. } => Differentiable::Fma,
+            I::Cast { op, .. } => Differentiable::Cast(*op),
+            I::Call { callee, .. } if module.functions[*callee].is_declaration() => {
+                Differentiable::Call(&module.functions[*callee].name)
+            }
+            _ => continue,
+        };
+        // An operation without a rule is reported by synthesis, at its instruction.
+        if let Ok(externs) = rules::externs_needed(op, &ty) {
+            needed.extend(externs);
+        }
+    }
+    for (name, sig) in needed {
+        declare(module, name, sig, for_function)?;
+    }
+    Ok(())
 }

@@ -9,10 +9,12 @@
 //! - `reduce.fadd`: every lane and the start value receive `dr`.
 //! - `freeze` is the identity.
 
-use adc_ir::{BinaryOp, CastOp, Constant, Inst, InstructionData, ReduceOp, Type, UnaryOp, Value};
+use adc_ir::builder::FunctionBuilder;
+use adc_ir::{BinaryOp, Inst, InstructionData, ReduceOp, Type, UnaryOp, Value};
 
 use super::{has_float, Synth};
 use crate::error::AdError;
+use crate::rules::{self, Differentiable};
 
 impl<'a> Synth<'a> {
     pub(super) fn reverse_arith(&mut self, inst: Inst) -> Result<(), AdError> {
@@ -29,17 +31,21 @@ impl<'a> Synth<'a> {
                 self.add_adjoint(arg, d);
                 Ok(())
             }
-            I::Unary { arg, .. } | I::Cast { arg, .. } => {
+            I::Unary { op, arg, .. } => {
                 let d = self.take_adjoint(result);
-                self.apply_rule(inst, &[arg], result, d)
+                self.apply_rule(inst, Differentiable::Unary(op), &[arg], result, d)
             }
-            I::Binary { args, .. } => {
+            I::Cast { op, arg, .. } => {
                 let d = self.take_adjoint(result);
-                self.apply_rule(inst, &args, result, d)
+                self.apply_rule(inst, Differentiable::Cast(op), &[arg], result, d)
+            }
+            I::Binary { op, args, .. } => {
+                let d = self.take_adjoint(result);
+                self.apply_rule(inst, Differentiable::Binary(op), &args, result, d)
             }
             I::Fma { args, .. } => {
                 let d = self.take_adjoint(result);
-                self.apply_rule(inst, &args, result, d)
+                self.apply_rule(inst, Differentiable::Fma, &args, result, d)
             }
             I::Select { args: [cond, a, b], .. } => {
                 let d = self.take_adjoint(result);
@@ -136,15 +142,16 @@ impl<'a> Synth<'a> {
         }
     }
 
-    /// Adds the contribution of each operand given by the derivative rule of `inst`.
-    fn apply_rule(
+    /// Adds the contribution of each operand given by the derivative rule of `op`.
+    pub(super) fn apply_rule(
         &mut self,
         inst: Inst,
+        op: Differentiable<'_>,
         operands: &[Value],
         result: Value,
         d: Value,
     ) -> Result<(), AdError> {
-        let contributions = self.rule_contributions(inst, operands, result, d)?;
+        let contributions = self.rule_contributions(inst, op, operands, result, d)?;
         for (operand, contribution) in operands.iter().zip(contributions) {
             if let Some(c) = contribution {
                 self.add_adjoint(*operand, c);
@@ -153,15 +160,37 @@ impl<'a> Synth<'a> {
         Ok(())
     }
 
-    /// The derivative rule of an arithmetic instruction or cast, emitted at `cur`.
+    /// Emits `d · ∂result/∂operand` for each active operand at `cur` (formulas from the
+    /// rules table); the primal values the rule reads are materialized first.
     fn rule_contributions(
         &mut self,
         inst: Inst,
-        _operands: &[Value],
-        _result: Value,
-        _d: Value,
+        op: Differentiable<'_>,
+        operands: &[Value],
+        result: Value,
+        d: Value,
     ) -> Result<Vec<Option<Value>>, AdError> {
-        let _ = (CastOp::Fpext, Constant::Zero);
-        Err(self.unsupported(inst, "arithmetic before the rules table is merged"))
+        let rule = rules::rule_for(op).map_err(|e| self.error(inst, e.into()))?;
+        let needs = rule.needs();
+        let active: Vec<bool> = operands.iter().map(|o| self.is_active(*o)).collect();
+        // Operands the partials do not read are passed for their types only.
+        let mut site_operands = Vec::with_capacity(operands.len());
+        for (index, operand) in operands.iter().enumerate() {
+            let wanted = needs.operands.get(index).copied().unwrap_or(true);
+            site_operands.push(if wanted { self.primal_in_reverse(*operand) } else { self.fwd(*operand) });
+        }
+        let site_result = if needs.result { self.primal_in_reverse(result) } else { self.fwd(result) };
+        let site = rules::PrimalSite { op, operands: &site_operands, result: site_result };
+        let signatures = self.signatures;
+        let module = self.module;
+        let lookup = |id: adc_ir::FuncId| signatures.get(&id).cloned();
+        let resolve = |name: &str| module.function_by_name(name);
+        let mut builder = FunctionBuilder::new(&mut self.f, &lookup);
+        builder.switch_to_block(self.cur);
+        let emitted = rules::emit_active_adjoints(&mut builder, &site, d, &active, &resolve);
+        if let Some(block) = builder.current_block() {
+            self.cur = block;
+        }
+        emitted.map_err(|e| self.error(inst, e.into()))
     }
 }

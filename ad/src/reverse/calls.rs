@@ -15,7 +15,8 @@ use adc_ir::{Inst, InstructionData, Value};
 
 use super::activity::ALLOCATORS;
 use super::Synth;
-use crate::error::{AdError, AdErrorKind};
+use crate::error::AdError;
+use crate::rules::{self, Differentiable};
 
 /// Library functions that only print or inspect and never carry derivatives.
 const INACTIVE_LIBRARY: &[&str] =
@@ -56,34 +57,19 @@ impl<'a> Synth<'a> {
             return Ok(());
         }
         if function.is_declaration() {
-            if self.has_call_rule(&name) {
-                if !result_active {
-                    return Ok(());
-                }
-                let result = result.expect("active results exist");
-                let d = self.take_adjoint(result);
-                return self.apply_call_rule(inst, &name, &args, result, d);
+            if let Err(e) = rules::rule_for(Differentiable::Call(&name)) {
+                return Err(self.error(inst, e.into()));
             }
-            return Err(self.error(inst, AdErrorKind::UnknownExternal { callee: name }));
+            if !result_active {
+                return Ok(());
+            }
+            let result = result.expect("active results exist");
+            let d = self.take_adjoint(result);
+            return self.apply_rule(inst, Differentiable::Call(&name), &args, result, d);
         }
         Err(self.unsupported(
             inst,
             format!("call to @{name}, which carries derivatives (calls are differentiated in issue 7)"),
         ))
-    }
-
-    fn has_call_rule(&self, _name: &str) -> bool {
-        false
-    }
-
-    fn apply_call_rule(
-        &mut self,
-        inst: Inst,
-        name: &str,
-        _args: &[Value],
-        _result: Value,
-        _d: Value,
-    ) -> Result<(), AdError> {
-        Err(self.error(inst, AdErrorKind::UnknownExternal { callee: name.to_string() }))
     }
 }
