@@ -1,6 +1,7 @@
 //! End-to-end reverse mode: every `tests/c/reverse/*.c` program is compiled by clang-19 at
 //! -O0 and -O2 to bitcode, built by `adc build` (which replaces its `__enzyme_autodiff`
-//! calls by synthesized derivatives), linked with `cc prog.o -lm` and run. Each program
+//! calls by synthesized derivatives; once as is, once with `--ad-before-opt`), linked with
+//! `cc prog.o -lm` and run. Each program
 //! checks its gradients against analytic derivatives or central finite differences and
 //! exits non-zero on a mismatch; its output is shown when the case fails.
 //!
@@ -16,8 +17,18 @@ const COMPILER: &str = "clang-19";
 
 /// -O0 keeps clang's allocas and loads (adc's pre-AD pipeline promotes them); optnone
 /// would forbid that, as it does for Enzyme.
-const LEVELS: &[(&str, &[&str])] =
-    &[("O0", &["-O0", "-Xclang", "-disable-O0-optnone", "-g"]), ("O2", &["-O2", "-g"])];
+const O0: &[&str] = &["-O0", "-Xclang", "-disable-O0-optnone", "-g"];
+const O2: &[&str] = &["-O2", "-g"];
+
+/// (name, clang flags, `adc build` flags). The `ad-before-opt` variants differentiate the
+/// imported code before adc's pipelines run (the ablation reference point), so the
+/// derivative of unoptimized code is checked too.
+const LEVELS: &[(&str, &[&str], &[&str])] = &[
+    ("O0", O0, &[]),
+    ("O2", O2, &[]),
+    ("O0-ad-before-opt", O0, &["--ad-before-opt"]),
+    ("O2-ad-before-opt", O2, &["--ad-before-opt"]),
+];
 
 fn main() {
     let args = Arguments::from_args();
@@ -35,11 +46,12 @@ fn main() {
     }
     let out_root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("reverse");
     let mut trials = Vec::new();
-    for (level, flags) in LEVELS {
+    for (level, flags, adc_flags) in LEVELS {
         for program in &programs {
             let stem = program.file_stem().and_then(|s| s.to_str()).unwrap_or("prog").to_string();
             let case = Case {
                 flags,
+                adc_flags,
                 source: program.clone(),
                 include: root.clone(),
                 dir: out_root.join(level),
@@ -56,6 +68,7 @@ fn main() {
 
 struct Case {
     flags: &'static [&'static str],
+    adc_flags: &'static [&'static str],
     source: PathBuf,
     include: PathBuf,
     dir: PathBuf,
@@ -73,7 +86,7 @@ impl Case {
         clang.arg(&self.source).arg("-o").arg(&bc);
         expect_success("clang", &run(&mut clang)?)?;
         let mut adc = Command::new(env!("CARGO_BIN_EXE_adc"));
-        adc.arg("build").arg(&bc).arg("-o").arg(&obj);
+        adc.arg("build").arg(&bc).arg("-o").arg(&obj).args(self.adc_flags);
         expect_success("adc build", &run(&mut adc)?)?;
         let mut cc = Command::new("cc");
         cc.arg(&obj).arg("-lm").arg("-o").arg(&exe);
