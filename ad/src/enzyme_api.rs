@@ -317,10 +317,10 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
             return Err(bad_call(
                 site(),
                 format!(
-                    "too few arguments: @{} has {} parameters, the call stops before parameter \
-                     {index} ({param_ty})",
+                    "too few arguments: @{} has {}, the call stops before parameter {index} \
+                     ({param_ty})",
                     target.name,
-                    params.len()
+                    count_of(params.len(), "parameter")
                 ),
             ));
         };
@@ -413,11 +413,11 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
         return Err(bad_call(
             site(),
             format!(
-                "too many arguments: @{} has {} parameters, `{}` and {} more are left over",
+                "too many arguments: @{} has {}; `{}` and {} after it are left over",
                 target.name,
-                params.len(),
+                count_of(params.len(), "parameter"),
                 value_text(module, func, extra),
-                rest.count()
+                count_of(rest.count(), "more argument")
             ),
         ));
     }
@@ -427,6 +427,15 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
     };
     let request = DiffRequest::reverse(function, decoded.iter().map(|a| a.activity).collect(), ret);
     Ok(DecodedCall { function, args: decoded, sret, request })
+}
+
+/// `1 parameter`, `2 parameters`.
+fn count_of(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }
 
 /// Float scalars and vectors of them: what can be active by value.
