@@ -82,10 +82,15 @@ impl GradientTest {
             let Some(comment) = line.trim_start().strip_prefix(';') else { continue };
             let comment = comment.trim();
             if let Some(rest) = comment.strip_prefix("function:") {
-                function = Some(parse_function_line(rest).map_err(|e| format!("line {}: {e}", index + 1))?);
+                function = Some(
+                    parse_function_line(rest).map_err(|e| format!("line {}: {e}", index + 1))?,
+                );
             } else if let Some(rest) = comment.strip_prefix("tolerance:") {
                 let t = rest.trim().parse::<f64>();
-                tolerance = Some(t.map_err(|_| format!("line {}: bad tolerance `{}`", index + 1, rest.trim()))?);
+                tolerance =
+                    Some(t.map_err(|_| {
+                        format!("line {}: bad tolerance `{}`", index + 1, rest.trim())
+                    })?);
             } else if let Some(rest) = comment.strip_prefix("gradcheck:") {
                 checks.push((index + 1, rest.trim().to_string()));
             }
@@ -114,7 +119,9 @@ pub fn run(
     let mut differentiator = Differentiator::default();
     let derivative = match differentiator.derivative(&mut module, &request) {
         Ok(id) if errors.is_empty() => id,
-        Ok(_) => return Err(format!("expected an error containing {errors:?}, but synthesis succeeded")),
+        Ok(_) => {
+            return Err(format!("expected an error containing {errors:?}, but synthesis succeeded"))
+        }
         Err(e) => {
             let message = e.to_string();
             if errors.is_empty() {
@@ -128,9 +135,11 @@ pub fn run(
         }
     };
     let printed = print_module(&module);
-    verify_module(&module).map_err(|d| format!("{}\n{printed}", d.render("derivative", &printed)))?;
-    let reparsed = parse_module(&printed)
-        .map_err(|d| format!("the printed derivative does not parse:\n{}", d.render("derivative", &printed)))?;
+    verify_module(&module)
+        .map_err(|d| format!("{}\n{printed}", d.render("derivative", &printed)))?;
+    let reparsed = parse_module(&printed).map_err(|d| {
+        format!("the printed derivative does not parse:\n{}", d.render("derivative", &printed))
+    })?;
     if print_module(&reparsed) != printed {
         return Err("printing the module with the derivative is not a fixed point".into());
     }
@@ -167,7 +176,10 @@ fn gradcheck(
 ) -> Result<(), String> {
     let invocation = Invocation::parse(text)?;
     if invocation.function != test.function {
-        return Err(format!("the gradcheck calls @{}, the test differentiates @{}", invocation.function, test.function));
+        return Err(format!(
+            "the gradcheck calls @{}, the test differentiates @{}",
+            invocation.function, test.function
+        ));
     }
     let params = module.functions[primal].signature.params.clone();
     if invocation.args.len() != params.len() {
@@ -179,7 +191,8 @@ fn gradcheck(
         let input = match (&arg.literal, ty) {
             (Literal::List { elem: Some(elem), items }, Type::Ptr(_)) => {
                 has_f32 |= elem.lane_type() == &Type::F32 || contains_f32(elem);
-                let values = items.iter().map(|l| literal_to_val(l, elem)).collect::<Result<_, _>>()?;
+                let values =
+                    items.iter().map(|l| literal_to_val(l, elem)).collect::<Result<_, _>>()?;
                 Input::Buffer { elem: elem.clone(), values }
             }
             (Literal::List { elem: None, .. }, Type::Ptr(_)) => {
@@ -233,8 +246,15 @@ fn gradcheck(
                 primal_buffers.push((ptr, elem.clone(), values.len()));
                 if activity.has_shadow() {
                     let mut leaf = 0;
-                    let seeded: Vec<Val> =
-                        values.iter().map(|v| seed_leaves(v, &mut |_| { leaf += 1; weights(buffer, leaf - 1) })).collect();
+                    let seeded: Vec<Val> = values
+                        .iter()
+                        .map(|v| {
+                            seed_leaves(v, &mut |_| {
+                                leaf += 1;
+                                weights(buffer, leaf - 1)
+                            })
+                        })
+                        .collect();
                     let shadow = interp.alloc(elem, &seeded).map_err(|e| e.to_string())?;
                     args.push(shadow.clone());
                     shadow_buffers.push((buffer, shadow, elem.clone(), values.len()));
@@ -243,7 +263,9 @@ fn gradcheck(
             }
         }
     }
-    let result = interp.call(derivative, &args).map_err(|e| format!("the derivative failed: {}", e.to_diagnostic()))?;
+    let result = interp
+        .call(derivative, &args)
+        .map_err(|e| format!("the derivative failed: {}", e.to_diagnostic()))?;
     for (index, (ptr, elem, len)) in primal_buffers.iter().enumerate() {
         let got = interp.read(ptr, elem, *len).map_err(|e| e.to_string())?;
         if !same_values(&got, &base.buffers[index]) {
@@ -256,12 +278,15 @@ fn gradcheck(
 
     // Adjoints computed by the derivative, in the order finite differences visit them.
     let mut failures = Vec::new();
-    let mut returned: Vec<Val> = match (&result, test.args.iter().filter(|a| **a == ArgActivity::Active).count()) {
-        (_, 0) => Vec::new(),
-        (Some(v), 1) => vec![v.clone()],
-        (Some(Val::Aggregate(fields)), _) => fields.clone(),
-        (other, _) => return Err(format!("the derivative returned {other:?}, expected the adjoints")),
-    };
+    let mut returned: Vec<Val> =
+        match (&result, test.args.iter().filter(|a| **a == ArgActivity::Active).count()) {
+            (_, 0) => Vec::new(),
+            (Some(v), 1) => vec![v.clone()],
+            (Some(Val::Aggregate(fields)), _) => fields.clone(),
+            (other, _) => {
+                return Err(format!("the derivative returned {other:?}, expected the adjoints"))
+            }
+        };
     returned.reverse();
     let mut buffer = 0;
     let mut checked = 0;
@@ -271,21 +296,35 @@ fn gradcheck(
                 let adjoint = returned.pop().ok_or("missing adjoint")?;
                 let ad = leaves(&adjoint);
                 for (leaf, ad) in ad.iter().enumerate() {
-                    let fd = central_difference(module, primal, &inputs, &objective, index, None, leaf, value)?;
+                    let fd = central_difference(
+                        module, primal, &inputs, &objective, index, None, leaf, value,
+                    )?;
                     checked += 1;
                     if !close(*ad, fd, tolerance) {
-                        failures.push(format!("d/d arg{index} leaf {leaf}: derivative {ad}, finite differences {fd}"));
+                        failures.push(format!(
+                            "d/d arg{index} leaf {leaf}: derivative {ad}, finite differences {fd}"
+                        ));
                     }
                 }
             }
             (Input::Buffer { values, .. }, a) if a.has_shadow() => {
-                let (_, shadow, elem, len) = shadow_buffers.iter().find(|(b, ..)| *b == buffer).ok_or("no shadow")?;
+                let (_, shadow, elem, len) =
+                    shadow_buffers.iter().find(|(b, ..)| *b == buffer).ok_or("no shadow")?;
                 let got = interp.read(shadow, elem, *len).map_err(|e| e.to_string())?;
                 let ad: Vec<f64> = got.iter().flat_map(leaves).collect();
                 let mut leaf = 0;
                 for (element, value) in values.iter().enumerate() {
                     for inner in 0..leaves(value).len() {
-                        let fd = central_difference(module, primal, &inputs, &objective, index, Some(element), inner, value)?;
+                        let fd = central_difference(
+                            module,
+                            primal,
+                            &inputs,
+                            &objective,
+                            index,
+                            Some(element),
+                            inner,
+                            value,
+                        )?;
                         checked += 1;
                         if !close(ad[leaf], fd, tolerance) {
                             failures.push(format!(
@@ -303,7 +342,9 @@ fn gradcheck(
         }
     }
     if checked == 0 {
-        return Err("nothing to check: no active argument and no float data behind a dup pointer".into());
+        return Err(
+            "nothing to check: no active argument and no float data behind a dup pointer".into()
+        );
     }
     if failures.is_empty() {
         Ok(())
@@ -355,7 +396,9 @@ fn run_primal(module: &Module, primal: FuncId, inputs: &[Input]) -> Result<Run, 
             }
         }
     }
-    let ret = interp.call(primal, &args).map_err(|e| format!("the primal failed: {}", e.to_diagnostic()))?;
+    let ret = interp
+        .call(primal, &args)
+        .map_err(|e| format!("the primal failed: {}", e.to_diagnostic()))?;
     let buffers = buffers
         .iter()
         .map(|(ptr, elem, len)| interp.read(ptr, elem, *len).map_err(|e| e.to_string()))

@@ -34,8 +34,8 @@
 use std::collections::HashMap;
 
 use adc_ir::{
-    BinaryOp, Block, Constant, FuncId, Function, Inst, InstFlags, InstructionData, IntCC,
-    Linkage, Module, Signature, Type, Value, ValueDef,
+    BinaryOp, Block, Constant, FuncId, Function, Inst, InstFlags, InstructionData, IntCC, Linkage,
+    Module, Signature, Type, Value, ValueDef,
 };
 
 use crate::reverse::Synth;

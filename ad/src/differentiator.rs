@@ -14,8 +14,8 @@ use adc_ir::{FuncAttrs, FuncId, Function, Module, Signature, Type};
 use crate::cache::{define_tape_push, CacheStats};
 use crate::error::{AdError, AdErrorKind, Site};
 use crate::request::{DiffMode, DiffRequest, Synthesize};
-use crate::rules::{self, Differentiable};
 use crate::reverse::{synthesize, Runtime};
+use crate::rules::{self, Differentiable};
 
 /// Choices that change what synthesis produces.
 #[derive(Clone, Debug)]
@@ -47,21 +47,29 @@ impl Differentiator {
 }
 
 impl Synthesize for Differentiator {
-    fn derivative(&mut self, module: &mut Module, request: &DiffRequest) -> Result<FuncId, AdError> {
+    fn derivative(
+        &mut self,
+        module: &mut Module,
+        request: &DiffRequest,
+    ) -> Result<FuncId, AdError> {
         if let Some(id) = self.memo.get(request) {
             return Ok(*id);
         }
         let Some(primal) = module.functions.get(request.function) else {
             return Err(AdError::new(
                 Site::function("?"),
-                AdErrorKind::Unsupported { what: format!("a request for unknown function {}", request.function) },
+                AdErrorKind::Unsupported {
+                    what: format!("a request for unknown function {}", request.function),
+                },
             ));
         };
         let primal_name = primal.name.clone();
         if request.mode != DiffMode::Reverse {
             return Err(AdError::new(
                 Site::function(&primal_name),
-                AdErrorKind::Unsupported { what: format!("{request}: only reverse mode is synthesized here") },
+                AdErrorKind::Unsupported {
+                    what: format!("{request}: only reverse mode is synthesized here"),
+                },
             ));
         }
         let runtime = declare_runtime(module, &primal_name)?;
@@ -95,11 +103,19 @@ fn fresh_name(module: &Module, base: &str) -> String {
     if module.function_by_name(base).is_none() {
         return base.to_string();
     }
-    (1..).map(|n| format!("{base}.{n}")).find(|n| module.function_by_name(n).is_none()).unwrap_or_default()
+    (1..)
+        .map(|n| format!("{base}.{n}"))
+        .find(|n| module.function_by_name(n).is_none())
+        .unwrap_or_default()
 }
 
 /// Finds or declares a library function with the expected signature.
-fn declare(module: &mut Module, name: &str, sig: Signature, for_function: &str) -> Result<FuncId, AdError> {
+fn declare(
+    module: &mut Module,
+    name: &str,
+    sig: Signature,
+    for_function: &str,
+) -> Result<FuncId, AdError> {
     if let Some(id) = module.function_by_name(name) {
         let existing = &module.functions[id].signature;
         if existing.params != sig.params || existing.ret != sig.ret {
@@ -118,7 +134,8 @@ fn declare(module: &mut Module, name: &str, sig: Signature, for_function: &str) 
 }
 
 fn declare_runtime(module: &mut Module, for_function: &str) -> Result<Runtime, AdError> {
-    let malloc = declare(module, "malloc", Signature::new(vec![Type::I64], Some(Type::PTR)), for_function)?;
+    let malloc =
+        declare(module, "malloc", Signature::new(vec![Type::I64], Some(Type::PTR)), for_function)?;
     let realloc = declare(
         module,
         "realloc",
@@ -131,7 +148,11 @@ fn declare_runtime(module: &mut Module, for_function: &str) -> Result<Runtime, A
 }
 
 /// Declares the libm functions the derivative rules of the primal's operations call.
-fn declare_rule_externs(module: &mut Module, function: FuncId, for_function: &str) -> Result<(), AdError> {
+fn declare_rule_externs(
+    module: &mut Module,
+    function: FuncId,
+    for_function: &str,
+) -> Result<(), AdError> {
     use adc_ir::InstructionData as I;
     let primal = &module.functions[function];
     let mut needed = Vec::new();
@@ -160,4 +181,84 @@ fn declare_rule_externs(module: &mut Module, function: FuncId, for_function: &st
         declare(module, name, sig, for_function)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use adc_ir::interp::{Interpreter, Val};
+    use adc_ir::text::parse_module;
+    use adc_ir::Linkage;
+
+    use super::*;
+    use crate::request::{ArgActivity, RetActivity};
+
+    const SQUARE_LOOP: &str = "
+func @f(%x: f64, %n: i64) -> f64 {
+^entry:
+  %zero = const i64 0
+  %one = const f64 1.0
+  %four = const i64 4
+  jump ^loop(%zero, %one)
+^loop(%i: i64, %acc: f64):
+  %more = icmp slt i64 %i, %four
+  brif %more, ^body, ^done
+^body:
+  %acc1 = fmul f64 %acc, %x
+  %inc = const i64 1
+  %i1 = add nsw i64 %i, %inc
+  jump ^loop(%i1, %acc1)
+^done:
+  ret %acc
+}
+";
+
+    fn request(module: &Module, args: Vec<ArgActivity>) -> DiffRequest {
+        DiffRequest::reverse(module.function_by_name("f").unwrap(), args, RetActivity::Active)
+    }
+
+    #[test]
+    fn derivative_is_memoised_named_and_internal() {
+        let mut module = parse_module(SQUARE_LOOP).unwrap();
+        let mut d = Differentiator::default();
+        let req = request(&module, vec![ArgActivity::Active, ArgActivity::Const]);
+        let first = d.derivative(&mut module, &req).unwrap();
+        let again = d.derivative(&mut module, &req).unwrap();
+        assert_eq!(first, again);
+        assert_eq!(module.functions[first].name, "__adc_reverse_f");
+        assert_eq!(module.functions[first].linkage, Linkage::Internal);
+        let other = DiffRequest::reverse(req.function, req.args.clone(), RetActivity::Const);
+        let second = d.derivative(&mut module, &other).unwrap();
+        assert_ne!(first, second);
+        assert_eq!(module.functions[second].name, "__adc_reverse_f.1");
+        adc_ir::verify::verify_module(&module).unwrap();
+    }
+
+    #[test]
+    fn derivative_of_x_to_the_fourth() {
+        let mut module = parse_module(SQUARE_LOOP).unwrap();
+        let mut d = Differentiator::default();
+        let req = request(&module, vec![ArgActivity::Active, ArgActivity::Const]);
+        let id = d.derivative(&mut module, &req).unwrap();
+        // The loop has a constant trip count: its tape is allocated once, up front.
+        let stats = &d.stats[0].1;
+        assert!(stats.tapes >= 1 && stats.presized_tapes == stats.tapes, "{stats:?}");
+        let mut interp = Interpreter::new(&module).unwrap();
+        let result = interp.call(id, &[Val::F64(1.5), Val::Int(0)]).unwrap();
+        assert_eq!(result, Some(Val::F64(4.0 * 1.5 * 1.5 * 1.5)));
+    }
+
+    #[test]
+    fn bad_requests_are_errors() {
+        let mut module = parse_module(SQUARE_LOOP).unwrap();
+        let mut d = Differentiator::default();
+        let wrong_arity = request(&module, vec![ArgActivity::Active]);
+        let err = d.derivative(&mut module, &wrong_arity).unwrap_err();
+        assert!(err.to_string().contains("argument activities"), "{err}");
+        let active_int = request(&module, vec![ArgActivity::Active, ArgActivity::Active]);
+        assert!(d.derivative(&mut module, &active_int).is_err());
+        let mut forward = request(&module, vec![ArgActivity::Active, ArgActivity::Const]);
+        forward.mode = DiffMode::Forward;
+        let err = d.derivative(&mut module, &forward).unwrap_err();
+        assert!(err.to_string().contains("only reverse mode"), "{err}");
+    }
 }

@@ -115,7 +115,8 @@ impl<'a> Synth<'a> {
                     let in_index = self.iconst(Type::I64, lane_in as i128);
                     let old = self.val(I::ExtractLane { vector: *target, index: in_index });
                     let sum = self.binary(BinaryOp::Fadd, old, contribution);
-                    *target = self.val(I::InsertLane { vector: *target, value: sum, index: in_index });
+                    *target =
+                        self.val(I::InsertLane { vector: *target, value: sum, index: in_index });
                 }
                 self.add_adjoint(a, da);
                 self.add_adjoint(b, db);
@@ -135,10 +136,8 @@ impl<'a> Synth<'a> {
                 self.add_adjoint(args[0], splat);
                 Ok(())
             }
-            other => Err(self.unsupported(
-                inst,
-                format!("`{}` on floating-point values", other.opcode_name()),
-            )),
+            other => Err(self
+                .unsupported(inst, format!("`{}` on floating-point values", other.opcode_name()))),
         }
     }
 
@@ -177,9 +176,14 @@ impl<'a> Synth<'a> {
         let mut site_operands = Vec::with_capacity(operands.len());
         for (index, operand) in operands.iter().enumerate() {
             let wanted = needs.operands.get(index).copied().unwrap_or(true);
-            site_operands.push(if wanted { self.primal_in_reverse(*operand) } else { self.fwd(*operand) });
+            site_operands.push(if wanted {
+                self.primal_in_reverse(*operand)
+            } else {
+                self.fwd(*operand)
+            });
         }
-        let site_result = if needs.result { self.primal_in_reverse(result) } else { self.fwd(result) };
+        let site_result =
+            if needs.result { self.primal_in_reverse(result) } else { self.fwd(result) };
         let site = rules::PrimalSite { op, operands: &site_operands, result: site_result };
         let signatures = self.signatures;
         let module = self.module;

@@ -13,7 +13,7 @@
 
 use adc_ir::{Inst, InstructionData, Value};
 
-use super::activity::ALLOCATORS;
+use super::memory::ALLOCATORS;
 use super::Synth;
 use crate::error::AdError;
 use crate::rules::{self, Differentiable};
@@ -69,7 +69,9 @@ impl<'a> Synth<'a> {
         }
         Err(self.unsupported(
             inst,
-            format!("call to @{name}, which carries derivatives (calls are differentiated in issue 7)"),
+            format!(
+                "call to @{name}, which carries derivatives (calls are differentiated in issue 7)"
+            ),
         ))
     }
 }

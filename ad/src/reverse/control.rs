@@ -75,7 +75,11 @@ impl<'a> Synth<'a> {
     pub(super) fn forward_terminator(&mut self, block: Block, inst: Inst) -> Result<(), AdError> {
         let data = self.primal.dfg.insts[inst].clone();
         if let InstructionData::Return { .. } = data {
-            let dest = self.edge_destination(EdgeTarget::Exit, Edge { from: block, succ_index: 0 }, Vec::new());
+            let dest = self.edge_destination(
+                EdgeTarget::Exit,
+                Edge { from: block, succ_index: 0 },
+                Vec::new(),
+            );
             self.ins(InstructionData::Jump { dest });
             return Ok(());
         }
@@ -155,7 +159,11 @@ impl<'a> Synth<'a> {
     }
 
     /// Continues the reverse pass along the edge the forward pass entered `target` by.
-    pub(super) fn leave_along_incoming(&mut self, target: EdgeTarget, adjoints: Vec<(usize, Value)>) {
+    pub(super) fn leave_along_incoming(
+        &mut self,
+        target: EdgeTarget,
+        adjoints: Vec<(usize, Value)>,
+    ) {
         let edges = self.info.incoming.get(&target).cloned().unwrap_or_default();
         match edges.as_slice() {
             [] => {
@@ -198,7 +206,8 @@ impl<'a> Synth<'a> {
             return;
         }
         let Some(term) = self.primal.terminator(edge.from) else { return };
-        let targets = self.primal.dfg.insts[term].branch_targets().into_iter().cloned().collect::<Vec<_>>();
+        let targets =
+            self.primal.dfg.insts[term].branch_targets().into_iter().cloned().collect::<Vec<_>>();
         let Some(target) = targets.get(edge.succ_index) else { return };
         for (index, d) in adjoints {
             if let Some(arg) = target.args.get(*index) {

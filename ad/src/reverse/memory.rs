@@ -17,19 +17,21 @@
 //! - `memset d, b, n` of floats: `shadow_d = 0` over `n` bytes (the old values are gone);
 //!   of pointers or integers: the same memset on the shadow in the forward pass.
 //!
-//! What the copied bytes hold comes from the type of the accesses through the same base
-//! object (TEMPORARY until the type-tree analysis is merged): an undeducible element type
-//! is an `UndeducibleType` error, never a guess.
+//! What the copied bytes hold comes from the type-tree analysis (`crate::typetree`): an
+//! undeducible element type is an `UndeducibleType` error, never a guess. Copies that mix
+//! floats with integers or pointers are not handled yet (`Unsupported`).
 
 use adc_ir::{
     BinaryOp, CastOp, Constant, FuncAttrs, Inst, InstFlags, InstructionData, IntCC, Type, Value,
     ValueDef,
 };
-use adc_passes::alias::decompose;
 
-use super::activity::ALLOCATORS;
 use super::{has_float, has_pointer, Synth};
 use crate::error::{AdError, AdErrorKind};
+use crate::typetree::BaseType;
+
+/// Library allocators whose result gets a zero-filled shadow allocation of the same size.
+pub(crate) const ALLOCATORS: &[&str] = &["malloc", "calloc", "_Znwm", "_Znam"];
 
 /// What a range of bytes copied or set by a memory intrinsic holds.
 #[derive(Clone, Debug, PartialEq)]
@@ -72,7 +74,7 @@ impl<'a> Synth<'a> {
                 let shadow = self.val(I::Alloca { ty: ty.clone(), count, align });
                 let mut bytes = self.iconst(Type::I64, ty.size() as i128);
                 if let Some(count) = count {
-                    let count = self.to_i64(count);
+                    let count = self.widen_to_i64(count);
                     bytes = self.binary(BinaryOp::Mul, bytes, count);
                 }
                 self.memset_zero(shadow, bytes);
@@ -92,7 +94,8 @@ impl<'a> Synth<'a> {
                 self.set_shadow(result.expect("cast has a result"), shadow);
             }
             I::Select { flags, args: [cond, a, b] } if needs => {
-                let (sa, sb) = (self.forward_shadow_of_operand(a), self.forward_shadow_of_operand(b));
+                let (sa, sb) =
+                    (self.forward_shadow_of_operand(a), self.forward_shadow_of_operand(b));
                 let (Some(sa), Some(sb)) = (sa, sb) else {
                     return Err(self.unsupported(
                         inst,
@@ -110,7 +113,8 @@ impl<'a> Synth<'a> {
                 self.set_shadow(result.expect("load has a result"), shadow);
             }
             I::Store { value, ptr, align, volatile }
-                if has_pointer(self.primal.dfg.value_type(value)) && self.shadows.contains_key(&ptr) =>
+                if has_pointer(self.primal.dfg.value_type(value))
+                    && self.shadows.contains_key(&ptr) =>
             {
                 if !self.primal.dfg.value_type(value).is_ptr() {
                     return Err(self.unsupported(inst, "a store of an aggregate holding pointers"));
@@ -127,7 +131,7 @@ impl<'a> Synth<'a> {
             I::MemCopy { dst, src, len, may_overlap, volatile } => {
                 if let (Some(sd), Some(ss)) = (self.shadows.get(&dst), self.shadows.get(&src)) {
                     let (sd, ss) = (*sd, *ss);
-                    if self.mem_contents(inst, dst, src)? == MemContents::Pointers {
+                    if self.mem_contents(inst, dst, src, len)? == MemContents::Pointers {
                         let len = self.fwd(len);
                         self.ins(I::MemCopy { dst: sd, src: ss, len, may_overlap, volatile });
                     }
@@ -135,7 +139,7 @@ impl<'a> Synth<'a> {
             }
             I::MemSet { dst, byte, len, volatile } => {
                 if let Some(sd) = self.shadows.get(&dst).copied() {
-                    if self.mem_contents(inst, dst, dst)? == MemContents::Pointers {
+                    if self.mem_contents(inst, dst, dst, len)? == MemContents::Pointers {
                         let (byte, len) = (self.fwd(byte), self.fwd(len));
                         self.ins(I::MemSet { dst: sd, byte, len, volatile });
                     }
@@ -144,7 +148,9 @@ impl<'a> Synth<'a> {
             I::Call { callee, args, .. } if needs => {
                 let name = self.module.functions[callee].name.clone();
                 if !ALLOCATORS.contains(&name.as_str()) {
-                    return Err(self.unsupported(inst, format!("a shadow for the result of @{name}")));
+                    return Err(
+                        self.unsupported(inst, format!("a shadow for the result of @{name}"))
+                    );
                 }
                 let fwd_args: Vec<Value> = args.iter().map(|a| self.fwd(*a)).collect();
                 let mut bytes = fwd_args[0];
@@ -159,6 +165,10 @@ impl<'a> Synth<'a> {
                 self.memset_zero(shadow, bytes);
                 self.set_shadow(result.expect("an allocator returns a pointer"), shadow);
             }
+            I::Const { value: Constant::Int(0) | Constant::Zero, ty } if needs && ty.is_ptr() => {
+                let shadow = self.constant(ty, Constant::Zero);
+                self.set_shadow(result.expect("const has a result"), shadow);
+            }
             _ if needs => {
                 return Err(self.unsupported(inst, "a pointer whose shadow cannot be computed"))
             }
@@ -167,10 +177,12 @@ impl<'a> Synth<'a> {
         Ok(())
     }
 
-    fn to_i64(&mut self, value: Value) -> Value {
+    fn widen_to_i64(&mut self, value: Value) -> Value {
         match self.ty(value) {
             Type::I64 => value,
-            Type::I128 => self.val(InstructionData::Cast { op: CastOp::Trunc, arg: value, ty: Type::I64 }),
+            Type::I128 => {
+                self.val(InstructionData::Cast { op: CastOp::Trunc, arg: value, ty: Type::I64 })
+            }
             _ => self.val(InstructionData::Cast { op: CastOp::Zext, arg: value, ty: Type::I64 }),
         }
     }
@@ -180,49 +192,66 @@ impl<'a> Synth<'a> {
         self.ins(InstructionData::MemSet { dst, byte, len: bytes, volatile: false });
     }
 
-    /// What the bytes behind `dst` (and `src`) hold, from the types of the other accesses
-    /// through the same base objects.
-    fn mem_contents(&self, inst: Inst, dst: Value, src: Value) -> Result<MemContents, AdError> {
-        let bases = [decompose(self.module, self.primal, dst).0, decompose(self.module, self.primal, src).0];
-        let mut floats: Option<Type> = None;
-        let mut pointers = false;
-        let mut seen = false;
-        for (_, other) in self.primal.layout.insts() {
-            let (ty, ptr) = match &self.primal.dfg.insts[other] {
-                InstructionData::Load { ty, ptr, .. } => (ty.clone(), *ptr),
-                InstructionData::Store { value, ptr, .. } => {
-                    (self.primal.dfg.value_type(*value).clone(), *ptr)
-                }
-                _ => continue,
-            };
-            if !bases.contains(&decompose(self.module, self.primal, ptr).0) {
-                continue;
-            }
-            seen = true;
-            pointers |= has_pointer(&ty);
-            if has_float(&ty) {
-                let lane = scalar_float_of(&ty);
-                match (&floats, lane) {
-                    (_, None) => return Err(self.undeducible(inst)),
-                    (None, Some(t)) => floats = Some(t),
-                    (Some(a), Some(b)) if *a == b => {}
-                    _ => return Err(self.undeducible(inst)),
-                }
+    /// What the bytes behind `dst` (and `src`) hold, from the type trees of both
+    /// pointers over the copied length (the first 4096 bytes when it is not a constant).
+    fn mem_contents(
+        &self,
+        inst: Inst,
+        dst: Value,
+        src: Value,
+        len: Value,
+    ) -> Result<MemContents, AdError> {
+        let len = self.constant_length(len).unwrap_or(crate::typetree::MAX_OFFSET);
+        let id = self.request.function;
+        let mut facts = Vec::new();
+        let mut last_error = None;
+        for ptr in [dst, src] {
+            match self.types.copy_layout(self.module, id, ptr, 0, len, inst) {
+                Ok(layout) => facts.extend(layout.into_iter().map(|(_, base)| base)),
+                Err(e) => last_error = Some(e),
             }
         }
-        match (floats, pointers, seen) {
-            (Some(_), true, _) => Err(self.undeducible(inst)),
-            (Some(f), false, _) => Ok(MemContents::Floats(f)),
+        if facts.is_empty() {
+            return Err(last_error.unwrap_or_else(|| self.undeducible(inst)));
+        }
+        let mut floats = None;
+        let (mut pointers, mut integers) = (false, false);
+        for base in facts {
+            match base {
+                BaseType::Float(kind) => match floats {
+                    None => floats = Some(kind),
+                    Some(k) if k == kind => {}
+                    Some(_) => return Err(self.unsupported(inst, "a copy mixing f32 and f64 data")),
+                },
+                BaseType::Pointer => pointers = true,
+                BaseType::Integer => integers = true,
+                BaseType::Anything => return Err(self.undeducible(inst)),
+            }
+        }
+        match (floats, pointers, integers) {
+            (Some(kind), false, false) => Ok(MemContents::Floats(kind.ir_type())),
+            (Some(_), _, _) => {
+                Err(self.unsupported(inst, "a copy mixing floats with integers or pointers"))
+            }
             (None, true, _) => Ok(MemContents::Pointers),
-            (None, false, true) => Ok(MemContents::Integers),
-            (None, false, false) => Err(self.undeducible(inst)),
+            (None, false, _) => Ok(MemContents::Integers),
+        }
+    }
+
+    fn constant_length(&self, len: Value) -> Option<u64> {
+        let ValueDef::Result(inst) = self.primal.dfg.value_def(len) else { return None };
+        match &self.primal.dfg.insts[inst] {
+            InstructionData::Const { value: Constant::Int(n), .. } => u64::try_from(*n).ok(),
+            _ => None,
         }
     }
 
     fn undeducible(&self, inst: Inst) -> AdError {
         self.error(
             inst,
-            AdErrorKind::UndeducibleType { what: "the bytes this instruction copies or sets".into() },
+            AdErrorKind::UndeducibleType {
+                what: "the bytes this instruction copies or sets".into(),
+            },
         )
     }
 
@@ -255,7 +284,9 @@ impl<'a> Synth<'a> {
                 }
             }
             I::MemCopy { dst, src, len, may_overlap, .. } => {
-                let (Some(_), contents) = (self.shadows.get(&dst), self.mem_contents(inst, dst, src)?) else {
+                let (Some(_), contents) =
+                    (self.shadows.get(&dst), self.mem_contents(inst, dst, src, len)?)
+                else {
                     return Ok(());
                 };
                 let MemContents::Floats(elem) = contents else { return Ok(()) };
@@ -271,7 +302,7 @@ impl<'a> Synth<'a> {
                 if !self.shadows.contains_key(&dst) {
                     return Ok(());
                 }
-                if let MemContents::Floats(_) = self.mem_contents(inst, dst, dst)? {
+                if let MemContents::Floats(_) = self.mem_contents(inst, dst, dst, len)? {
                     let len = self.primal_in_reverse(len);
                     let sd = self.shadow_in_reverse(dst).expect("checked above");
                     self.memset_zero(sd, len);
@@ -306,44 +337,62 @@ impl<'a> Synth<'a> {
     fn reverse_memcpy(&mut self, elem: &Type, sd: Value, ss: Value, len: Value) {
         let count = self.element_count(elem, len);
         let elem = elem.clone();
-        self.counted_loop(count, |s, offset| {
-            let pd = s.ptradd(sd, offset);
-            let ps = s.ptradd(ss, offset);
-            let d = s.load(&elem, pd);
-            let zero = s.zero(&elem);
-            s.store(zero, pd);
-            let old = s.load(&elem, ps);
-            let new = s.binary(BinaryOp::Fadd, old, d);
-            s.store(new, ps);
-        }, elem.size());
+        self.counted_loop(
+            count,
+            |s, offset| {
+                let pd = s.ptradd(sd, offset);
+                let ps = s.ptradd(ss, offset);
+                let d = s.load(&elem, pd);
+                let zero = s.zero(&elem);
+                s.store(zero, pd);
+                let old = s.load(&elem, ps);
+                let new = s.binary(BinaryOp::Fadd, old, d);
+                s.store(new, ps);
+            },
+            elem.size(),
+        );
     }
 
     /// As `reverse_memcpy`, reading all of `shadow_dst` into a temporary first, so that
     /// overlapping ranges behave like the primal `memmove`.
     fn reverse_memmove(&mut self, elem: &Type, sd: Value, ss: Value, len: Value) {
-        let len64 = self.to_i64(len);
+        let len64 = self.widen_to_i64(len);
         let tmp = self.val(InstructionData::Call {
             callee: self.runtime.malloc,
             args: vec![len64],
             attrs: FuncAttrs::empty(),
         });
-        self.ins(InstructionData::MemCopy { dst: tmp, src: sd, len, may_overlap: false, volatile: false });
+        self.ins(InstructionData::MemCopy {
+            dst: tmp,
+            src: sd,
+            len,
+            may_overlap: false,
+            volatile: false,
+        });
         self.memset_zero(sd, len);
         let count = self.element_count(elem, len);
         let elem = elem.clone();
-        self.counted_loop(count, |s, offset| {
-            let pt = s.ptradd(tmp, offset);
-            let ps = s.ptradd(ss, offset);
-            let d = s.load(&elem, pt);
-            let old = s.load(&elem, ps);
-            let new = s.binary(BinaryOp::Fadd, old, d);
-            s.store(new, ps);
-        }, elem.size());
-        self.ins(InstructionData::Call { callee: self.runtime.free, args: vec![tmp], attrs: FuncAttrs::empty() });
+        self.counted_loop(
+            count,
+            |s, offset| {
+                let pt = s.ptradd(tmp, offset);
+                let ps = s.ptradd(ss, offset);
+                let d = s.load(&elem, pt);
+                let old = s.load(&elem, ps);
+                let new = s.binary(BinaryOp::Fadd, old, d);
+                s.store(new, ps);
+            },
+            elem.size(),
+        );
+        self.ins(InstructionData::Call {
+            callee: self.runtime.free,
+            args: vec![tmp],
+            attrs: FuncAttrs::empty(),
+        });
     }
 
     fn element_count(&mut self, elem: &Type, len: Value) -> Value {
-        let len = self.to_i64(len);
+        let len = self.widen_to_i64(len);
         let size = self.iconst(Type::I64, elem.size() as i128);
         self.binary(BinaryOp::Udiv, len, size)
     }
@@ -351,7 +400,12 @@ impl<'a> Synth<'a> {
     /// Emits `for i in 0..count { body(byte offset i * stride) }` at `cur`; afterwards
     /// `cur` is the block after the loop. Values materialized in the body do not
     /// dominate what follows, so the cache memo is restored afterwards.
-    pub(super) fn counted_loop(&mut self, count: Value, body: impl FnOnce(&mut Self, Value), stride: u64) {
+    pub(super) fn counted_loop(
+        &mut self,
+        count: Value,
+        body: impl FnOnce(&mut Self, Value),
+        stride: u64,
+    ) {
         let header = self.new_block();
         let index = self.f.dfg.append_block_param(header, Type::I64);
         let body_block = self.new_block();
@@ -371,18 +425,13 @@ impl<'a> Synth<'a> {
         let offset = self.binary(BinaryOp::Mul, index, stride);
         body(self, offset);
         let one = self.iconst(Type::I64, 1);
-        let next = self.val(InstructionData::Binary { op: BinaryOp::Add, flags: InstFlags::empty(), args: [index, one] });
+        let next = self.val(InstructionData::Binary {
+            op: BinaryOp::Add,
+            flags: InstFlags::empty(),
+            args: [index, one],
+        });
         self.ins(InstructionData::Jump { dest: adc_ir::BlockCall::new(header, vec![next]) });
         self.cache.restore(memo);
         self.cur = exit;
-    }
-}
-
-/// The float scalar type of a float scalar or vector of floats.
-fn scalar_float_of(ty: &Type) -> Option<Type> {
-    match ty {
-        Type::F32 | Type::F64 => Some(ty.clone()),
-        Type::Vector(elem, _) if elem.is_float() => Some((**elem).clone()),
-        _ => None,
     }
 }

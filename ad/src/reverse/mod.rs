@@ -24,7 +24,6 @@
 //!   never used directly: only the cache planner knows whether they dominate the reverse
 //!   code.
 
-mod activity;
 mod arith;
 mod calls;
 mod control;
@@ -33,19 +32,20 @@ mod memory;
 use std::collections::HashMap;
 
 use adc_ir::{
-    BinaryOp, Block, Constant, FuncId, Function, Inst, InstFlags, InstructionData, Linkage,
-    Module, Signature, Type, Value, ValueDef,
+    BinaryOp, Block, Constant, FuncId, Function, Inst, InstFlags, InstructionData, Linkage, Module,
+    Signature, Type, Value, ValueDef,
 };
 use adc_passes::cfg::ControlFlowGraph;
 use adc_passes::domtree::DominatorTree;
 use adc_passes::ivs::InductionVars;
 use adc_passes::loops::LoopInfo;
 
+use crate::activity::Activity;
 use crate::cache::Cache;
 use crate::error::{AdError, AdErrorKind, Site};
 use crate::request::{ArgActivity, DiffRequest, RetActivity};
+use crate::typetree::TypeAnalysis;
 
-pub(crate) use activity::TemporaryActivity;
 pub(crate) use control::{Edge, EdgeTarget};
 
 /// Library functions the synthesized code calls, declared in the module beforehand.
@@ -105,7 +105,8 @@ pub(crate) struct Synth<'a> {
     pub signatures: &'a HashMap<FuncId, Signature>,
     pub runtime: Runtime,
     pub info: PrimalInfo,
-    pub activity: TemporaryActivity,
+    pub activity: Activity,
+    pub types: TypeAnalysis,
     /// The derivative under construction.
     pub f: Function,
     /// The derivative's entry block: parameters, adjoint slots, tape headers.
@@ -159,7 +160,8 @@ pub(crate) fn synthesize(
             AdErrorKind::Unsupported { what: "a branch back to the entry block".into() },
         ));
     }
-    let activity = TemporaryActivity::analyze(module, primal, request);
+    let types = TypeAnalysis::analyze(module);
+    let activity = Activity::analyze(module, request, &types)?;
     let mut f = Function::new(name, signature);
     f.linkage = Linkage::Internal;
     let setup = f.dfg.make_block();
@@ -175,6 +177,7 @@ pub(crate) fn synthesize(
         runtime,
         info,
         activity,
+        types,
         f,
         setup,
         vmap: HashMap::new(),
@@ -399,10 +402,16 @@ impl<'a> Synth<'a> {
                         aggregate: old,
                         indices: indices.clone(),
                     });
-                    let e =
-                        self.val(InstructionData::ExtractValue { aggregate: d, indices: indices.clone() });
+                    let e = self.val(InstructionData::ExtractValue {
+                        aggregate: d,
+                        indices: indices.clone(),
+                    });
                     let sum = self.accumulate(o, e);
-                    acc = self.val(InstructionData::InsertValue { aggregate: acc, value: sum, indices });
+                    acc = self.val(InstructionData::InsertValue {
+                        aggregate: acc,
+                        value: sum,
+                        indices,
+                    });
                 }
                 acc
             }
@@ -429,7 +438,11 @@ impl<'a> Synth<'a> {
                         indices: indices.clone(),
                     });
                     let z = self.zero_float_leaves(o);
-                    acc = self.val(InstructionData::InsertValue { aggregate: acc, value: z, indices });
+                    acc = self.val(InstructionData::InsertValue {
+                        aggregate: acc,
+                        value: z,
+                        indices,
+                    });
                 }
                 acc
             }
@@ -439,7 +452,7 @@ impl<'a> Synth<'a> {
 
     /// Whether the primal value carries a derivative (has an adjoint).
     pub fn is_active(&self, value: Value) -> bool {
-        self.activity.is_active_value(self.primal, value)
+        self.activity.is_active_value(value)
     }
 
     /// The stack slot of a primal value's adjoint, created (zeroed) on first use.
