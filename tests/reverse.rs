@@ -63,7 +63,68 @@ fn main() {
             );
         }
     }
+    trials.push(Trial::test("cli/emit-ir-after-everything", emit_ir_after_everything));
+    trials.push(Trial::test("cli/pass-toggles", pass_toggles));
     libtest_mimic::run(&args, trials).exit();
+}
+
+/// A module in adc's text form with one API call: the smallest `adc build` input.
+const SQUARE_ADIR: &str = "declare @__enzyme_autodiff(ptr, ...) -> f64
+func @square(%x: f64) -> f64 {
+^entry:
+  %y = fmul f64 %x, %x
+  ret %y
+}
+func @grad(%x: f64) -> f64 {
+^entry:
+  %fp = const ptr @square
+  %d = call @__enzyme_autodiff(%fp, %x)
+  ret %d
+}
+";
+
+fn scratch(name: &str, text: &str) -> Result<PathBuf, Failed> {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("reverse/cli");
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let path = dir.join(name);
+    std::fs::write(&path, text).map_err(|e| e.to_string())?;
+    Ok(path)
+}
+
+/// `--emit ir` prints the module after lowering, synthesis and both pipelines, in both
+/// orders of AD and optimization.
+fn emit_ir_after_everything() -> Result<(), Failed> {
+    let input = scratch("square.adir", SQUARE_ADIR)?;
+    for extra in [&[][..], &["--ad-before-opt"][..]] {
+        let output = input.with_extension(format!("out{}.adir", extra.len()));
+        let mut adc = Command::new(env!("CARGO_BIN_EXE_adc"));
+        adc.arg("build").arg(&input).arg("-o").arg(&output).args(["--emit", "ir"]).args(extra);
+        expect_success("adc build --emit ir", &run(&mut adc)?)?;
+        let text = std::fs::read_to_string(&output).map_err(|e| e.to_string())?;
+        if text.contains("call @__enzyme_autodiff(") || !text.contains("func @grad") {
+            return Err(format!("{extra:?}: the API call was not replaced:\n{text}").into());
+        }
+    }
+    Ok(())
+}
+
+/// Toggles reach both pipelines; a bad toggle is a diagnostic with exit status 1.
+fn pass_toggles() -> Result<(), Failed> {
+    let input = scratch("toggles.adir", SQUARE_ADIR)?;
+    let output = input.with_extension("o");
+    let mut ok = Command::new(env!("CARGO_BIN_EXE_adc"));
+    ok.arg("build").arg(&input).arg("-o").arg(&output).arg("--passes=-licm,-gvn,+verify");
+    expect_success("adc build --passes=-licm,-gvn,+verify", &run(&mut ok)?)?;
+    let mut bad = Command::new(env!("CARGO_BIN_EXE_adc"));
+    bad.arg("build").arg(&input).arg("-o").arg(&output).arg("--passes=-no-such-pass");
+    let out = run(&mut bad)?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() != Some(1) || !stderr.contains("no-such-pass") {
+        return Err(
+            format!("expected exit 1 naming the pass, got {}:\n{stderr}", out.status).into()
+        );
+    }
+    Ok(())
 }
 
 struct Case {
