@@ -8,9 +8,10 @@
 //! 2. **Recompute** when `v` is a pure instruction (arithmetic, compares, casts, `ptradd`,
 //!    lane and aggregate operations, constants): its operands are requested recursively
 //!    and the instruction is re-emitted. Division cannot trap here: the forward pass ran
-//!    it on the same operands. Loads are never recomputed yet (they are cached, which is
-//!    always correct; recomputing loads from memory that alias analysis proves unwritten
-//!    is a planned refinement).
+//!    it on the same operands. A load is recomputed when alias analysis proves that no
+//!    instruction of the function may write its location (a store, copy, set, or call
+//!    that may write it, `free` included), so the memory still holds the loaded value
+//!    when the reverse pass runs; other loads are cached.
 //! 3. **Cache** otherwise (block parameters, loads, call results):
 //!    - outside loops, a **slot**: a stack slot in the setup block, stored right after the
 //!      definition, loaded in the reverse pass (the definition dominates every reverse
@@ -182,6 +183,11 @@ impl<'a> Synth<'a> {
                 return Strategy::Direct;
             }
             if recomputable(&self.f.dfg.insts[inst]) {
+                return Strategy::Recompute;
+            }
+            let unwritten =
+                self.inst_origin.get(&inst).is_some_and(|p| self.unwritten_loads.contains(p));
+            if unwritten {
                 return Strategy::Recompute;
             }
         } else if self.info.defined_once_before_exit(block) {

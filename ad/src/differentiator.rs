@@ -248,6 +248,41 @@ func @f(%x: f64, %n: i64) -> f64 {
     }
 
     #[test]
+    fn unwritten_loads_are_recomputed_not_taped() {
+        let text = "
+func @f(%x: ptr, %n: i64) -> f64 {
+^entry:
+  %zero = const i64 0
+  %acc0 = const f64 0.0
+  jump ^loop(%zero, %acc0)
+^loop(%i: i64, %acc: f64):
+  %more = icmp slt i64 %i, %n
+  brif %more, ^body, ^done
+^body:
+  %eight = const i64 8
+  %off = mul i64 %i, %eight
+  %p = ptradd ptr %x, %off
+  %xi = load f64, %p, align 8
+  %sq = fmul f64 %xi, %xi
+  %acc1 = fadd f64 %acc, %sq
+  %inc = const i64 1
+  %i1 = add i64 %i, %inc
+  jump ^loop(%i1, %acc1)
+^done:
+  ret %acc
+}
+";
+        let mut module = parse_module(text).unwrap();
+        let mut d = Differentiator::default();
+        let req = request(&module, vec![ArgActivity::Dup, ArgActivity::Const]);
+        d.derivative(&mut module, &req).unwrap();
+        // Only the induction variable is taped; `%xi` is loaded again from `%x`.
+        let stats = &d.stats[0].1;
+        assert_eq!(stats.tapes, 1, "{stats:?}");
+        assert_eq!(stats.presized_tapes, 0, "{stats:?}");
+    }
+
+    #[test]
     fn bad_requests_are_errors() {
         let mut module = parse_module(SQUARE_LOOP).unwrap();
         let mut d = Differentiator::default();

@@ -56,7 +56,7 @@ impl<'a> Synth<'a> {
         is_null.then(|| self.constant(Type::PTR, Constant::Int(0)))
     }
 
-    fn set_shadow(&mut self, primal: Value, shadow: Value) {
+    pub(super) fn set_shadow(&mut self, primal: Value, shadow: Value) {
         if let Some(name) = self.primal.dfg.value_name(primal) {
             self.f.dfg.set_value_name(shadow, &format!("{name}.shadow"));
         }

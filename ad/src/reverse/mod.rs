@@ -29,16 +29,20 @@ mod calls;
 mod control;
 mod memory;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 use adc_ir::{
     BinaryOp, Block, Constant, FuncId, Function, Inst, InstFlags, InstructionData, Linkage, Module,
     Signature, Type, Value, ValueDef,
 };
+use adc_passes::alias::{AliasAnalysis, MemLoc};
 use adc_passes::cfg::ControlFlowGraph;
 use adc_passes::domtree::DominatorTree;
+use adc_passes::effects::ModuleEffects;
 use adc_passes::ivs::InductionVars;
 use adc_passes::loops::LoopInfo;
+use adc_passes::manager::AnalysisManager;
 
 use crate::activity::Activity;
 use crate::cache::Cache;
@@ -117,6 +121,11 @@ pub(crate) struct Synth<'a> {
     pub bmap: HashMap<Block, Block>,
     /// Forward-pass block -> the primal block it was cloned from (edge blocks excluded).
     pub origin: HashMap<Block, Block>,
+    /// Forward-pass instruction -> the primal instruction it clones.
+    pub inst_origin: HashMap<Inst, Inst>,
+    /// Primal loads from memory that nothing in the function may overwrite: the reverse
+    /// pass may load again instead of caching.
+    pub unwritten_loads: HashSet<Inst>,
     /// Primal pointer -> its shadow in the forward pass.
     pub shadows: HashMap<Value, Value>,
     /// Primal value -> the stack slot holding its adjoint.
@@ -183,6 +192,8 @@ pub(crate) fn synthesize(
         vmap: HashMap::new(),
         bmap: HashMap::new(),
         origin: HashMap::new(),
+        inst_origin: HashMap::new(),
+        unwritten_loads: unwritten_loads(module, primal),
         shadows: HashMap::new(),
         adjoint_slots: HashMap::new(),
         cache: Cache::default(),
@@ -251,6 +262,31 @@ fn derivative_signature(primal: &Function, request: &DiffRequest) -> Result<Sign
         _ => Some(Type::structure(adjoints, false)),
     };
     Ok(Signature::new(params, ret))
+}
+
+/// The non-volatile loads of `func` whose location no instruction of `func` may write
+/// (per alias analysis): reading them again in the reverse pass gives the same value.
+fn unwritten_loads(module: &Module, func: &Function) -> HashSet<Inst> {
+    let effects = Rc::new(ModuleEffects::new(module, &mut AnalysisManager::new()));
+    let alias = AliasAnalysis::new(module, func, effects);
+    let writers: Vec<Inst> = func
+        .layout
+        .insts()
+        .map(|(_, i)| i)
+        .filter(|i| {
+            let data = &func.dfg.insts[*i];
+            data.has_side_effects() && !data.is_terminator()
+        })
+        .collect();
+    func.layout
+        .insts()
+        .map(|(_, i)| i)
+        .filter(|i| matches!(func.dfg.insts[*i], InstructionData::Load { volatile: false, .. }))
+        .filter(|load| {
+            let Some(loc) = MemLoc::of_access(func, *load) else { return false };
+            writers.iter().all(|w| !alias.mod_ref(module, func, *w, &loc).may_write())
+        })
+        .collect()
 }
 
 /// Whether a type holds floating-point data anywhere.
@@ -551,17 +587,23 @@ impl<'a> Synth<'a> {
         }
         // Block parameters (and their shadows) exist before any branch is cloned.
         let entry = rpo[0];
+        // The shadows of pointer parameters follow all primal parameters, in order (the
+        // cloned branches append their shadow arguments likewise).
         for &block in &rpo[1..] {
-            for &param in self.primal.dfg.block_params(block) {
+            let params = self.primal.dfg.block_params(block).to_vec();
+            for &param in &params {
                 let ty = self.primal.dfg.value_type(param).clone();
-                let value = self.f.dfg.append_block_param(self.bmap[&block], ty.clone());
+                let value = self.f.dfg.append_block_param(self.bmap[&block], ty);
                 if let Some(name) = self.primal.dfg.value_name(param) {
                     self.f.dfg.set_value_name(value, name);
                 }
                 self.vmap.insert(param, value);
+            }
+            for &param in &params {
                 if self.activity.needs_shadow(param) {
+                    let ty = self.primal.dfg.value_type(param).clone();
                     let shadow = self.f.dfg.append_block_param(self.bmap[&block], ty);
-                    self.shadows.insert(param, shadow);
+                    self.set_shadow(param, shadow);
                 }
             }
         }
@@ -597,6 +639,9 @@ impl<'a> Synth<'a> {
             return Err(self.unsupported(inst, "an operand that does not dominate its use"));
         }
         let result = self.ins(data);
+        if let Some(clone) = self.f.layout.last_inst(self.cur) {
+            self.inst_origin.insert(clone, inst);
+        }
         if let (Some(primal_result), Some(forward_result)) =
             (self.primal.dfg.inst_result(inst), result)
         {
