@@ -51,6 +51,9 @@ pub enum TestKind {
     TypeTree,
     /// Print the activity of each `; activity: @f(dup, const) -> active` request.
     Activity,
+    /// Synthesize a reverse-mode derivative and compare it with finite differences
+    /// (`crate::gradcheck` documents the directives).
+    Gradient,
 }
 
 impl TestKind {
@@ -63,6 +66,7 @@ impl TestKind {
         (TestKind::Analysis, "analysis"),
         (TestKind::TypeTree, "type-tree"),
         (TestKind::Activity, "activity"),
+        (TestKind::Gradient, "gradient"),
     ];
 }
 
@@ -170,6 +174,10 @@ impl FileTest {
 
     /// Runs the test. `bless` rewrites a precise-output block instead of failing on it.
     pub fn run(&self, bless: bool) -> Result<(), String> {
+        if self.kind == TestKind::Gradient {
+            let check = |output: &str| self.check_output(output, false);
+            return crate::gradcheck::run(&self.path, &self.source, &self.errors, &check);
+        }
         let file_name = self.file_name();
         let render = |d: &Diagnostics| d.render(&file_name, &self.source);
         let module = match self.parse_and_verify() {
@@ -204,6 +212,8 @@ impl FileTest {
             TestKind::Activity => {
                 crate::analyze::activity_report(&module, &self.activity_requests)?
             }
+            // Handled by `gradcheck` above.
+            TestKind::Gradient => printed,
         };
         self.check_output(&output, bless)?;
         for (line, text) in &self.runs {

@@ -8,10 +8,16 @@
 //! instruction and its source line.
 
 pub mod activity;
+pub mod cache;
+pub mod differentiator;
+pub mod enzyme_api;
 pub mod error;
 pub mod request;
+pub mod reverse;
 pub mod rules;
 pub mod typetree;
 
+pub use differentiator::{Differentiator, DifferentiatorOptions};
+pub use enzyme_api::{lower_enzyme_calls, LoweringReport};
 pub use error::{AdError, AdErrorKind, Site};
 pub use request::{ArgActivity, DiffMode, DiffRequest, RetActivity, Synthesize};

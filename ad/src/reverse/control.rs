@@ -1,0 +1,252 @@
+//! Control flow of the derivative: forward terminators, the edges the reverse pass walks
+//! back along, and the adjoints of block parameters.
+//!
+//! Every primal block `B` with several incoming edges (and the forward exit, when several
+//! blocks return) records in the forward pass which edge was taken: each such edge goes
+//! through a small edge block that pushes the edge's index onto the control tape. The
+//! reverse region of `B` pops that index and switches to a per-edge block that adds the
+//! adjoints of `B`'s parameters to the adjoints of the values the edge passed, then jumps
+//! to the reverse region of the edge's source. A block with one incoming edge needs no
+//! tape entry: the path is known statically.
+//!
+//! Not done yet: recovering the taken edge by recomputing the branch condition in the
+//! reverse pass (Enzyme's approach when the condition's operands are available) — every
+//! merge point is taped, which costs one 8-byte tape entry per dynamic merge.
+
+use std::collections::HashMap;
+
+use adc_ir::{Block, BlockCall, Function, Inst, InstructionData, Value};
+
+use super::Synth;
+use crate::error::AdError;
+use crate::request::ArgActivity;
+
+/// Where an edge goes: a primal block, or the forward exit (from a `ret`).
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub(crate) enum EdgeTarget {
+    Block(Block),
+    Exit,
+}
+
+/// One CFG edge: target number `succ_index` of `from`'s terminator (0 for a `ret`).
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub(crate) struct Edge {
+    pub from: Block,
+    pub succ_index: usize,
+}
+
+/// The incoming edges of every reachable block and of the forward exit, in RPO order of
+/// their sources (so edge numbering is deterministic).
+pub(crate) fn incoming_edges(
+    func: &Function,
+    rpo: &[Block],
+    returns: &[Block],
+) -> HashMap<EdgeTarget, Vec<Edge>> {
+    let mut incoming: HashMap<EdgeTarget, Vec<Edge>> = HashMap::new();
+    for &block in rpo {
+        incoming.entry(EdgeTarget::Block(block)).or_default();
+        let Some(term) = func.terminator(block) else { continue };
+        for (succ_index, target) in func.dfg.insts[term].branch_targets().iter().enumerate() {
+            incoming
+                .entry(EdgeTarget::Block(target.block))
+                .or_default()
+                .push(Edge { from: block, succ_index });
+        }
+    }
+    incoming.insert(
+        EdgeTarget::Exit,
+        returns.iter().map(|b| Edge { from: *b, succ_index: 0 }).collect(),
+    );
+    incoming
+}
+
+impl<'a> Synth<'a> {
+    fn edge_index(&self, target: EdgeTarget, edge: Edge) -> usize {
+        self.info.incoming[&target].iter().position(|e| *e == edge).unwrap_or(0)
+    }
+
+    fn is_merge(&self, target: EdgeTarget) -> bool {
+        self.info.incoming.get(&target).is_some_and(|edges| edges.len() > 1)
+    }
+
+    /// Clones a terminator into the forward pass. Branch arguments gain the shadows of
+    /// pointer parameters that need one; edges into merge points go through edge blocks
+    /// that tape the edge taken.
+    pub(super) fn forward_terminator(&mut self, block: Block, inst: Inst) -> Result<(), AdError> {
+        let data = self.primal.dfg.insts[inst].clone();
+        if let InstructionData::Return { .. } = data {
+            let dest = self.edge_destination(
+                EdgeTarget::Exit,
+                Edge { from: block, succ_index: 0 },
+                Vec::new(),
+            );
+            self.ins(InstructionData::Jump { dest });
+            return Ok(());
+        }
+        if let InstructionData::Unreachable = data {
+            self.ins(InstructionData::Unreachable);
+            return Ok(());
+        }
+        let mut cloned = data.clone();
+        let mut calls = Vec::new();
+        for (succ_index, target) in data.branch_targets().into_iter().enumerate() {
+            let mut args: Vec<Value> = target.args.iter().map(|a| self.fwd(*a)).collect();
+            let params = self.primal.dfg.block_params(target.block).to_vec();
+            for (arg, param) in target.args.iter().zip(&params) {
+                if !self.activity.needs_shadow(*param) {
+                    continue;
+                }
+                let shadow = self.forward_shadow_of_operand(*arg).ok_or_else(|| {
+                    self.unsupported(
+                        inst,
+                        "a pointer without a shadow flowing into a block parameter that needs one",
+                    )
+                })?;
+                args.push(shadow);
+            }
+            let edge = Edge { from: block, succ_index };
+            calls.push(self.edge_destination(EdgeTarget::Block(target.block), edge, args));
+        }
+        for (slot, call) in cloned.branch_targets_mut().into_iter().zip(calls) {
+            *slot = call;
+        }
+        match &mut cloned {
+            InstructionData::Brif { cond, .. } => *cond = self.fwd(*cond),
+            InstructionData::Switch { value, .. } => *value = self.fwd(*value),
+            _ => {}
+        }
+        self.ins(cloned);
+        Ok(())
+    }
+
+    /// The forward branch destination for `edge`: the target itself, or an edge block that
+    /// tapes the edge's index first when the target is a merge point.
+    fn edge_destination(&mut self, target: EdgeTarget, edge: Edge, args: Vec<Value>) -> BlockCall {
+        let block = match target {
+            EdgeTarget::Block(b) => self.bmap[&b],
+            EdgeTarget::Exit => self.forward_exit,
+        };
+        if !self.is_merge(target) {
+            return BlockCall::new(block, args);
+        }
+        let index = self.edge_index(target, edge);
+        let edge_block = self.f.dfg.make_block();
+        self.f.layout.insert_block_before(edge_block, self.forward_exit);
+        let saved = std::mem::replace(&mut self.cur, edge_block);
+        self.push_control(index as i128);
+        self.ins(InstructionData::Jump { dest: BlockCall::new(block, args) });
+        self.cur = saved;
+        BlockCall::new(edge_block, Vec::new())
+    }
+
+    /// Ends the reverse region of `block`: adjoints of its parameters flow back along the
+    /// edge the forward pass came by; the entry block returns the argument adjoints.
+    pub(super) fn leave_block(&mut self, block: Block) -> Result<(), AdError> {
+        let params = self.primal.dfg.block_params(block).to_vec();
+        if Some(block) == self.primal.entry_block() {
+            self.emit_return(&params);
+            return Ok(());
+        }
+        let mut adjoints = Vec::new();
+        for (index, param) in params.iter().enumerate() {
+            if self.is_active(*param) {
+                let d = self.take_adjoint(*param);
+                adjoints.push((index, d));
+            }
+        }
+        self.leave_along_incoming(EdgeTarget::Block(block), adjoints);
+        Ok(())
+    }
+
+    /// Continues the reverse pass along the edge the forward pass entered `target` by.
+    pub(super) fn leave_along_incoming(
+        &mut self,
+        target: EdgeTarget,
+        adjoints: Vec<(usize, Value)>,
+    ) {
+        let edges = self.info.incoming.get(&target).cloned().unwrap_or_default();
+        match edges.as_slice() {
+            [] => {
+                // No way in (only the forward exit of a function that never returns).
+                self.ins(InstructionData::Unreachable);
+            }
+            [edge] => {
+                self.send_adjoints(*edge, &adjoints);
+                let dest = BlockCall::new(self.rev_entry[&edge.from], Vec::new());
+                self.ins(InstructionData::Jump { dest });
+            }
+            _ => {
+                let index = self.pop_control();
+                let region_end = self.cur;
+                let mut blocks = Vec::new();
+                for edge in &edges {
+                    let edge_block = self.new_block();
+                    self.cur = edge_block;
+                    self.send_adjoints(*edge, &adjoints);
+                    let dest = BlockCall::new(self.rev_entry[&edge.from], Vec::new());
+                    self.ins(InstructionData::Jump { dest });
+                    blocks.push(edge_block);
+                }
+                self.cur = region_end;
+                let default = BlockCall::new(blocks[0], Vec::new());
+                let cases = blocks
+                    .iter()
+                    .enumerate()
+                    .skip(1)
+                    .map(|(i, b)| (i as u128, BlockCall::new(*b, Vec::new())))
+                    .collect();
+                self.ins(InstructionData::Switch { value: index, default, cases });
+            }
+        }
+    }
+
+    /// Adds each parameter adjoint to the adjoint of the value `edge` passed for it.
+    fn send_adjoints(&mut self, edge: Edge, adjoints: &[(usize, Value)]) {
+        if adjoints.is_empty() {
+            return;
+        }
+        let Some(term) = self.primal.terminator(edge.from) else { return };
+        let targets =
+            self.primal.dfg.insts[term].branch_targets().into_iter().cloned().collect::<Vec<_>>();
+        let Some(target) = targets.get(edge.succ_index) else { return };
+        for (index, d) in adjoints {
+            if let Some(arg) = target.args.get(*index) {
+                self.add_adjoint(*arg, *d);
+            }
+        }
+    }
+
+    /// Returns the adjoints of the `Active` arguments (the reverse pass is complete).
+    fn emit_return(&mut self, params: &[Value]) {
+        let mut adjoints = Vec::new();
+        for (param, activity) in params.iter().zip(self.request.args.clone()) {
+            if activity == ArgActivity::Active {
+                let d = self.take_adjoint(*param);
+                adjoints.push(d);
+            }
+        }
+        let value = match adjoints.len() {
+            0 => None,
+            1 => Some(adjoints[0]),
+            _ => {
+                let ty = self.f.signature.ret.clone().expect("several adjoints make a struct");
+                let mut acc = self.zero(&ty);
+                for (index, d) in adjoints.into_iter().enumerate() {
+                    acc = self.val(InstructionData::InsertValue {
+                        aggregate: acc,
+                        value: d,
+                        indices: vec![index as u32],
+                    });
+                }
+                Some(acc)
+            }
+        };
+        let ret = self.ins_return(value);
+        self.cache.final_return = Some(ret);
+    }
+
+    fn ins_return(&mut self, value: Option<Value>) -> Inst {
+        self.ins(InstructionData::Return { value });
+        self.f.layout.last_inst(self.cur).expect("the return was just appended")
+    }
+}

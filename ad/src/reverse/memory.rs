@@ -1,0 +1,437 @@
+//! Memory: shadows in the forward pass and adjoints of memory operations.
+//!
+//! Forward pass: every pointer that needs a shadow gets one computed alongside it —
+//! shadow allocas and heap blocks are zero-filled copies of the primal allocation,
+//! `ptradd`/`select`/address-space casts apply the same operation to the shadows, a
+//! pointer loaded from shadowed memory has its shadow loaded from the shadow memory, and
+//! storing a pointer into shadowed memory stores its shadow there. Shadow heap blocks are
+//! freed in the reverse pass where their allocation is undone.
+//!
+//! Reverse pass (adjoints live in the shadow memory, with `+=` semantics as in Enzyme):
+//! - `x = load p`: `shadow[p] += dx`;
+//! - `store x, p`: `dx += shadow[p]; shadow[p] = 0` (the stored value's float leaves;
+//!   integer leaves of the shadow are left alone);
+//! - `memcpy d, s, n` of floats: `shadow_s[i] += shadow_d[i]; shadow_d[i] = 0`, element by
+//!   element in a loop; `memmove` goes through a temporary copy so overlap is harmless;
+//!   copies of pointers copy the shadows in the forward pass;
+//! - `memset d, b, n` of floats: `shadow_d = 0` over `n` bytes (the old values are gone);
+//!   of pointers or integers: the same memset on the shadow in the forward pass.
+//!
+//! What the copied bytes hold comes from the type-tree analysis (`crate::typetree`): an
+//! undeducible element type is an `UndeducibleType` error, never a guess. Copies that mix
+//! floats with integers or pointers are not handled yet (`Unsupported`).
+
+use adc_ir::{
+    BinaryOp, CastOp, Constant, FuncAttrs, Inst, InstFlags, InstructionData, IntCC, Type, Value,
+    ValueDef,
+};
+
+use super::{has_float, has_pointer, Synth};
+use crate::error::{AdError, AdErrorKind};
+use crate::typetree::BaseType;
+
+/// Library allocators whose result gets a zero-filled shadow allocation of the same size.
+pub(crate) const ALLOCATORS: &[&str] = &["malloc", "calloc", "_Znwm", "_Znam"];
+
+/// What a range of bytes copied or set by a memory intrinsic holds.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum MemContents {
+    /// Elements of one float type.
+    Floats(Type),
+    /// Pointers (possibly with integers): shadows are copied in the forward pass.
+    Pointers,
+    /// Integers only: nothing to do.
+    Integers,
+}
+
+impl<'a> Synth<'a> {
+    /// The forward shadow of a primal operand: its shadow, or null for a null constant.
+    pub(super) fn forward_shadow_of_operand(&mut self, value: Value) -> Option<Value> {
+        if let Some(shadow) = self.shadows.get(&value) {
+            return Some(*shadow);
+        }
+        let is_null = matches!(self.primal.dfg.value_def(value),
+            ValueDef::Result(inst) if matches!(&self.primal.dfg.insts[inst],
+                InstructionData::Const { value: Constant::Int(0) | Constant::Zero, .. }));
+        is_null.then(|| self.constant(Type::PTR, Constant::Int(0)))
+    }
+
+    pub(super) fn set_shadow(&mut self, primal: Value, shadow: Value) {
+        if let Some(name) = self.primal.dfg.value_name(primal) {
+            self.f.dfg.set_value_name(shadow, &format!("{name}.shadow"));
+        }
+        self.shadows.insert(primal, shadow);
+    }
+
+    /// Forward-pass shadow code for one primal instruction (already cloned at `cur`).
+    pub(super) fn forward_shadow(&mut self, inst: Inst) -> Result<(), AdError> {
+        use InstructionData as I;
+        let result = self.primal.dfg.inst_result(inst);
+        let needs = result.is_some_and(|r| self.activity.needs_shadow(r));
+        match self.primal.dfg.insts[inst].clone() {
+            I::Alloca { ty, count, align } if needs => {
+                let count = count.map(|c| self.fwd(c));
+                let shadow = self.val(I::Alloca { ty: ty.clone(), count, align });
+                let mut bytes = self.iconst(Type::I64, ty.size() as i128);
+                if let Some(count) = count {
+                    let count = self.widen_to_i64(count);
+                    bytes = self.binary(BinaryOp::Mul, bytes, count);
+                }
+                self.memset_zero(shadow, bytes);
+                self.set_shadow(result.expect("alloca has a result"), shadow);
+            }
+            I::PtrAdd { flags, ptr, offset } if needs => {
+                let base = self.forward_shadow_of_operand(ptr);
+                let base = base.ok_or_else(|| self.unsupported(inst, "a shadow of the base"))?;
+                let offset = self.fwd(offset);
+                let shadow = self.val(I::PtrAdd { flags, ptr: base, offset });
+                self.set_shadow(result.expect("ptradd has a result"), shadow);
+            }
+            I::Cast { op: CastOp::Addrspacecast, arg, ty } if needs => {
+                let base = self.forward_shadow_of_operand(arg);
+                let base = base.ok_or_else(|| self.unsupported(inst, "a shadow of the operand"))?;
+                let shadow = self.val(I::Cast { op: CastOp::Addrspacecast, arg: base, ty });
+                self.set_shadow(result.expect("cast has a result"), shadow);
+            }
+            I::Select { flags, args: [cond, a, b] } if needs => {
+                let (sa, sb) =
+                    (self.forward_shadow_of_operand(a), self.forward_shadow_of_operand(b));
+                let (Some(sa), Some(sb)) = (sa, sb) else {
+                    return Err(self.unsupported(
+                        inst,
+                        "a select between a pointer with a shadow and one without",
+                    ));
+                };
+                let cond = self.fwd(cond);
+                let shadow = self.val(I::Select { flags, args: [cond, sa, sb] });
+                self.set_shadow(result.expect("select has a result"), shadow);
+            }
+            I::Load { ty, ptr, align, volatile } if needs => {
+                let base = self.forward_shadow_of_operand(ptr);
+                let base = base.ok_or_else(|| self.unsupported(inst, "a shadow of the address"))?;
+                let shadow = self.val(I::Load { ty, ptr: base, align, volatile });
+                self.set_shadow(result.expect("load has a result"), shadow);
+            }
+            I::Store { value, ptr, align, volatile }
+                if has_pointer(self.primal.dfg.value_type(value))
+                    && self.shadows.contains_key(&ptr) =>
+            {
+                if !self.primal.dfg.value_type(value).is_ptr() {
+                    return Err(self.unsupported(inst, "a store of an aggregate holding pointers"));
+                }
+                let Some(shadow_value) = self.forward_shadow_of_operand(value) else {
+                    return Err(self.unsupported(
+                        inst,
+                        "a store of a pointer without a shadow into memory that has one",
+                    ));
+                };
+                let shadow_ptr = self.shadows[&ptr];
+                self.ins(I::Store { value: shadow_value, ptr: shadow_ptr, align, volatile });
+            }
+            I::MemCopy { dst, src, len, may_overlap, volatile } => {
+                if let (Some(sd), Some(ss)) = (self.shadows.get(&dst), self.shadows.get(&src)) {
+                    let (sd, ss) = (*sd, *ss);
+                    if self.mem_contents(inst, dst, src, len)? == MemContents::Pointers {
+                        let len = self.fwd(len);
+                        self.ins(I::MemCopy { dst: sd, src: ss, len, may_overlap, volatile });
+                    }
+                }
+            }
+            I::MemSet { dst, byte, len, volatile } => {
+                if let Some(sd) = self.shadows.get(&dst).copied() {
+                    if self.mem_contents(inst, dst, dst, len)? == MemContents::Pointers {
+                        let (byte, len) = (self.fwd(byte), self.fwd(len));
+                        self.ins(I::MemSet { dst: sd, byte, len, volatile });
+                    }
+                }
+            }
+            I::Call { callee, args, .. } if needs => {
+                let name = self.module.functions[callee].name.clone();
+                if !ALLOCATORS.contains(&name.as_str()) {
+                    return Err(
+                        self.unsupported(inst, format!("a shadow for the result of @{name}"))
+                    );
+                }
+                let fwd_args: Vec<Value> = args.iter().map(|a| self.fwd(*a)).collect();
+                let mut bytes = fwd_args[0];
+                if name == "calloc" && fwd_args.len() == 2 {
+                    bytes = self.binary(BinaryOp::Mul, fwd_args[0], fwd_args[1]);
+                }
+                let shadow = self.val(I::Call {
+                    callee: self.runtime.malloc,
+                    args: vec![bytes],
+                    attrs: FuncAttrs::empty(),
+                });
+                self.memset_zero(shadow, bytes);
+                self.set_shadow(result.expect("an allocator returns a pointer"), shadow);
+            }
+            I::Const { value: Constant::Int(0) | Constant::Zero, ty } if needs && ty.is_ptr() => {
+                let shadow = self.constant(ty, Constant::Zero);
+                self.set_shadow(result.expect("const has a result"), shadow);
+            }
+            _ if needs => {
+                return Err(self.unsupported(inst, "a pointer whose shadow cannot be computed"))
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn widen_to_i64(&mut self, value: Value) -> Value {
+        match self.ty(value) {
+            Type::I64 => value,
+            Type::I128 => {
+                self.val(InstructionData::Cast { op: CastOp::Trunc, arg: value, ty: Type::I64 })
+            }
+            _ => self.val(InstructionData::Cast { op: CastOp::Zext, arg: value, ty: Type::I64 }),
+        }
+    }
+
+    fn memset_zero(&mut self, dst: Value, bytes: Value) {
+        let byte = self.iconst(Type::I8, 0);
+        self.ins(InstructionData::MemSet { dst, byte, len: bytes, volatile: false });
+    }
+
+    /// What the bytes behind `dst` (and `src`) hold, from the type trees of both
+    /// pointers over the copied length (the first 4096 bytes when it is not a constant).
+    fn mem_contents(
+        &self,
+        inst: Inst,
+        dst: Value,
+        src: Value,
+        len: Value,
+    ) -> Result<MemContents, AdError> {
+        let len = self.constant_length(len).unwrap_or(crate::typetree::MAX_OFFSET);
+        let id = self.request.function;
+        let mut facts = Vec::new();
+        let mut last_error = None;
+        for ptr in [dst, src] {
+            match self.types.copy_layout(self.module, id, ptr, 0, len, inst) {
+                Ok(layout) => facts.extend(layout.into_iter().map(|(_, base)| base)),
+                Err(e) => last_error = Some(e),
+            }
+        }
+        if facts.is_empty() {
+            return Err(last_error.unwrap_or_else(|| self.undeducible(inst)));
+        }
+        let mut floats = None;
+        let (mut pointers, mut integers) = (false, false);
+        for base in facts {
+            match base {
+                BaseType::Float(kind) => match floats {
+                    None => floats = Some(kind),
+                    Some(k) if k == kind => {}
+                    Some(_) => return Err(self.unsupported(inst, "a copy mixing f32 and f64 data")),
+                },
+                BaseType::Pointer => pointers = true,
+                BaseType::Integer => integers = true,
+                BaseType::Anything => return Err(self.undeducible(inst)),
+            }
+        }
+        match (floats, pointers, integers) {
+            (Some(kind), false, false) => Ok(MemContents::Floats(kind.ir_type())),
+            (Some(_), _, _) => {
+                Err(self.unsupported(inst, "a copy mixing floats with integers or pointers"))
+            }
+            (None, true, _) => Ok(MemContents::Pointers),
+            (None, false, _) => Ok(MemContents::Integers),
+        }
+    }
+
+    fn constant_length(&self, len: Value) -> Option<u64> {
+        let ValueDef::Result(inst) = self.primal.dfg.value_def(len) else { return None };
+        match &self.primal.dfg.insts[inst] {
+            InstructionData::Const { value: Constant::Int(n), .. } => u64::try_from(*n).ok(),
+            _ => None,
+        }
+    }
+
+    fn undeducible(&self, inst: Inst) -> AdError {
+        self.error(
+            inst,
+            AdErrorKind::UndeducibleType {
+                what: "the bytes this instruction copies or sets".into(),
+            },
+        )
+    }
+
+    /// Reverse-pass code of a memory instruction.
+    pub(super) fn reverse_memory(&mut self, inst: Inst) -> Result<(), AdError> {
+        use InstructionData as I;
+        match self.primal.dfg.insts[inst].clone() {
+            I::Load { ty, ptr, .. } => {
+                let result = self.primal.dfg.inst_result(inst).expect("load has a result");
+                if !has_float(&ty) || !self.is_active(result) {
+                    return Ok(());
+                }
+                let d = self.take_adjoint(result);
+                if let Some(shadow) = self.shadow_in_reverse(ptr) {
+                    let old = self.load(&ty, shadow);
+                    let new = self.accumulate(old, d);
+                    self.store(new, shadow);
+                }
+            }
+            I::Store { value, ptr, .. } => {
+                let ty = self.primal.dfg.value_type(value).clone();
+                if !has_float(&ty) {
+                    return Ok(());
+                }
+                if let Some(shadow) = self.shadow_in_reverse(ptr) {
+                    let old = self.load(&ty, shadow);
+                    self.add_adjoint(value, old);
+                    let cleared = self.zero_float_leaves(old);
+                    self.store(cleared, shadow);
+                }
+            }
+            I::MemCopy { dst, src, len, may_overlap, .. } => {
+                let (Some(_), contents) =
+                    (self.shadows.get(&dst), self.mem_contents(inst, dst, src, len)?)
+                else {
+                    return Ok(());
+                };
+                let MemContents::Floats(elem) = contents else { return Ok(()) };
+                let len = self.primal_in_reverse(len);
+                let sd = self.shadow_in_reverse(dst).expect("checked above");
+                match self.shadow_in_reverse(src) {
+                    Some(ss) if may_overlap => self.reverse_memmove(&elem, sd, ss, len),
+                    Some(ss) => self.reverse_memcpy(&elem, sd, ss, len),
+                    None => self.memset_zero(sd, len),
+                }
+            }
+            I::MemSet { dst, len, .. } => {
+                if !self.shadows.contains_key(&dst) {
+                    return Ok(());
+                }
+                if let MemContents::Floats(_) = self.mem_contents(inst, dst, dst, len)? {
+                    let len = self.primal_in_reverse(len);
+                    let sd = self.shadow_in_reverse(dst).expect("checked above");
+                    self.memset_zero(sd, len);
+                }
+            }
+            I::AtomicRmw { value, .. } if has_float(self.primal.dfg.value_type(value)) => {
+                return Err(self.unsupported(inst, "an atomic read-modify-write of floats"));
+            }
+            I::CmpXchg { expected, .. } if has_float(self.primal.dfg.value_type(expected)) => {
+                return Err(self.unsupported(inst, "a compare-exchange of floats"));
+            }
+            I::Call { callee, .. } => {
+                // The reverse of an allocation: its shadow is no longer needed.
+                let name = &self.module.functions[callee].name;
+                if ALLOCATORS.contains(&name.as_str()) {
+                    let result = self.primal.dfg.inst_result(inst).expect("allocators return");
+                    if let Some(shadow) = self.shadow_in_reverse(result) {
+                        self.ins(I::Call {
+                            callee: self.runtime.free,
+                            args: vec![shadow],
+                            attrs: FuncAttrs::empty(),
+                        });
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// `shadow_src[i] += shadow_dst[i]; shadow_dst[i] = 0` for each element of `len` bytes.
+    fn reverse_memcpy(&mut self, elem: &Type, sd: Value, ss: Value, len: Value) {
+        let count = self.element_count(elem, len);
+        let elem = elem.clone();
+        self.counted_loop(
+            count,
+            |s, offset| {
+                let pd = s.ptradd(sd, offset);
+                let ps = s.ptradd(ss, offset);
+                let d = s.load(&elem, pd);
+                let zero = s.zero(&elem);
+                s.store(zero, pd);
+                let old = s.load(&elem, ps);
+                let new = s.binary(BinaryOp::Fadd, old, d);
+                s.store(new, ps);
+            },
+            elem.size(),
+        );
+    }
+
+    /// As `reverse_memcpy`, reading all of `shadow_dst` into a temporary first, so that
+    /// overlapping ranges behave like the primal `memmove`.
+    fn reverse_memmove(&mut self, elem: &Type, sd: Value, ss: Value, len: Value) {
+        let len64 = self.widen_to_i64(len);
+        let tmp = self.val(InstructionData::Call {
+            callee: self.runtime.malloc,
+            args: vec![len64],
+            attrs: FuncAttrs::empty(),
+        });
+        self.ins(InstructionData::MemCopy {
+            dst: tmp,
+            src: sd,
+            len,
+            may_overlap: false,
+            volatile: false,
+        });
+        self.memset_zero(sd, len);
+        let count = self.element_count(elem, len);
+        let elem = elem.clone();
+        self.counted_loop(
+            count,
+            |s, offset| {
+                let pt = s.ptradd(tmp, offset);
+                let ps = s.ptradd(ss, offset);
+                let d = s.load(&elem, pt);
+                let old = s.load(&elem, ps);
+                let new = s.binary(BinaryOp::Fadd, old, d);
+                s.store(new, ps);
+            },
+            elem.size(),
+        );
+        self.ins(InstructionData::Call {
+            callee: self.runtime.free,
+            args: vec![tmp],
+            attrs: FuncAttrs::empty(),
+        });
+    }
+
+    fn element_count(&mut self, elem: &Type, len: Value) -> Value {
+        let len = self.widen_to_i64(len);
+        let size = self.iconst(Type::I64, elem.size() as i128);
+        self.binary(BinaryOp::Udiv, len, size)
+    }
+
+    /// Emits `for i in 0..count { body(byte offset i * stride) }` at `cur`; afterwards
+    /// `cur` is the block after the loop. Values materialized in the body do not
+    /// dominate what follows, so the cache memo is restored afterwards.
+    pub(super) fn counted_loop(
+        &mut self,
+        count: Value,
+        body: impl FnOnce(&mut Self, Value),
+        stride: u64,
+    ) {
+        let header = self.new_block();
+        let index = self.f.dfg.append_block_param(header, Type::I64);
+        let body_block = self.new_block();
+        let exit = self.new_block();
+        let zero = self.iconst(Type::I64, 0);
+        self.ins(InstructionData::Jump { dest: adc_ir::BlockCall::new(header, vec![zero]) });
+        self.cur = header;
+        let more = self.val(InstructionData::Icmp { cond: IntCC::Ult, args: [index, count] });
+        self.ins(InstructionData::Brif {
+            cond: more,
+            then_dest: adc_ir::BlockCall::new(body_block, Vec::new()),
+            else_dest: adc_ir::BlockCall::new(exit, Vec::new()),
+        });
+        self.cur = body_block;
+        let memo = self.cache.snapshot();
+        let stride = self.iconst(Type::I64, stride as i128);
+        let offset = self.binary(BinaryOp::Mul, index, stride);
+        body(self, offset);
+        let one = self.iconst(Type::I64, 1);
+        let next = self.val(InstructionData::Binary {
+            op: BinaryOp::Add,
+            flags: InstFlags::empty(),
+            args: [index, one],
+        });
+        self.ins(InstructionData::Jump { dest: adc_ir::BlockCall::new(header, vec![next]) });
+        self.cache.restore(memo);
+        self.cur = exit;
+    }
+}

@@ -1,0 +1,731 @@
+//! Reverse-mode synthesis: builds the derivative function of one [`DiffRequest`].
+//!
+//! The derivative has two halves in one function:
+//!
+//! 1. The **augmented forward pass**: a clone of the primal (every primal effect happens,
+//!    in order) extended with shadow computations: a shadow pointer for every pointer
+//!    that needs one (shadow allocas are zero-initialized), and pushes onto tapes of the
+//!    values and branch decisions the reverse pass cannot recompute (see `crate::cache`).
+//!    Every `ret` becomes a jump to one forward exit block.
+//! 2. The **reverse pass**: one reverse region per primal block, laid out in reverse
+//!    order. A region undoes its block's instructions in reverse order, each adding its
+//!    contribution `d_operand += d_result * ∂result/∂operand` to the adjoints of its
+//!    operands (families: `arith`, `memory`, `calls`), then hands the adjoints of the
+//!    block's parameters back along the edge the forward pass came by (`control`) and
+//!    continues with the reverse region of that edge's source block. The reverse region of
+//!    the entry block returns the adjoints of the `Active` arguments.
+//!
+//! Adjoints of SSA values live in stack slots (one per active value, zero at the start,
+//! reset to zero when their definition is undone, so loops work unchanged); the post-AD
+//! `mem2reg` turns them back into SSA values. Invariants the families rely on:
+//! - `Synth::cur` is the block the reverse code is appended to; families may split it
+//!   (emit loops) and leave `cur` at the continuation.
+//! - Forward values needed in the reverse pass are obtained through `Synth::avail`,
+//!   never used directly: only the cache planner knows whether they dominate the reverse
+//!   code.
+
+mod arith;
+mod calls;
+mod control;
+mod memory;
+
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+use adc_ir::{
+    BinaryOp, Block, Constant, FuncId, Function, Inst, InstFlags, InstructionData, Linkage, Module,
+    Signature, Type, Value, ValueDef,
+};
+use adc_passes::alias::{AliasAnalysis, MemLoc};
+use adc_passes::cfg::ControlFlowGraph;
+use adc_passes::domtree::DominatorTree;
+use adc_passes::effects::ModuleEffects;
+use adc_passes::ivs::InductionVars;
+use adc_passes::loops::LoopInfo;
+use adc_passes::manager::AnalysisManager;
+
+use crate::activity::Activity;
+use crate::cache::Cache;
+use crate::error::{AdError, AdErrorKind, Site};
+use crate::request::{ArgActivity, DiffRequest, RetActivity};
+use crate::typetree::TypeAnalysis;
+
+pub(crate) use control::{Edge, EdgeTarget};
+
+/// Library functions the synthesized code calls, declared in the module beforehand.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Runtime {
+    pub malloc: FuncId,
+    pub free: FuncId,
+    /// `__adc_tape_push(ptr %tape, i64 %size) -> ptr`: reserves one element on a tape.
+    pub tape_push: FuncId,
+}
+
+/// Facts about the primal's control flow computed once before synthesis.
+pub(crate) struct PrimalInfo {
+    pub domtree: DominatorTree,
+    pub loops: LoopInfo,
+    pub ivs: InductionVars,
+    /// Reachable blocks in reverse post-order.
+    pub rpo: Vec<Block>,
+    /// Reachable blocks ending in `ret`.
+    pub returns: Vec<Block>,
+    /// Incoming edges of every reachable block and of the forward exit.
+    pub incoming: HashMap<EdgeTarget, Vec<Edge>>,
+}
+
+impl PrimalInfo {
+    fn new(func: &Function) -> PrimalInfo {
+        let cfg = ControlFlowGraph::new(func);
+        let domtree = DominatorTree::new(func, &cfg);
+        let loops = LoopInfo::new(&cfg, &domtree);
+        let ivs = InductionVars::new(func, &loops);
+        let rpo = domtree.rpo().to_vec();
+        let returns: Vec<Block> = rpo
+            .iter()
+            .copied()
+            .filter(|b| {
+                func.terminator(*b)
+                    .is_some_and(|t| matches!(func.dfg.insts[t], InstructionData::Return { .. }))
+            })
+            .collect();
+        let incoming = control::incoming_edges(func, &rpo, &returns);
+        PrimalInfo { domtree, loops, ivs, rpo, returns, incoming }
+    }
+
+    /// Whether a value defined in `block` is computed exactly once before the forward exit,
+    /// so that its forward SSA value can be used directly by the reverse pass.
+    pub fn defined_once_before_exit(&self, block: Block) -> bool {
+        self.loops.depth(block) == 0
+            && self.returns.iter().all(|r| self.domtree.dominates(block, *r))
+    }
+}
+
+/// The state of one synthesis.
+pub(crate) struct Synth<'a> {
+    pub module: &'a Module,
+    pub primal: &'a Function,
+    pub request: &'a DiffRequest,
+    pub signatures: &'a HashMap<FuncId, Signature>,
+    pub runtime: Runtime,
+    pub info: PrimalInfo,
+    pub activity: Activity,
+    pub types: TypeAnalysis,
+    /// The derivative under construction.
+    pub f: Function,
+    /// The derivative's entry block: parameters, adjoint slots, tape headers.
+    pub setup: Block,
+    /// Primal value -> its clone in the forward pass.
+    pub vmap: HashMap<Value, Value>,
+    /// Primal block -> its clone in the forward pass.
+    pub bmap: HashMap<Block, Block>,
+    /// Forward-pass block -> the primal block it was cloned from (edge blocks excluded).
+    pub origin: HashMap<Block, Block>,
+    /// Forward-pass instruction -> the primal instruction it clones.
+    pub inst_origin: HashMap<Inst, Inst>,
+    /// Primal loads from memory that nothing in the function may overwrite: the reverse
+    /// pass may load again instead of caching.
+    pub unwritten_loads: HashSet<Inst>,
+    /// Primal pointer -> its shadow in the forward pass.
+    pub shadows: HashMap<Value, Value>,
+    /// Primal value -> the stack slot holding its adjoint.
+    pub adjoint_slots: HashMap<Value, Value>,
+    pub cache: Cache,
+    /// Where reverse code is being appended.
+    pub cur: Block,
+    /// The primal block whose reverse region is being emitted.
+    pub cur_primal: Option<Block>,
+    /// Primal block -> first and last block of its reverse region.
+    pub rev_entry: HashMap<Block, Block>,
+    pub rev_last: HashMap<Block, Block>,
+    /// The forward exit block (all `ret`s jump here).
+    pub forward_exit: Block,
+}
+
+/// Builds the derivative of `request.function` (reverse mode) as a new function named
+/// `name`. The module must already declare the `runtime` functions and the externs the
+/// derivative rules need.
+pub(crate) fn synthesize(
+    module: &Module,
+    request: &DiffRequest,
+    name: &str,
+    runtime: Runtime,
+    signatures: &HashMap<FuncId, Signature>,
+) -> Result<(Function, crate::cache::CacheStats), AdError> {
+    let primal = &module.functions[request.function];
+    let site = || Site::function(&primal.name);
+    if primal.is_declaration() {
+        return Err(AdError::new(
+            site(),
+            AdErrorKind::Unsupported { what: "a function without a body".into() },
+        ));
+    }
+    let signature = derivative_signature(primal, request)?;
+    let entry = primal.entry_block().expect("a defined function has an entry block");
+    let info = PrimalInfo::new(primal);
+    if info.incoming.get(&EdgeTarget::Block(entry)).is_some_and(|e| !e.is_empty()) {
+        return Err(AdError::new(
+            site(),
+            AdErrorKind::Unsupported { what: "a branch back to the entry block".into() },
+        ));
+    }
+    let types = TypeAnalysis::analyze(module);
+    let activity = Activity::analyze(module, request, &types)?;
+    let mut f = Function::new(name, signature);
+    f.linkage = Linkage::Internal;
+    let setup = f.dfg.make_block();
+    f.layout.append_block(setup);
+    f.dfg.set_block_name(setup, "adc_setup");
+    let forward_exit = f.dfg.make_block();
+    f.dfg.set_block_name(forward_exit, "adc_forward_exit");
+    let mut synth = Synth {
+        module,
+        primal,
+        request,
+        signatures,
+        runtime,
+        info,
+        activity,
+        types,
+        f,
+        setup,
+        vmap: HashMap::new(),
+        bmap: HashMap::new(),
+        origin: HashMap::new(),
+        inst_origin: HashMap::new(),
+        unwritten_loads: unwritten_loads(module, primal),
+        shadows: HashMap::new(),
+        adjoint_slots: HashMap::new(),
+        cache: Cache::default(),
+        cur: setup,
+        cur_primal: None,
+        rev_entry: HashMap::new(),
+        rev_last: HashMap::new(),
+        forward_exit,
+    };
+    synth.bind_parameters(entry);
+    synth.emit_forward()?;
+    synth.emit_reverse()?;
+    synth.finish_tapes();
+    Ok((synth.f, synth.cache.stats))
+}
+
+/// The derivative's signature as fixed by `crate::request`.
+fn derivative_signature(primal: &Function, request: &DiffRequest) -> Result<Signature, AdError> {
+    let site = || Site::function(&primal.name);
+    let bad = |what: String| AdError::new(site(), AdErrorKind::Unsupported { what });
+    if request.args.len() != primal.signature.params.len() {
+        return Err(bad(format!(
+            "a request with {} argument activities for a function of {} parameters",
+            request.args.len(),
+            primal.signature.params.len()
+        )));
+    }
+    if primal.signature.varargs {
+        return Err(bad("a variadic function".into()));
+    }
+    if request.width != 1 {
+        return Err(bad(format!("reverse mode of width {}", request.width)));
+    }
+    let mut params = Vec::new();
+    let mut adjoints = Vec::new();
+    for (index, (ty, activity)) in primal.signature.params.iter().zip(&request.args).enumerate() {
+        params.push(ty.clone());
+        match activity {
+            ArgActivity::Const => {}
+            ArgActivity::Active if has_float(ty) && !has_pointer(ty) => adjoints.push(ty.clone()),
+            ArgActivity::Active => {
+                return Err(bad(format!("argument {index} of type {ty} as active (enzyme_out)")))
+            }
+            ArgActivity::Dup | ArgActivity::DupNoNeed if ty.is_ptr() => params.push(ty.clone()),
+            ArgActivity::Dup | ArgActivity::DupNoNeed => {
+                return Err(bad(format!(
+                    "argument {index} of type {ty} with a shadow (only pointers have shadows)"
+                )))
+            }
+        }
+    }
+    match request.ret {
+        RetActivity::Const => {}
+        RetActivity::Active => match &primal.signature.ret {
+            Some(ty) if has_float(ty) && !has_pointer(ty) => {}
+            other => {
+                let ty = other.as_ref().map_or("void".to_string(), |t| t.to_string());
+                return Err(bad(format!("an active return of type {ty}")));
+            }
+        },
+        RetActivity::Dup => return Err(bad("a duplicated return in reverse mode".into())),
+    }
+    let ret = match adjoints.len() {
+        0 => None,
+        1 => adjoints.pop(),
+        _ => Some(Type::structure(adjoints, false)),
+    };
+    Ok(Signature::new(params, ret))
+}
+
+/// The non-volatile loads of `func` whose location no instruction of `func` may write
+/// (per alias analysis): reading them again in the reverse pass gives the same value.
+fn unwritten_loads(module: &Module, func: &Function) -> HashSet<Inst> {
+    let effects = Rc::new(ModuleEffects::new(module, &mut AnalysisManager::new()));
+    let alias = AliasAnalysis::new(module, func, effects);
+    let writers: Vec<Inst> = func
+        .layout
+        .insts()
+        .map(|(_, i)| i)
+        .filter(|i| {
+            let data = &func.dfg.insts[*i];
+            data.has_side_effects() && !data.is_terminator()
+        })
+        .collect();
+    func.layout
+        .insts()
+        .map(|(_, i)| i)
+        .filter(|i| matches!(func.dfg.insts[*i], InstructionData::Load { volatile: false, .. }))
+        .filter(|load| {
+            let Some(loc) = MemLoc::of_access(func, *load) else { return false };
+            writers.iter().all(|w| !alias.mod_ref(module, func, *w, &loc).may_write())
+        })
+        .collect()
+}
+
+/// Whether a type holds floating-point data anywhere.
+pub(crate) fn has_float(ty: &Type) -> bool {
+    match ty {
+        Type::F32 | Type::F64 => true,
+        Type::Vector(elem, _) | Type::Array(elem, _) => has_float(elem),
+        Type::Struct(s) => s.fields.iter().any(has_float),
+        _ => false,
+    }
+}
+
+pub(crate) fn has_pointer(ty: &Type) -> bool {
+    match ty {
+        Type::Ptr(_) => true,
+        Type::Vector(elem, _) | Type::Array(elem, _) => has_pointer(elem),
+        Type::Struct(s) => s.fields.iter().any(has_pointer),
+        _ => false,
+    }
+}
+
+/// Number of fields of a struct or elements of an array.
+fn aggregate_len(ty: &Type) -> u64 {
+    match ty {
+        Type::Struct(s) => s.fields.len() as u64,
+        Type::Array(_, n) => *n,
+        _ => 0,
+    }
+}
+
+impl<'a> Synth<'a> {
+    pub fn error(&self, inst: Inst, kind: AdErrorKind) -> AdError {
+        AdError::new(Site::inst(self.module, self.primal, inst), kind)
+    }
+
+    pub fn unsupported(&self, inst: Inst, what: impl Into<String>) -> AdError {
+        self.error(inst, AdErrorKind::Unsupported { what: what.into() })
+    }
+
+    fn result_type(&self, data: &InstructionData) -> Option<Type> {
+        let signatures = self.signatures;
+        self.f.dfg.result_type(data, &|id| signatures.get(&id).cloned())
+    }
+
+    /// Appends an instruction at the end of `self.cur`.
+    pub fn ins(&mut self, data: InstructionData) -> Option<Value> {
+        let ty = self.result_type(&data);
+        let inst = self.f.dfg.make_inst(data, ty);
+        self.f.layout.append_inst(inst, self.cur);
+        self.f.dfg.inst_result(inst)
+    }
+
+    /// Appends an instruction that has a result.
+    pub fn val(&mut self, data: InstructionData) -> Value {
+        let name = data.opcode_name();
+        self.ins(data).unwrap_or_else(|| panic!("synthesis emitted `{name}` for its result"))
+    }
+
+    /// Inserts an instruction before `before` (in whichever block it is).
+    pub fn ins_before(&mut self, before: Inst, data: InstructionData) -> Option<Value> {
+        let ty = self.result_type(&data);
+        let inst = self.f.dfg.make_inst(data, ty);
+        self.f.layout.insert_inst_before(inst, before);
+        self.f.dfg.inst_result(inst)
+    }
+
+    /// Inserts an instruction at the end of the setup block (before its terminator).
+    pub fn ins_setup(&mut self, data: InstructionData) -> Option<Value> {
+        match self.f.layout.last_inst(self.setup) {
+            Some(term) if self.f.dfg.insts[term].is_terminator() => self.ins_before(term, data),
+            _ => {
+                let saved = std::mem::replace(&mut self.cur, self.setup);
+                let result = self.ins(data);
+                self.cur = saved;
+                result
+            }
+        }
+    }
+
+    pub fn new_block(&mut self) -> Block {
+        let block = self.f.dfg.make_block();
+        self.f.layout.append_block(block);
+        block
+    }
+
+    pub fn constant(&mut self, ty: Type, value: Constant) -> Value {
+        self.val(InstructionData::Const { ty, value })
+    }
+
+    pub fn iconst(&mut self, ty: Type, value: i128) -> Value {
+        let c = Constant::int(&ty, value);
+        self.constant(ty, c)
+    }
+
+    pub fn zero(&mut self, ty: &Type) -> Value {
+        self.constant(ty.clone(), Constant::Zero)
+    }
+
+    /// A float constant of type `ty` (f32, f64, or a splat vector of them).
+    pub fn float_const(&mut self, ty: &Type, value: f64) -> Value {
+        let lane = match ty.lane_type() {
+            Type::F32 => Constant::f32(value as f32),
+            _ => Constant::f64(value),
+        };
+        let c = match ty {
+            Type::Vector(_, n) => Constant::Elements(vec![lane; *n as usize]),
+            _ => lane,
+        };
+        self.constant(ty.clone(), c)
+    }
+
+    pub fn binary(&mut self, op: BinaryOp, a: Value, b: Value) -> Value {
+        self.val(InstructionData::Binary { op, flags: InstFlags::empty(), args: [a, b] })
+    }
+
+    pub fn load(&mut self, ty: &Type, ptr: Value) -> Value {
+        let align = ty.align() as u32;
+        self.val(InstructionData::Load { ty: ty.clone(), ptr, align, volatile: false })
+    }
+
+    pub fn store(&mut self, value: Value, ptr: Value) {
+        let align = self.f.dfg.value_type(value).align() as u32;
+        self.ins(InstructionData::Store { value, ptr, align, volatile: false });
+    }
+
+    pub fn ptradd(&mut self, ptr: Value, offset: Value) -> Value {
+        self.val(InstructionData::PtrAdd { flags: InstFlags::empty(), ptr, offset })
+    }
+
+    pub fn ty(&self, value: Value) -> Type {
+        self.f.dfg.value_type(value).clone()
+    }
+
+    /// `old + d` on the float leaves of `ty`; other leaves keep `old`.
+    pub fn accumulate(&mut self, old: Value, d: Value) -> Value {
+        let ty = self.ty(old);
+        match &ty {
+            Type::F32 | Type::F64 => self.binary(BinaryOp::Fadd, old, d),
+            Type::Vector(elem, _) if elem.is_float() => self.binary(BinaryOp::Fadd, old, d),
+            Type::Struct(_) | Type::Array(..) if has_float(&ty) => {
+                let mut acc = old;
+                for index in 0..aggregate_len(&ty) {
+                    let field = ty.element_type(index).cloned().unwrap_or(Type::I8);
+                    if !has_float(&field) {
+                        continue;
+                    }
+                    let indices = vec![index as u32];
+                    let o = self.val(InstructionData::ExtractValue {
+                        aggregate: old,
+                        indices: indices.clone(),
+                    });
+                    let e = self.val(InstructionData::ExtractValue {
+                        aggregate: d,
+                        indices: indices.clone(),
+                    });
+                    let sum = self.accumulate(o, e);
+                    acc = self.val(InstructionData::InsertValue {
+                        aggregate: acc,
+                        value: sum,
+                        indices,
+                    });
+                }
+                acc
+            }
+            _ => old,
+        }
+    }
+
+    /// `old` with its float leaves set to zero (the shadow of memory that was overwritten).
+    pub fn zero_float_leaves(&mut self, old: Value) -> Value {
+        let ty = self.ty(old);
+        match &ty {
+            Type::F32 | Type::F64 => self.zero(&ty),
+            Type::Vector(elem, _) if elem.is_float() => self.zero(&ty),
+            Type::Struct(_) | Type::Array(..) if has_float(&ty) => {
+                let mut acc = old;
+                for index in 0..aggregate_len(&ty) {
+                    let field = ty.element_type(index).cloned().unwrap_or(Type::I8);
+                    if !has_float(&field) {
+                        continue;
+                    }
+                    let indices = vec![index as u32];
+                    let o = self.val(InstructionData::ExtractValue {
+                        aggregate: old,
+                        indices: indices.clone(),
+                    });
+                    let z = self.zero_float_leaves(o);
+                    acc = self.val(InstructionData::InsertValue {
+                        aggregate: acc,
+                        value: z,
+                        indices,
+                    });
+                }
+                acc
+            }
+            _ => old,
+        }
+    }
+
+    /// Whether the primal value carries a derivative (has an adjoint).
+    pub fn is_active(&self, value: Value) -> bool {
+        self.activity.is_active_value(value)
+    }
+
+    /// The stack slot of a primal value's adjoint, created (zeroed) on first use.
+    fn adjoint_slot(&mut self, value: Value) -> Value {
+        if let Some(slot) = self.adjoint_slots.get(&value) {
+            return *slot;
+        }
+        let ty = self.primal.dfg.value_type(value).clone();
+        let align = ty.align() as u32;
+        let slot = self
+            .ins_setup(InstructionData::Alloca { ty: ty.clone(), count: None, align })
+            .expect("alloca has a result");
+        let zero = self.ins_setup(InstructionData::Const { ty, value: Constant::Zero });
+        let zero = zero.expect("const has a result");
+        self.ins_setup(InstructionData::Store { value: zero, ptr: slot, align, volatile: false });
+        self.adjoint_slots.insert(value, slot);
+        slot
+    }
+
+    /// `adjoint(value) += d`, for an active primal value (others are ignored).
+    pub fn add_adjoint(&mut self, value: Value, d: Value) {
+        if !self.is_active(value) || self.is_primal_constant(value) {
+            return;
+        }
+        let slot = self.adjoint_slot(value);
+        let ty = self.primal.dfg.value_type(value).clone();
+        let old = self.load(&ty, slot);
+        let new = self.accumulate(old, d);
+        self.store(new, slot);
+    }
+
+    /// Reads the adjoint of an active primal value and resets it to zero: its definition
+    /// is being undone, so later (earlier in time) instances start from zero.
+    pub fn take_adjoint(&mut self, value: Value) -> Value {
+        let slot = self.adjoint_slot(value);
+        let ty = self.primal.dfg.value_type(value).clone();
+        let d = self.load(&ty, slot);
+        let zero = self.zero(&ty);
+        self.store(zero, slot);
+        d
+    }
+
+    fn is_primal_constant(&self, value: Value) -> bool {
+        matches!(self.primal.dfg.value_def(value),
+            ValueDef::Result(inst) if matches!(self.primal.dfg.insts[inst], InstructionData::Const { .. }))
+    }
+
+    /// The forward clone of a primal value.
+    pub fn fwd(&self, value: Value) -> Value {
+        self.vmap[&value]
+    }
+
+    /// A primal value as available at the current point of the reverse pass.
+    pub fn primal_in_reverse(&mut self, value: Value) -> Value {
+        let forward = self.fwd(value);
+        self.avail(forward)
+    }
+
+    /// The shadow of a primal pointer as available in the reverse pass.
+    pub fn shadow_in_reverse(&mut self, ptr: Value) -> Option<Value> {
+        let shadow = *self.shadows.get(&ptr)?;
+        Some(self.avail(shadow))
+    }
+
+    /// Maps the primal entry parameters to the derivative's parameters and shadows.
+    fn bind_parameters(&mut self, entry: Block) {
+        let params = self.primal.dfg.block_params(entry).to_vec();
+        for (index, param) in params.iter().enumerate() {
+            let ty = self.primal.dfg.value_type(*param).clone();
+            let value = self.f.dfg.append_block_param(self.setup, ty.clone());
+            self.vmap.insert(*param, value);
+            if let Some(name) = self.primal.dfg.value_name(*param) {
+                self.f.dfg.set_value_name(value, name);
+            }
+            if self.request.args[index].has_shadow() {
+                let shadow = self.f.dfg.append_block_param(self.setup, ty);
+                if let Some(name) = self.primal.dfg.value_name(*param) {
+                    self.f.dfg.set_value_name(shadow, &format!("{name}.shadow"));
+                }
+                self.shadows.insert(*param, shadow);
+            }
+        }
+    }
+
+    /// Clones the primal into the forward pass, adding shadows and the forward exit.
+    fn emit_forward(&mut self) -> Result<(), AdError> {
+        let rpo = self.info.rpo.clone();
+        for &block in &rpo {
+            let clone = self.f.dfg.make_block();
+            self.f.layout.append_block(clone);
+            if let Some(name) = self.primal.dfg.block_name(block) {
+                self.f.dfg.set_block_name(clone, name);
+            }
+            self.bmap.insert(block, clone);
+            self.origin.insert(clone, block);
+        }
+        // Block parameters (and their shadows) exist before any branch is cloned.
+        let entry = rpo[0];
+        // The shadows of pointer parameters follow all primal parameters, in order (the
+        // cloned branches append their shadow arguments likewise).
+        for &block in &rpo[1..] {
+            let params = self.primal.dfg.block_params(block).to_vec();
+            for &param in &params {
+                let ty = self.primal.dfg.value_type(param).clone();
+                let value = self.f.dfg.append_block_param(self.bmap[&block], ty);
+                if let Some(name) = self.primal.dfg.value_name(param) {
+                    self.f.dfg.set_value_name(value, name);
+                }
+                self.vmap.insert(param, value);
+            }
+            for &param in &params {
+                if self.activity.needs_shadow(param) {
+                    let ty = self.primal.dfg.value_type(param).clone();
+                    let shadow = self.f.dfg.append_block_param(self.bmap[&block], ty);
+                    self.set_shadow(param, shadow);
+                }
+            }
+        }
+        self.f.layout.append_block(self.forward_exit);
+        self.cur = self.setup;
+        let first = self.bmap[&entry];
+        self.ins(InstructionData::Jump { dest: adc_ir::BlockCall::new(first, Vec::new()) });
+        for &block in &rpo {
+            self.cur = self.bmap[&block];
+            for &inst in self.primal.layout.block_insts(block) {
+                if self.primal.dfg.insts[inst].is_terminator() {
+                    self.forward_terminator(block, inst)?;
+                } else {
+                    self.forward_inst(inst)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Clones one non-terminator instruction, with the shadow code it needs.
+    fn forward_inst(&mut self, inst: Inst) -> Result<(), AdError> {
+        let mut data = self.primal.dfg.insts[inst].clone();
+        let mut missing = None;
+        data.map_args(|v| match self.vmap.get(&v) {
+            Some(mapped) => *mapped,
+            None => {
+                missing = Some(v);
+                v
+            }
+        });
+        if missing.is_some() {
+            return Err(self.unsupported(inst, "an operand that does not dominate its use"));
+        }
+        let result = self.ins(data);
+        if let Some(clone) = self.f.layout.last_inst(self.cur) {
+            self.inst_origin.insert(clone, inst);
+        }
+        if let (Some(primal_result), Some(forward_result)) =
+            (self.primal.dfg.inst_result(inst), result)
+        {
+            if let Some(name) = self.primal.dfg.value_name(primal_result) {
+                self.f.dfg.set_value_name(forward_result, name);
+            }
+            self.vmap.insert(primal_result, forward_result);
+        }
+        self.forward_shadow(inst)
+    }
+
+    /// Undoes every reachable primal block, last block first.
+    fn emit_reverse(&mut self) -> Result<(), AdError> {
+        let rpo = self.info.rpo.clone();
+        for &block in &rpo {
+            let region = self.f.dfg.make_block();
+            self.rev_entry.insert(block, region);
+        }
+        // The forward exit continues with the reverse region of the block that returned.
+        self.cur = self.forward_exit;
+        self.leave_along_incoming(EdgeTarget::Exit, Vec::new());
+        for &block in rpo.iter().rev() {
+            let region = self.rev_entry[&block];
+            self.f.layout.append_block(region);
+            self.cur = region;
+            self.cur_primal = Some(block);
+            self.cache.enter_region();
+            let insts: Vec<Inst> = self.primal.layout.block_insts(block).to_vec();
+            for &inst in insts.iter().rev() {
+                self.reverse_inst(inst)?;
+            }
+            self.rev_last.insert(block, self.cur);
+            self.leave_block(block)?;
+        }
+        Ok(())
+    }
+
+    /// Emits the adjoint code of one primal instruction.
+    fn reverse_inst(&mut self, inst: Inst) -> Result<(), AdError> {
+        use InstructionData as I;
+        match &self.primal.dfg.insts[inst] {
+            I::Return { value } => {
+                if let (Some(value), RetActivity::Active) = (value, self.request.ret) {
+                    let ty = self.primal.dfg.value_type(*value).clone();
+                    let seed = self.seed(&ty);
+                    self.add_adjoint(*value, seed);
+                }
+                Ok(())
+            }
+            I::Jump { .. } | I::Brif { .. } | I::Switch { .. } | I::Unreachable => Ok(()),
+            I::Load { .. }
+            | I::Store { .. }
+            | I::MemCopy { .. }
+            | I::MemSet { .. }
+            | I::Alloca { .. }
+            | I::PtrAdd { .. }
+            | I::AtomicRmw { .. }
+            | I::CmpXchg { .. }
+            | I::Fence { .. } => self.reverse_memory(inst),
+            I::Call { .. } | I::CallIndirect { .. } => self.reverse_call(inst),
+            _ => self.reverse_arith(inst),
+        }
+    }
+
+    /// 1.0 in every float leaf of `ty` (the seed of an active return).
+    fn seed(&mut self, ty: &Type) -> Value {
+        match ty {
+            Type::Struct(_) | Type::Array(..) => {
+                let mut acc = self.zero(ty);
+                for index in 0..aggregate_len(ty) {
+                    let field = ty.element_type(index).cloned().unwrap_or(Type::I8);
+                    if !has_float(&field) {
+                        continue;
+                    }
+                    let value = self.seed(&field);
+                    acc = self.val(InstructionData::InsertValue {
+                        aggregate: acc,
+                        value,
+                        indices: vec![index as u32],
+                    });
+                }
+                acc
+            }
+            _ => self.float_const(ty, 1.0),
+        }
+    }
+}
