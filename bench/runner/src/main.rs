@@ -47,7 +47,10 @@ struct Args {
 
 /// The repository root: this crate lives in bench/runner.
 fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap_or_else(|_| PathBuf::from("."))
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap_or_else(|_| PathBuf::from("."))
 }
 
 /// The adc binary to benchmark: --adc, $ADC, or the release build (built when absent).
@@ -58,7 +61,9 @@ fn find_adc(explicit: Option<PathBuf>, root: &Path) -> Result<PathBuf> {
         }
         return Ok(path);
     }
-    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
     let release = target.join("release/adc");
     if !release.exists() {
         eprintln!("adc-bench: building {} (cargo build --release --bin adc)", release.display());
@@ -93,14 +98,17 @@ fn run_benchmark(
 
     // Each gradient variant: its flags, then the executable or why there is none, and
     // the finite-difference verdict.
-    let mut variants: Vec<(String, Vec<String>)> = vec![(DEFAULT.into(), vec![]), (BEFORE_OPT.into(), vec!["--ad-before-opt".into()])];
+    let mut variants: Vec<(String, Vec<String>)> =
+        vec![(DEFAULT.into(), vec![]), (BEFORE_OPT.into(), vec!["--ad-before-opt".into()])];
     variants.extend(ablations.iter().map(|a| (a.clone(), vec![format!("--passes={a}")])));
     let mut checks = Vec::new();
     let mut builds: Vec<(String, Result<PathBuf, Outcome>)> = Vec::new();
     for (label, flags) in &variants {
         let built = match &bitcode {
             Err(e) => Err(Outcome::BuildFailed(e.clone())),
-            Ok(bc) => tools.adc_build(bc, stem, &format!("grad{label}"), flags).map_err(|e| Outcome::BuildFailed(e.to_string())),
+            Ok(bc) => tools
+                .adc_build(bc, stem, &format!("grad{label}"), flags)
+                .map_err(|e| Outcome::BuildFailed(e.to_string())),
         };
         let checked = built.and_then(|exe| match measure::check(&exe, &tools.work) {
             Ok(Ok(err)) => {
@@ -137,7 +145,11 @@ fn run_benchmark(
             }
             match exe {
                 Err(e) => Outcome::BuildFailed(e.clone()),
-                Ok(exe) => match measure::time(exe, &[mode.into(), input.reps.to_string(), arg.clone()], &tools.work) {
+                Ok(exe) => match measure::time(
+                    exe,
+                    &[mode.into(), input.reps.to_string(), arg.clone()],
+                    &tools.work,
+                ) {
                     Ok(t) => Outcome::Timed(t),
                     Err(e) => Outcome::RunFailed(e.to_string()),
                 },
@@ -173,10 +185,16 @@ fn main() -> Result<()> {
     let all = suite::suite(args.quick);
     for name in &args.benches {
         if !all.iter().any(|b| b.name == name) {
-            bail!("unknown benchmark `{name}` (known: {})", all.iter().map(|b| b.name).collect::<Vec<_>>().join(" "));
+            bail!(
+                "unknown benchmark `{name}` (known: {})",
+                all.iter().map(|b| b.name).collect::<Vec<_>>().join(" ")
+            );
         }
     }
-    let selected: Vec<&Benchmark> = all.iter().filter(|b| args.benches.is_empty() || args.benches.iter().any(|n| n == b.name)).collect();
+    let selected: Vec<&Benchmark> = all
+        .iter()
+        .filter(|b| args.benches.is_empty() || args.benches.iter().any(|n| n == b.name))
+        .collect();
     let adc = find_adc(args.adc, &root)?;
     let data = args.data.unwrap_or_else(|| root.join("../shared/data/adbench"));
     let out = args.out.unwrap_or_else(|| root.join("bench/results"));
@@ -192,10 +210,21 @@ fn main() -> Result<()> {
     let ablations: Vec<String> = if args.no_ablation {
         Vec::new()
     } else {
-        tools.pipeline_passes().context("reading the pipelines from `adc passes`")?.into_iter().map(|p| format!("-{p}")).collect()
+        tools
+            .pipeline_passes()
+            .context("reading the pipelines from `adc passes`")?
+            .into_iter()
+            .map(|p| format!("-{p}"))
+            .collect()
     };
 
-    let mut report = Report { quick: args.quick, adc: adc.display().to_string(), ablations: ablations.clone(), checks: Vec::new(), results: Vec::new() };
+    let mut report = Report {
+        quick: args.quick,
+        adc: adc.display().to_string(),
+        ablations: ablations.clone(),
+        checks: Vec::new(),
+        results: Vec::new(),
+    };
     for bench in selected {
         let (checks, results) = run_benchmark(bench, &tools, &ablations, &data);
         report.checks.push((bench.name.to_string(), checks));
@@ -204,7 +233,8 @@ fn main() -> Result<()> {
 
     let markdown = report::markdown(&report, &all);
     let md_path = out.join("latest.md");
-    std::fs::write(&md_path, markdown).with_context(|| format!("cannot write {}", md_path.display()))?;
+    std::fs::write(&md_path, markdown)
+        .with_context(|| format!("cannot write {}", md_path.display()))?;
     charts::relative_speed(&report, &out.join("relative_speed.svg"))?;
     charts::ablation(&report, &out.join("ablation.svg"))?;
     eprintln!("wrote {} and the charts in {}", md_path.display(), out.display());
@@ -213,7 +243,8 @@ fn main() -> Result<()> {
         if json_path == "-" {
             println!("{json}");
         } else {
-            std::fs::write(&json_path, json).with_context(|| format!("cannot write {json_path}"))?;
+            std::fs::write(&json_path, json)
+                .with_context(|| format!("cannot write {json_path}"))?;
         }
     }
     let _ = std::fs::remove_dir_all(&work);

@@ -85,7 +85,10 @@ fn first_line(text: &str) -> String {
 pub fn time(exe: &Path, args: &[String], work: &Path) -> Result<Timing, RunError> {
     let output = run(exe, args, work)?;
     if output.exit_code != 0 {
-        return Err(RunError::Status { status: output.exit_code, detail: first_line(&output.stderr) });
+        return Err(RunError::Status {
+            status: output.exit_code,
+            detail: first_line(&output.stderr),
+        });
     }
     let mut samples: Vec<f64> = output
         .stdout
@@ -98,8 +101,15 @@ pub fn time(exe: &Path, args: &[String], work: &Path) -> Result<Timing, RunError
     }
     samples.sort_by(f64::total_cmp);
     let n = samples.len();
-    let median = if n % 2 == 1 { samples[n / 2] } else { 0.5 * (samples[n / 2 - 1] + samples[n / 2]) };
-    Ok(Timing { median, min: samples[0], max: samples[n - 1], samples: n, peak_rss_kib: output.peak_rss_kib })
+    let median =
+        if n % 2 == 1 { samples[n / 2] } else { 0.5 * (samples[n / 2 - 1] + samples[n / 2]) };
+    Ok(Timing {
+        median,
+        min: samples[0],
+        max: samples[n - 1],
+        samples: n,
+        peak_rss_kib: output.peak_rss_kib,
+    })
 }
 
 /// The verdict of `prog check`: Ok(max error) or Err(why it is wrong).
@@ -114,6 +124,10 @@ pub fn check(exe: &Path, work: &Path) -> Result<Result<f64, String>, RunError> {
     Ok(match (passed, maxerr) {
         (true, Some(err)) => Ok(err),
         (_, Some(err)) => Err(format!("max relative error {err:.2e} vs finite differences")),
-        (_, None) => Err(format!("check printed no verdict (exit {}): {}", output.exit_code, first_line(&output.stderr))),
+        (_, None) => Err(format!(
+            "check printed no verdict (exit {}): {}",
+            output.exit_code,
+            first_line(&output.stderr)
+        )),
     })
 }

@@ -20,7 +20,9 @@ fn seconds(s: f64) -> String {
 /// the table, so they are replaced.
 fn cell(outcome: &Outcome) -> String {
     let text = match outcome {
-        Outcome::Timed(t) => format!("{} ({}–{})", seconds(t.median), seconds(t.min), seconds(t.max)),
+        Outcome::Timed(t) => {
+            format!("{} ({}–{})", seconds(t.median), seconds(t.min), seconds(t.max))
+        }
         other => format!("**{}**", other.status()),
     };
     text.replace('|', "/")
@@ -59,9 +61,18 @@ pub fn markdown(report: &Report, suite: &[Benchmark]) -> String {
     for (bench, checks) in &report.checks {
         // Ablation variants that passed are summarized in one row to keep the table short.
         let mut passed_ablations = Vec::new();
+        let mut failed_like_default = Vec::new();
+        let default_verdict = checks.iter().find(|(v, _)| v == DEFAULT).map(|(_, verdict)| verdict);
         for (variant, verdict) in checks {
             match verdict {
-                Ok(err) if variant.starts_with('-') => passed_ablations.push(format!("{variant} ({err:.1e})")),
+                Err(why)
+                    if variant.starts_with('-') && default_verdict == Some(&Err(why.clone())) =>
+                {
+                    failed_like_default.push(variant.clone())
+                }
+                Ok(err) if variant.starts_with('-') => {
+                    passed_ablations.push(format!("{variant} ({err:.1e})"))
+                }
                 Ok(err) => {
                     let _ = writeln!(md, "| {bench} | {variant} | ok (max rel. error {err:.1e}) |");
                 }
@@ -69,6 +80,13 @@ pub fn markdown(report: &Report, suite: &[Benchmark]) -> String {
                     let _ = writeln!(md, "| {bench} | {variant} | **FAIL**: {} |", escape(why));
                 }
             }
+        }
+        if !failed_like_default.is_empty() {
+            let _ = writeln!(
+                md,
+                "| {bench} | ablations | **FAIL** as the default: {} |",
+                failed_like_default.join(", ")
+            );
         }
         if !passed_ablations.is_empty() {
             let _ = writeln!(md, "| {bench} | ablations | ok: {} |", passed_ablations.join(", "));
@@ -118,7 +136,8 @@ pub fn markdown(report: &Report, suite: &[Benchmark]) -> String {
             ratio(r.after_vs_before_speedup())
         );
     }
-    let speedups: Vec<f64> = report.results.iter().filter_map(|r| r.after_vs_before_speedup()).collect();
+    let speedups: Vec<f64> =
+        report.results.iter().filter_map(|r| r.after_vs_before_speedup()).collect();
     let _ = writeln!(
         md,
         "\nGeometric mean of the after-vs-before speedup over the {} input(s) where both gradients were timed: **{}** \
@@ -146,7 +165,14 @@ pub fn markdown(report: &Report, suite: &[Benchmark]) -> String {
             for r in &report.results {
                 let text = match (r.ablation_slowdown(ablation), r.gradient(ablation)) {
                     (Some(s), _) => format!("{s:.2}x"),
-                    (None, Some(o @ (Outcome::BuildFailed(_) | Outcome::WrongGradient(_) | Outcome::RunFailed(_)))) => {
+                    (
+                        None,
+                        Some(
+                            o @ (Outcome::BuildFailed(_)
+                            | Outcome::WrongGradient(_)
+                            | Outcome::RunFailed(_)),
+                        ),
+                    ) => {
                         format!("**{}**", o.status())
                     }
                     _ => "—".into(),
@@ -156,7 +182,8 @@ pub fn markdown(report: &Report, suite: &[Benchmark]) -> String {
             let _ = writeln!(md, "{row} {} |", ratio(report.ablation_geomean(ablation)));
         }
         let ranked = report.ranked_ablations();
-        let top: Vec<String> = ranked.iter().take(3).map(|(a, g)| format!("`{a}` ({g:.2}x)")).collect();
+        let top: Vec<String> =
+            ranked.iter().take(3).map(|(a, g)| format!("`{a}` ({g:.2}x)")).collect();
         let _ = writeln!(
             md,
             "\nPasses whose removal costs most (geometric mean): {}.\n",
@@ -171,16 +198,31 @@ pub fn markdown(report: &Report, suite: &[Benchmark]) -> String {
             let mut lines = Vec::new();
             for (what, o) in [("primal clang", &r.native_primal), ("primal adc", &r.adc_primal)] {
                 if !matches!(o, Outcome::Timed(_)) {
-                    lines.push(format!("- {} {} {what}: {}: {}", r.bench, r.input, o.status(), escape(&o.detail())));
+                    lines.push(format!(
+                        "- {} {} {what}: {}: {}",
+                        r.bench,
+                        r.input,
+                        o.status(),
+                        escape(&o.detail())
+                    ));
                 }
             }
             for g in &r.gradients {
                 // Ablations repeat the default's build error; list only the two references and
                 // ablation-specific failures.
                 let same_as_default = g.variant.starts_with('-')
-                    && r.gradient(DEFAULT).is_some_and(|d| d.detail().replace("--passes", "") == g.outcome.detail().replace("--passes", "") && d.status() == g.outcome.status());
+                    && r.gradient(DEFAULT).is_some_and(|d| {
+                        d.detail() == g.outcome.detail() && d.status() == g.outcome.status()
+                    });
                 if !matches!(g.outcome, Outcome::Timed(_)) && !same_as_default {
-                    lines.push(format!("- {} {} gradient {}: {}: {}", r.bench, r.input, g.variant, g.outcome.status(), escape(&g.outcome.detail())));
+                    lines.push(format!(
+                        "- {} {} gradient {}: {}: {}",
+                        r.bench,
+                        r.input,
+                        g.variant,
+                        g.outcome.status(),
+                        escape(&g.outcome.detail())
+                    ));
                 }
             }
             lines
@@ -192,7 +234,8 @@ pub fn markdown(report: &Report, suite: &[Benchmark]) -> String {
     } else {
         let _ = writeln!(md, "{}", failures.join("\n"));
     }
-    let _ = writeln!(md, "\nCharts: [relative speed](relative_speed.svg), [ablation](ablation.svg).");
+    let _ =
+        writeln!(md, "\nCharts: [relative speed](relative_speed.svg), [ablation](ablation.svg).");
     md
 }
 
@@ -252,8 +295,11 @@ pub fn json(report: &Report) -> String {
             )
         })
         .collect();
-    let ablations: Vec<String> =
-        report.ablations.iter().map(|a| format!("{}:{}", string(a), number(report.ablation_geomean(a)))).collect();
+    let ablations: Vec<String> = report
+        .ablations
+        .iter()
+        .map(|a| format!("{}:{}", string(a), number(report.ablation_geomean(a))))
+        .collect();
     let speedup = geometric_mean(report.results.iter().filter_map(|r| r.after_vs_before_speedup()));
     format!(
         "{{\"quick\":{},\"adc\":{},\"results\":[{}],\"ablation_geomean_slowdown\":{{{}}},\"after_vs_before_geomean\":{}}}",

@@ -43,9 +43,10 @@ impl Outcome {
     pub fn detail(&self) -> String {
         match self {
             Outcome::Timed(t) => format!("{} runs", t.samples),
-            Outcome::BuildFailed(m) | Outcome::WrongGradient(m) | Outcome::RunFailed(m) | Outcome::Skipped(m) => {
-                m.clone()
-            }
+            Outcome::BuildFailed(m)
+            | Outcome::WrongGradient(m)
+            | Outcome::RunFailed(m)
+            | Outcome::Skipped(m) => m.clone(),
         }
     }
 }
@@ -111,7 +112,10 @@ pub struct Report {
 
 /// Geometric mean of the values present; None when there are none.
 pub fn geometric_mean(values: impl IntoIterator<Item = f64>) -> Option<f64> {
-    let (sum, count) = values.into_iter().filter(|v| *v > 0.0 && v.is_finite()).fold((0.0, 0usize), |(s, n), v| (s + v.ln(), n + 1));
+    let (sum, count) = values
+        .into_iter()
+        .filter(|v| *v > 0.0 && v.is_finite())
+        .fold((0.0, 0usize), |(s, n), v| (s + v.ln(), n + 1));
     (count > 0).then(|| (sum / count as f64).exp())
 }
 
@@ -123,8 +127,11 @@ impl Report {
 
     /// Ablation variants ordered by geometric-mean slowdown, largest first.
     pub fn ranked_ablations(&self) -> Vec<(String, f64)> {
-        let mut ranked: Vec<(String, f64)> =
-            self.ablations.iter().filter_map(|a| self.ablation_geomean(a).map(|g| (a.clone(), g))).collect();
+        let mut ranked: Vec<(String, f64)> = self
+            .ablations
+            .iter()
+            .filter_map(|a| self.ablation_geomean(a).map(|g| (a.clone(), g)))
+            .collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
         ranked
     }

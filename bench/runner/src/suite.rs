@@ -54,15 +54,22 @@ fn size(label: &str, n: u64, reps: u32) -> Input {
 }
 
 fn file(rel: &'static str, reps: u32) -> Input {
-    let label = Path::new(rel).file_stem().map_or(rel.to_string(), |s| s.to_string_lossy().into_owned());
+    let label =
+        Path::new(rel).file_stem().map_or(rel.to_string(), |s| s.to_string_lossy().into_owned());
     Input { label, source: InputSource::File(rel), reps }
 }
 
 /// All benchmarks, in the paper's order. `quick` keeps one modest input each, so that the
 /// whole suite (builds of every ablation included) stays within minutes on two cores.
 pub fn suite(quick: bool) -> Vec<Benchmark> {
-    let reps = if quick { 5 } else { 10 };
-    let pick = |quick_inputs: Vec<Input>, full_inputs: Vec<Input>| if quick { quick_inputs } else { full_inputs };
+    let reps = if quick { 7 } else { 15 };
+    let pick = |quick_inputs: Vec<Input>, full_inputs: Vec<Input>| {
+        if quick {
+            quick_inputs
+        } else {
+            full_inputs
+        }
+    };
     vec![
         Benchmark {
             name: "gmm",

@@ -10,7 +10,8 @@ use thiserror::Error;
 /// Flags for the bitcode adc consumes: -O2 without vectorization and unrolling, the
 /// pre-AD pipeline Enzyme itself assumes (vectorized loops carry pointer arithmetic that
 /// reverse mode cannot shadow yet).
-pub const BITCODE_FLAGS: &[&str] = &["-O2", "-fno-vectorize", "-fno-slp-vectorize", "-fno-unroll-loops"];
+pub const BITCODE_FLAGS: &[&str] =
+    &["-O2", "-fno-vectorize", "-fno-slp-vectorize", "-fno-unroll-loops"];
 
 #[derive(Debug, Error)]
 pub enum BuildError {
@@ -34,7 +35,13 @@ pub struct Toolchain {
 fn error_summary(stderr: &str) -> String {
     let lines: Vec<&str> = stderr.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     let start = lines.iter().position(|l| l.contains("error")).unwrap_or(0);
-    let picked: Vec<&str> = lines.iter().skip(start).take(2).copied().collect();
+    // "path/to/scratch.bc: error: ..." -> "error: ...": the scratch path changes every run.
+    let picked: Vec<&str> = lines
+        .iter()
+        .skip(start)
+        .take(2)
+        .map(|l| l.find("error:").map_or(*l, |at| &l[at..]))
+        .collect();
     if picked.is_empty() {
         "no error output".to_string()
     } else {
@@ -43,11 +50,15 @@ fn error_summary(stderr: &str) -> String {
 }
 
 fn run_tool(tool: &str, command: &mut Command) -> Result<(), BuildError> {
-    let output = command.output().map_err(|source| BuildError::Spawn { tool: tool.to_string(), source })?;
+    let output =
+        command.output().map_err(|source| BuildError::Spawn { tool: tool.to_string(), source })?;
     if output.status.success() {
         Ok(())
     } else {
-        Err(BuildError::Failed { tool: tool.to_string(), message: error_summary(&String::from_utf8_lossy(&output.stderr)) })
+        Err(BuildError::Failed {
+            tool: tool.to_string(),
+            message: error_summary(&String::from_utf8_lossy(&output.stderr)),
+        })
     }
 }
 
@@ -57,13 +68,24 @@ impl Toolchain {
         let exe = self.work.join(format!("{stem}-native"));
         run_tool(
             &self.clang,
-            Command::new(&self.clang).arg("-O2").arg("-DPRIMAL_ONLY").arg(source).arg("-lm").arg("-o").arg(&exe),
+            Command::new(&self.clang)
+                .arg("-O2")
+                .arg("-DPRIMAL_ONLY")
+                .arg(source)
+                .arg("-lm")
+                .arg("-o")
+                .arg(&exe),
         )?;
         Ok(exe)
     }
 
     /// The bitcode adc builds from; `primal_only` compiles the AD calls out.
-    pub fn bitcode(&self, source: &Path, stem: &str, primal_only: bool) -> Result<PathBuf, BuildError> {
+    pub fn bitcode(
+        &self,
+        source: &Path,
+        stem: &str,
+        primal_only: bool,
+    ) -> Result<PathBuf, BuildError> {
         let suffix = if primal_only { "-primal" } else { "" };
         let bc = self.work.join(format!("{stem}{suffix}.bc"));
         let mut command = Command::new(&self.clang);
@@ -76,11 +98,21 @@ impl Toolchain {
     }
 
     /// `adc build <bc> [flags]` then `cc -lm`; `tag` names the variant in file names.
-    pub fn adc_build(&self, bc: &Path, stem: &str, tag: &str, flags: &[String]) -> Result<PathBuf, BuildError> {
-        let safe_tag: String = tag.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+    pub fn adc_build(
+        &self,
+        bc: &Path,
+        stem: &str,
+        tag: &str,
+        flags: &[String],
+    ) -> Result<PathBuf, BuildError> {
+        let safe_tag: String =
+            tag.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
         let object = self.work.join(format!("{stem}-{safe_tag}.o"));
         let exe = self.work.join(format!("{stem}-{safe_tag}"));
-        run_tool("adc", Command::new(&self.adc).arg("build").arg(bc).arg("-o").arg(&object).args(flags))?;
+        run_tool(
+            "adc",
+            Command::new(&self.adc).arg("build").arg(bc).arg("-o").arg(&object).args(flags),
+        )?;
         run_tool(&self.cc, Command::new(&self.cc).arg(&object).arg("-lm").arg("-o").arg(&exe))?;
         Ok(exe)
     }
