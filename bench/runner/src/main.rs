@@ -16,7 +16,7 @@ use std::process::Command;
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 
-use results::{GradientResult, InputResult, Outcome, Report, BEFORE_OPT, DEFAULT};
+use results::{CheckVerdicts, GradientResult, InputResult, Outcome, Report, BEFORE_OPT, DEFAULT};
 use suite::Benchmark;
 use toolchain::Toolchain;
 
@@ -40,6 +40,9 @@ struct Args {
     /// Where latest.md and the charts go (default: bench/results).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Timing rounds: each round runs every variant once (REPS repetitions each), in turn.
+    #[arg(long, default_value_t = 3)]
+    rounds: u32,
     /// Skip the per-pass ablation builds (default pipeline and --ad-before-opt only).
     #[arg(long)]
     no_ablation: bool,
@@ -85,7 +88,8 @@ fn run_benchmark(
     tools: &Toolchain,
     ablations: &[String],
     data: &Path,
-) -> (Vec<(String, Result<f64, String>)>, Vec<InputResult>) {
+    rounds: u32,
+) -> (CheckVerdicts, Vec<InputResult>) {
     let source = repo_root().join("bench/programs").join(bench.source);
     let stem = bench.name;
     eprintln!("== {stem}: building");
@@ -137,37 +141,54 @@ fn run_benchmark(
 
     let mut results = Vec::new();
     for input in &bench.inputs {
+        eprintln!("== {stem} {}: timing ({rounds} rounds of {} runs)", input.label, input.reps);
+        // Slots: clang primal, adc primal, then every gradient variant. Rounds visit the
+        // slots in turn so that load from other processes falls on all variants alike.
+        let mut slots: Vec<(String, &str, Result<PathBuf, Outcome>)> = vec![
+            ("native".into(), "primal", native.clone().map_err(Outcome::BuildFailed)),
+            ("adc-primal".into(), "primal", adc_primal.clone().map_err(Outcome::BuildFailed)),
+        ];
+        slots.extend(builds.iter().map(|(label, built)| (label.clone(), "grad", built.clone())));
+        if let Some(f) = input.file(data).filter(|f| !f.exists()) {
+            let why = Outcome::Skipped(format!("input {} missing", f.display()));
+            for slot in &mut slots {
+                if slot.2.is_ok() {
+                    slot.2 = Err(why.clone());
+                }
+            }
+        }
         let arg = input.argument(data);
-        let missing = input.file(data).filter(|f| !f.exists());
-        let time = |exe: &Result<PathBuf, String>, mode: &str| -> Outcome {
-            if let Some(f) = &missing {
-                return Outcome::Skipped(format!("input {} missing", f.display()));
+        let mut samples: Vec<(Vec<f64>, u64)> = vec![(Vec::new(), 0); slots.len()];
+        for _ in 0..rounds {
+            for (slot, acc) in slots.iter_mut().zip(samples.iter_mut()) {
+                let Ok(exe) = &slot.2 else { continue };
+                let args = [slot.1.to_string(), input.reps.to_string(), arg.clone()];
+                match measure::samples(exe, &args, &tools.work) {
+                    Ok((times, rss)) => {
+                        acc.0.extend(times);
+                        acc.1 = acc.1.max(rss);
+                    }
+                    Err(e) => slot.2 = Err(Outcome::RunFailed(e.to_string())),
+                }
             }
-            match exe {
-                Err(e) => Outcome::BuildFailed(e.clone()),
-                Ok(exe) => match measure::time(
-                    exe,
-                    &[mode.into(), input.reps.to_string(), arg.clone()],
-                    &tools.work,
-                ) {
-                    Ok(t) => Outcome::Timed(t),
-                    Err(e) => Outcome::RunFailed(e.to_string()),
-                },
-            }
-        };
-        eprintln!("== {stem} {}: timing", input.label);
-        let native_primal = time(&native, "primal");
-        let adc_primal_outcome = time(&adc_primal, "primal");
-        let gradients = builds
-            .iter()
-            .map(|(label, built)| GradientResult {
-                variant: label.clone(),
-                outcome: match built {
-                    Ok(exe) => time(&Ok(exe.clone()), "grad"),
-                    Err(outcome) => outcome.clone(),
-                },
+        }
+        let mut outcomes: Vec<Outcome> = slots
+            .into_iter()
+            .zip(samples)
+            .map(|(slot, (times, rss))| match slot.2 {
+                Err(outcome) => outcome,
+                Ok(_) => measure::summarize(times, rss)
+                    .map_or_else(|| Outcome::RunFailed("no samples".into()), Outcome::Timed),
             })
             .collect();
+        let gradient_outcomes = outcomes.split_off(2);
+        let gradients = builds
+            .iter()
+            .zip(gradient_outcomes)
+            .map(|((label, _), outcome)| GradientResult { variant: label.clone(), outcome })
+            .collect();
+        let adc_primal_outcome = outcomes.pop().expect("two primal slots");
+        let native_primal = outcomes.pop().expect("two primal slots");
         results.push(InputResult {
             bench: stem.to_string(),
             input: input.label.clone(),
@@ -182,6 +203,9 @@ fn run_benchmark(
 fn main() -> Result<()> {
     let args = Args::parse();
     let root = repo_root();
+    if args.rounds == 0 {
+        bail!("--rounds must be at least 1");
+    }
     let all = suite::suite(args.quick);
     for name in &args.benches {
         if !all.iter().any(|b| b.name == name) {
@@ -226,7 +250,7 @@ fn main() -> Result<()> {
         results: Vec::new(),
     };
     for bench in selected {
-        let (checks, results) = run_benchmark(bench, &tools, &ablations, &data);
+        let (checks, results) = run_benchmark(bench, &tools, &ablations, &data, args.rounds);
         report.checks.push((bench.name.to_string(), checks));
         report.results.extend(results);
     }

@@ -81,8 +81,8 @@ fn first_line(text: &str) -> String {
     text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string()
 }
 
-/// Runs a timing command (`primal|grad REPS ARG`) and summarizes its `time` lines.
-pub fn time(exe: &Path, args: &[String], work: &Path) -> Result<Timing, RunError> {
+/// Runs a timing command (`primal|grad REPS ARG`): its per-repetition times and peak RSS.
+pub fn samples(exe: &Path, args: &[String], work: &Path) -> Result<(Vec<f64>, u64), RunError> {
     let output = run(exe, args, work)?;
     if output.exit_code != 0 {
         return Err(RunError::Status {
@@ -90,7 +90,7 @@ pub fn time(exe: &Path, args: &[String], work: &Path) -> Result<Timing, RunError
             detail: first_line(&output.stderr),
         });
     }
-    let mut samples: Vec<f64> = output
+    let samples: Vec<f64> = output
         .stdout
         .lines()
         .filter_map(|l| l.strip_prefix("time "))
@@ -99,17 +99,19 @@ pub fn time(exe: &Path, args: &[String], work: &Path) -> Result<Timing, RunError
     if samples.is_empty() {
         return Err(RunError::NoTimes);
     }
+    Ok((samples, output.peak_rss_kib))
+}
+
+/// Median, min and max of the samples (None when there are none).
+pub fn summarize(mut samples: Vec<f64>, peak_rss_kib: u64) -> Option<Timing> {
+    if samples.is_empty() {
+        return None;
+    }
     samples.sort_by(f64::total_cmp);
     let n = samples.len();
     let median =
         if n % 2 == 1 { samples[n / 2] } else { 0.5 * (samples[n / 2 - 1] + samples[n / 2]) };
-    Ok(Timing {
-        median,
-        min: samples[0],
-        max: samples[n - 1],
-        samples: n,
-        peak_rss_kib: output.peak_rss_kib,
-    })
+    Some(Timing { median, min: samples[0], max: samples[n - 1], samples: n, peak_rss_kib })
 }
 
 /// The verdict of `prog check`: Ok(max error) or Err(why it is wrong).

@@ -3,6 +3,9 @@
 
 use crate::measure::Timing;
 
+/// Per variant: Ok(max relative error against finite differences) or why it failed.
+pub type CheckVerdicts = Vec<(String, Result<f64, String>)>;
+
 /// Label of the default pipeline's gradient (AD after optimization).
 pub const DEFAULT: &str = "default";
 /// Label of the reference pipeline (AD before optimization).
@@ -106,7 +109,7 @@ pub struct Report {
     /// Ablation variants, `-name` for each pass of the default pipelines.
     pub ablations: Vec<String>,
     /// Per benchmark: the gradient check of each variant (variant, Ok(max error) or why not).
-    pub checks: Vec<(String, Vec<(String, Result<f64, String>)>)>,
+    pub checks: Vec<(String, CheckVerdicts)>,
     pub results: Vec<InputResult>,
 }
 

@@ -62,7 +62,7 @@ fn file(rel: &'static str, reps: u32) -> Input {
 /// All benchmarks, in the paper's order. `quick` keeps one modest input each, so that the
 /// whole suite (builds of every ablation included) stays within minutes on two cores.
 pub fn suite(quick: bool) -> Vec<Benchmark> {
-    let reps = if quick { 7 } else { 15 };
+    let reps = if quick { 3 } else { 5 };
     let pick = |quick_inputs: Vec<Input>, full_inputs: Vec<Input>| {
         if quick {
             quick_inputs
