@@ -244,6 +244,7 @@ fn main() -> Result<()> {
 
     let mut report = Report {
         quick: args.quick,
+        rounds: args.rounds,
         adc: adc.display().to_string(),
         ablations: ablations.clone(),
         checks: Vec::new(),

@@ -105,6 +105,8 @@ impl InputResult {
 #[derive(Debug, Clone)]
 pub struct Report {
     pub quick: bool,
+    /// Timing rounds (each runs every variant once, in turn).
+    pub rounds: u32,
     pub adc: String,
     /// Ablation variants, `-name` for each pass of the default pipelines.
     pub ablations: Vec<String>,
