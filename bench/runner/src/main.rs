@@ -56,6 +56,13 @@ fn repo_root() -> PathBuf {
         .unwrap_or_else(|_| PathBuf::from("."))
 }
 
+/// The 1, 5 and 15 minute load averages, or "unknown" off Linux.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
 /// The adc binary to benchmark: --adc, $ADC, or the release build (built when absent).
 fn find_adc(explicit: Option<PathBuf>, root: &Path) -> Result<PathBuf> {
     if let Some(path) = explicit.or_else(|| std::env::var_os("ADC").map(PathBuf::from)) {
@@ -245,6 +252,8 @@ fn main() -> Result<()> {
     let mut report = Report {
         quick: args.quick,
         rounds: args.rounds,
+        load_before: load_average(),
+        load_after: String::new(),
         adc: adc.display().to_string(),
         ablations: ablations.clone(),
         checks: Vec::new(),
@@ -256,6 +265,7 @@ fn main() -> Result<()> {
         report.results.extend(results);
     }
 
+    report.load_after = load_average();
     let markdown = report::markdown(&report, &all);
     let md_path = out.join("latest.md");
     std::fs::write(&md_path, markdown)

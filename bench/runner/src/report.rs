@@ -53,6 +53,14 @@ pub fn markdown(report: &Report, suite: &[Benchmark]) -> String {
         crate::toolchain::BITCODE_FLAGS.join(" ")
     );
 
+    let _ = writeln!(
+        md,
+        "Machine: {} CPU(s); load average (1, 5, 15 min) {} before the run and {} after. With a load above \
+         the CPU count, expect wide min–max spreads and treat ratios within ~20% of 1.00x as noise.\n",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        report.load_before,
+        report.load_after
+    );
     let _ = writeln!(md, "## Benchmarks\n\n| benchmark | what |\n|---|---|");
     for b in suite.iter().filter(|b| report.results.iter().any(|r| r.bench == b.name)) {
         let _ = writeln!(md, "| {} | {} |", b.name, b.what);
@@ -304,9 +312,11 @@ pub fn json(report: &Report) -> String {
         .collect();
     let speedup = geometric_mean(report.results.iter().filter_map(|r| r.after_vs_before_speedup()));
     format!(
-        "{{\"quick\":{},\"rounds\":{},\"adc\":{},\"results\":[{}],\"ablation_geomean_slowdown\":{{{}}},\"after_vs_before_geomean\":{}}}",
+        "{{\"quick\":{},\"rounds\":{},\"load_before\":{},\"load_after\":{},\"adc\":{},\"results\":[{}],\"ablation_geomean_slowdown\":{{{}}},\"after_vs_before_geomean\":{}}}",
         report.quick,
         report.rounds,
+        string(&report.load_before),
+        string(&report.load_after),
         string(&report.adc),
         results.join(","),
         ablations.join(","),

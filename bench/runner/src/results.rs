@@ -108,6 +108,9 @@ pub struct Report {
     /// Timing rounds (each runs every variant once, in turn).
     pub rounds: u32,
     pub adc: String,
+    /// /proc/loadavg before and after the run: timings on a loaded machine are noisy.
+    pub load_before: String,
+    pub load_after: String,
     /// Ablation variants, `-name` for each pass of the default pipelines.
     pub ablations: Vec<String>,
     /// Per benchmark: the gradient check of each variant (variant, Ok(max error) or why not).
