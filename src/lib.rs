@@ -1,7 +1,8 @@
-//! The `adc` command-line tool's library: the filetest runner and the textual invocation
-//! syntax shared by `adc test`, `adc interp` and `cargo test --test filetests`.
+//! The `adc` command-line tool's library: the `adc build` AD pipeline, the filetest runner
+//! and the textual invocation syntax shared by `adc test`, `adc interp` and `cargo test`.
 
 pub mod analyze;
+pub mod build;
 pub mod filetest;
 pub mod gradcheck;
 pub mod invocation;

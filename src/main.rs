@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::{anyhow, Context, Result};
 use clap::{Parser, Subcommand};
 
+use adc::build::{render_ad_error, BuildError, BuildOptions, Emit};
 use adc::invocation::{Arg, Invocation};
 use adc::pass_args::{report_text, PassArgs};
 use adc_ir::text::{parse_module, print_module};
@@ -75,9 +76,14 @@ enum Command {
         #[arg(long)]
         jit: bool,
     },
-    /// Compile LLVM bitcode or an .adir file to an object file (no passes, no AD yet).
+    /// Compile LLVM bitcode or an .adir file to an object file, replacing every
+    /// `__enzyme_autodiff` call by its synthesized derivative.
+    ///
+    /// Stages: import, the pre-ad pipeline, Enzyme API lowering and synthesis, the post-ad
+    /// pipeline, Cranelift. `--passes=-licm` toggles both pipelines, `--pipeline` replaces
+    /// the pre-AD one, an explicit `--passes a,b` list runs exactly those (before AD).
     #[command(
-        after_help = "Example:\n  clang-19 -O2 -c -emit-llvm prog.c -o prog.bc\n  adc build prog.bc -o prog.o && cc prog.o -lm -o prog"
+        after_help = "Example:\n  clang-19 -O2 -c -emit-llvm prog.c -o prog.bc\n  adc build prog.bc -o prog.o && cc prog.o -lm -o prog\n  adc build prog.bc -o prog.adir --emit ir --ad-before-opt"
     )]
     Build {
         /// A bitcode file (.bc) or adc's text form (.adir).
@@ -85,9 +91,15 @@ enum Command {
         /// The output file.
         #[arg(short, long)]
         output: PathBuf,
-        /// `obj` (default): a relocatable object; `ir`: the module after the pipeline, as text.
+        /// `obj` (default): a relocatable object; `ir`: the module after everything, as text.
         #[arg(long, default_value = "obj", value_parser = ["obj", "ir"])]
         emit: String,
+        /// Differentiate the imported module first, then run both pipelines (the reference
+        /// point of ablations).
+        #[arg(long)]
+        ad_before_opt: bool,
+        #[command(flatten)]
+        pass_args: PassArgs,
     },
     /// Print the AD analyses: type trees, or the activity of one differentiation request.
     Analyze(adc::analyze::AnalyzeArgs),
@@ -142,16 +154,19 @@ fn run(command: Command) -> Result<ExitCode> {
             write_output(output.as_deref(), &print_module(&module))?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Build { input, output, emit } => {
-            let module = load_any(&input)?;
-            if emit == "ir" {
-                write_output(Some(&output), &print_module(&module))?;
-                return Ok(ExitCode::SUCCESS);
-            }
+        Command::Build { input, output, emit, ad_before_opt, pass_args } => {
+            let mut module = load_any(&input)?;
+            let emit = if emit == "ir" { Emit::Ir } else { Emit::Object };
+            let options = BuildOptions { pass_args, ad_before_opt, emit };
             let name = input.file_stem().and_then(|s| s.to_str()).unwrap_or("module");
-            let bytes =
-                adc_backend::compile_object(&module, name).map_err(|d| anyhow!("error: {d}"))?;
-            std::fs::write(&output, bytes)
+            let mut synth = adc_ad::Differentiator::default();
+            let built = adc::build::build(&mut module, name, &options, &mut synth);
+            let built = built.map_err(|e| match e {
+                BuildError::Ad(e) => anyhow!("{}", render_ad_error(&e, Some(&input))),
+                other => anyhow!("{other}"),
+            })?;
+            eprint!("{}", built.diagnostics);
+            std::fs::write(&output, built.bytes)
                 .with_context(|| format!("cannot write {}", output.display()))?;
             Ok(ExitCode::SUCCESS)
         }

@@ -10,6 +10,7 @@
 pub mod activity;
 pub mod cache;
 pub mod differentiator;
+pub mod enzyme_api;
 pub mod error;
 pub mod forward;
 pub mod request;
@@ -18,5 +19,6 @@ pub mod rules;
 pub mod typetree;
 
 pub use differentiator::{Differentiator, DifferentiatorOptions};
+pub use enzyme_api::{lower_enzyme_calls, LoweringReport};
 pub use error::{AdError, AdErrorKind, Site};
 pub use request::{ArgActivity, DiffMode, DiffRequest, RetActivity, Synthesize};

@@ -1,0 +1,287 @@
+//! `adc-bench`: builds the seven paper benchmarks (bench/programs) natively with clang -O2
+//! and with adc under the default pipeline, `--ad-before-opt`, and each pass of the default
+//! pipelines disabled in turn; checks every gradient against central finite differences;
+//! times what passed; writes bench/results/latest.md, SVG charts and optionally JSON.
+
+mod charts;
+mod measure;
+mod report;
+mod results;
+mod suite;
+mod toolchain;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+
+use results::{CheckVerdicts, GradientResult, InputResult, Outcome, Report, BEFORE_OPT, DEFAULT};
+use suite::Benchmark;
+use toolchain::Toolchain;
+
+#[derive(Parser)]
+#[command(name = "adc-bench", about = "Build, check, time and chart the adc benchmark suite")]
+struct Args {
+    /// Benchmarks to run (gmm ba lstm euler rk4 fft bruss); all when none is given.
+    benches: Vec<String>,
+    /// One modest input per benchmark and fewer repetitions (minutes, not hours).
+    #[arg(long)]
+    quick: bool,
+    /// Also write the results as JSON to this file (`-` for standard output).
+    #[arg(long)]
+    json: Option<String>,
+    /// The adc binary (default: $ADC, else target/release/adc, built when missing).
+    #[arg(long)]
+    adc: Option<PathBuf>,
+    /// The ADBench data directory (default: ../shared/data/adbench beside the repository).
+    #[arg(long)]
+    data: Option<PathBuf>,
+    /// Where latest.md and the charts go (default: bench/results).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Timing rounds: each round runs every variant once (REPS repetitions each), in turn.
+    #[arg(long, default_value_t = 3)]
+    rounds: u32,
+    /// Skip the per-pass ablation builds (default pipeline and --ad-before-opt only).
+    #[arg(long)]
+    no_ablation: bool,
+}
+
+/// The repository root: this crate lives in bench/runner.
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap_or_else(|_| PathBuf::from("."))
+}
+
+/// The 1, 5 and 15 minute load averages, or "unknown" off Linux.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// The adc binary to benchmark: --adc, $ADC, or the release build (built when absent).
+fn find_adc(explicit: Option<PathBuf>, root: &Path) -> Result<PathBuf> {
+    if let Some(path) = explicit.or_else(|| std::env::var_os("ADC").map(PathBuf::from)) {
+        if !path.exists() {
+            bail!("adc binary {} does not exist", path.display());
+        }
+        return Ok(path);
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let release = target.join("release/adc");
+    if !release.exists() {
+        eprintln!("adc-bench: building {} (cargo build --release --bin adc)", release.display());
+        let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .args(["build", "--release", "--bin", "adc"])
+            .current_dir(root)
+            .status()
+            .context("cannot run cargo to build adc")?;
+        if !status.success() {
+            bail!("building adc failed");
+        }
+    }
+    Ok(release)
+}
+
+/// Builds every variant of one benchmark, checks the gradients, and times each input.
+fn run_benchmark(
+    bench: &Benchmark,
+    tools: &Toolchain,
+    ablations: &[String],
+    data: &Path,
+    rounds: u32,
+) -> (CheckVerdicts, Vec<InputResult>) {
+    let source = repo_root().join("bench/programs").join(bench.source);
+    let stem = bench.name;
+    eprintln!("== {stem}: building");
+    let native = tools.native_primal(&source, stem).map_err(|e| e.to_string());
+    let adc_primal = tools
+        .bitcode(&source, stem, true)
+        .and_then(|bc| tools.adc_build(&bc, stem, "primal", &[]))
+        .map_err(|e| e.to_string());
+    let bitcode = tools.bitcode(&source, stem, false).map_err(|e| e.to_string());
+
+    // Each gradient variant: its flags, then the executable or why there is none, and
+    // the finite-difference verdict.
+    let mut variants: Vec<(String, Vec<String>)> =
+        vec![(DEFAULT.into(), vec![]), (BEFORE_OPT.into(), vec!["--ad-before-opt".into()])];
+    variants.extend(ablations.iter().map(|a| (a.clone(), vec![format!("--passes={a}")])));
+    let mut checks = Vec::new();
+    let mut builds: Vec<(String, Result<PathBuf, Outcome>)> = Vec::new();
+    for (label, flags) in &variants {
+        let built = match &bitcode {
+            Err(e) => Err(Outcome::BuildFailed(e.clone())),
+            Ok(bc) => tools
+                .adc_build(bc, stem, &format!("grad{label}"), flags)
+                .map_err(|e| Outcome::BuildFailed(e.to_string())),
+        };
+        let checked = built.and_then(|exe| match measure::check(&exe, &tools.work) {
+            Ok(Ok(err)) => {
+                checks.push((label.clone(), Ok(err)));
+                Ok(exe)
+            }
+            Ok(Err(why)) => {
+                checks.push((label.clone(), Err(why.clone())));
+                Err(Outcome::WrongGradient(why))
+            }
+            Err(e) => {
+                checks.push((label.clone(), Err(e.to_string())));
+                Err(Outcome::RunFailed(format!("check: {e}")))
+            }
+        });
+        if let Err(Outcome::BuildFailed(m)) = &checked {
+            checks.push((label.clone(), Err(format!("build failed: {m}"))));
+        }
+        let status = match &checked {
+            Ok(_) => "ok".to_string(),
+            Err(o) => format!("{}: {}", o.status(), o.detail()),
+        };
+        eprintln!("   {label:<16} {status}");
+        builds.push((label.clone(), checked));
+    }
+
+    let mut results = Vec::new();
+    for input in &bench.inputs {
+        eprintln!("== {stem} {}: timing ({rounds} rounds of {} runs)", input.label, input.reps);
+        // Slots: clang primal, adc primal, then every gradient variant. Rounds visit the
+        // slots in turn so that load from other processes falls on all variants alike.
+        let mut slots: Vec<(String, &str, Result<PathBuf, Outcome>)> = vec![
+            ("native".into(), "primal", native.clone().map_err(Outcome::BuildFailed)),
+            ("adc-primal".into(), "primal", adc_primal.clone().map_err(Outcome::BuildFailed)),
+        ];
+        slots.extend(builds.iter().map(|(label, built)| (label.clone(), "grad", built.clone())));
+        if let Some(f) = input.file(data).filter(|f| !f.exists()) {
+            let why = Outcome::Skipped(format!("input {} missing", f.display()));
+            for slot in &mut slots {
+                if slot.2.is_ok() {
+                    slot.2 = Err(why.clone());
+                }
+            }
+        }
+        let arg = input.argument(data);
+        let mut samples: Vec<(Vec<f64>, u64)> = vec![(Vec::new(), 0); slots.len()];
+        for _ in 0..rounds {
+            for (slot, acc) in slots.iter_mut().zip(samples.iter_mut()) {
+                let Ok(exe) = &slot.2 else { continue };
+                let args = [slot.1.to_string(), input.reps.to_string(), arg.clone()];
+                match measure::samples(exe, &args, &tools.work) {
+                    Ok((times, rss)) => {
+                        acc.0.extend(times);
+                        acc.1 = acc.1.max(rss);
+                    }
+                    Err(e) => slot.2 = Err(Outcome::RunFailed(e.to_string())),
+                }
+            }
+        }
+        let mut outcomes: Vec<Outcome> = slots
+            .into_iter()
+            .zip(samples)
+            .map(|(slot, (times, rss))| match slot.2 {
+                Err(outcome) => outcome,
+                Ok(_) => measure::summarize(times, rss)
+                    .map_or_else(|| Outcome::RunFailed("no samples".into()), Outcome::Timed),
+            })
+            .collect();
+        let gradient_outcomes = outcomes.split_off(2);
+        let gradients = builds
+            .iter()
+            .zip(gradient_outcomes)
+            .map(|((label, _), outcome)| GradientResult { variant: label.clone(), outcome })
+            .collect();
+        let adc_primal_outcome = outcomes.pop().expect("two primal slots");
+        let native_primal = outcomes.pop().expect("two primal slots");
+        results.push(InputResult {
+            bench: stem.to_string(),
+            input: input.label.clone(),
+            native_primal,
+            adc_primal: adc_primal_outcome,
+            gradients,
+        });
+    }
+    (checks, results)
+}
+
+fn main() -> Result<()> {
+    let args = Args::parse();
+    let root = repo_root();
+    if args.rounds == 0 {
+        bail!("--rounds must be at least 1");
+    }
+    let all = suite::suite(args.quick);
+    for name in &args.benches {
+        if !all.iter().any(|b| b.name == name) {
+            bail!(
+                "unknown benchmark `{name}` (known: {})",
+                all.iter().map(|b| b.name).collect::<Vec<_>>().join(" ")
+            );
+        }
+    }
+    let selected: Vec<&Benchmark> = all
+        .iter()
+        .filter(|b| args.benches.is_empty() || args.benches.iter().any(|n| n == b.name))
+        .collect();
+    let adc = find_adc(args.adc, &root)?;
+    let data = args.data.unwrap_or_else(|| root.join("../shared/data/adbench"));
+    let out = args.out.unwrap_or_else(|| root.join("bench/results"));
+    let work = std::env::temp_dir().join(format!("adc-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&work).with_context(|| format!("cannot create {}", work.display()))?;
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    let tools = Toolchain {
+        clang: std::env::var("CLANG").unwrap_or_else(|_| "clang-19".into()),
+        cc: std::env::var("CC").unwrap_or_else(|_| "cc".into()),
+        adc: adc.clone(),
+        work: work.clone(),
+    };
+    let ablations: Vec<String> = if args.no_ablation {
+        Vec::new()
+    } else {
+        tools
+            .pipeline_passes()
+            .context("reading the pipelines from `adc passes`")?
+            .into_iter()
+            .map(|p| format!("-{p}"))
+            .collect()
+    };
+
+    let mut report = Report {
+        quick: args.quick,
+        rounds: args.rounds,
+        load_before: load_average(),
+        load_after: String::new(),
+        adc: adc.display().to_string(),
+        ablations: ablations.clone(),
+        checks: Vec::new(),
+        results: Vec::new(),
+    };
+    for bench in selected {
+        let (checks, results) = run_benchmark(bench, &tools, &ablations, &data, args.rounds);
+        report.checks.push((bench.name.to_string(), checks));
+        report.results.extend(results);
+    }
+
+    report.load_after = load_average();
+    let markdown = report::markdown(&report, &all);
+    let md_path = out.join("latest.md");
+    std::fs::write(&md_path, markdown)
+        .with_context(|| format!("cannot write {}", md_path.display()))?;
+    charts::relative_speed(&report, &out.join("relative_speed.svg"))?;
+    charts::ablation(&report, &out.join("ablation.svg"))?;
+    eprintln!("wrote {} and the charts in {}", md_path.display(), out.display());
+    if let Some(json_path) = args.json {
+        let json = report::json(&report);
+        if json_path == "-" {
+            println!("{json}");
+        } else {
+            std::fs::write(&json_path, json)
+                .with_context(|| format!("cannot write {json_path}"))?;
+        }
+    }
+    let _ = std::fs::remove_dir_all(&work);
+    Ok(())
+}

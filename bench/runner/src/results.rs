@@ -1,0 +1,146 @@
+//! The measured results: for every benchmark and input, the outcome of each variant
+//! (timed, or why it was not), and the derived ratios the report and charts show.
+
+use crate::measure::Timing;
+
+/// Per variant: Ok(max relative error against finite differences) or why it failed.
+pub type CheckVerdicts = Vec<(String, Result<f64, String>)>;
+
+/// Label of the default pipeline's gradient (AD after optimization).
+pub const DEFAULT: &str = "default";
+/// Label of the reference pipeline (AD before optimization).
+pub const BEFORE_OPT: &str = "ad-before-opt";
+
+/// What happened to one variant on one input.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    Timed(Timing),
+    /// The build failed; the tool's error line.
+    BuildFailed(String),
+    /// The gradient disagrees with finite differences; it is never timed.
+    WrongGradient(String),
+    /// It built and checked but the timed run failed.
+    RunFailed(String),
+    /// Not attempted (missing input file, and the like).
+    Skipped(String),
+}
+
+impl Outcome {
+    pub fn median(&self) -> Option<f64> {
+        match self {
+            Outcome::Timed(t) => Some(t.median),
+            _ => None,
+        }
+    }
+
+    pub fn status(&self) -> &'static str {
+        match self {
+            Outcome::Timed(_) => "ok",
+            Outcome::BuildFailed(_) => "build failed",
+            Outcome::WrongGradient(_) => "wrong gradient",
+            Outcome::RunFailed(_) => "run failed",
+            Outcome::Skipped(_) => "skipped",
+        }
+    }
+
+    pub fn detail(&self) -> String {
+        match self {
+            Outcome::Timed(t) => format!("{} runs", t.samples),
+            Outcome::BuildFailed(m)
+            | Outcome::WrongGradient(m)
+            | Outcome::RunFailed(m)
+            | Outcome::Skipped(m) => m.clone(),
+        }
+    }
+}
+
+/// One gradient variant: its label (`default`, `ad-before-opt`, `-licm`, ...) and outcome.
+#[derive(Debug, Clone)]
+pub struct GradientResult {
+    pub variant: String,
+    pub outcome: Outcome,
+}
+
+/// Everything measured for one benchmark on one input.
+#[derive(Debug, Clone)]
+pub struct InputResult {
+    pub bench: String,
+    pub input: String,
+    pub native_primal: Outcome,
+    pub adc_primal: Outcome,
+    pub gradients: Vec<GradientResult>,
+}
+
+impl InputResult {
+    pub fn gradient(&self, variant: &str) -> Option<&Outcome> {
+        self.gradients.iter().find(|g| g.variant == variant).map(|g| &g.outcome)
+    }
+
+    fn gradient_median(&self, variant: &str) -> Option<f64> {
+        self.gradient(variant).and_then(Outcome::median)
+    }
+
+    /// adc gradient time over adc primal time.
+    pub fn gradient_primal_ratio(&self) -> Option<f64> {
+        Some(self.gradient_median(DEFAULT)? / self.adc_primal.median()?)
+    }
+
+    /// adc gradient time over the clang -O2 primal time.
+    pub fn gradient_native_ratio(&self) -> Option<f64> {
+        Some(self.gradient_median(DEFAULT)? / self.native_primal.median()?)
+    }
+
+    /// How much faster AD after optimization is than AD before it.
+    pub fn after_vs_before_speedup(&self) -> Option<f64> {
+        Some(self.gradient_median(BEFORE_OPT)? / self.gradient_median(DEFAULT)?)
+    }
+
+    /// Gradient time without `pass` over the default gradient time (> 1: the pass helps).
+    pub fn ablation_slowdown(&self, pass_variant: &str) -> Option<f64> {
+        Some(self.gradient_median(pass_variant)? / self.gradient_median(DEFAULT)?)
+    }
+}
+
+/// The whole run.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub quick: bool,
+    /// Timing rounds (each runs every variant once, in turn).
+    pub rounds: u32,
+    pub adc: String,
+    /// /proc/loadavg before and after the run: timings on a loaded machine are noisy.
+    pub load_before: String,
+    pub load_after: String,
+    /// Ablation variants, `-name` for each pass of the default pipelines.
+    pub ablations: Vec<String>,
+    /// Per benchmark: the gradient check of each variant (variant, Ok(max error) or why not).
+    pub checks: Vec<(String, CheckVerdicts)>,
+    pub results: Vec<InputResult>,
+}
+
+/// Geometric mean of the values present; None when there are none.
+pub fn geometric_mean(values: impl IntoIterator<Item = f64>) -> Option<f64> {
+    let (sum, count) = values
+        .into_iter()
+        .filter(|v| *v > 0.0 && v.is_finite())
+        .fold((0.0, 0usize), |(s, n), v| (s + v.ln(), n + 1));
+    (count > 0).then(|| (sum / count as f64).exp())
+}
+
+impl Report {
+    /// Geometric mean over inputs of the slowdown without `pass_variant`.
+    pub fn ablation_geomean(&self, pass_variant: &str) -> Option<f64> {
+        geometric_mean(self.results.iter().filter_map(|r| r.ablation_slowdown(pass_variant)))
+    }
+
+    /// Ablation variants ordered by geometric-mean slowdown, largest first.
+    pub fn ranked_ablations(&self) -> Vec<(String, f64)> {
+        let mut ranked: Vec<(String, f64)> = self
+            .ablations
+            .iter()
+            .filter_map(|a| self.ablation_geomean(a).map(|g| (a.clone(), g)))
+            .collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+        ranked
+    }
+}

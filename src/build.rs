@@ -1,0 +1,229 @@
+//! `adc build`: bitcode (or an .adir file) -> import -> the `pre-ad` pipeline -> Enzyme API
+//! lowering with derivative synthesis -> the `post-ad` pipeline -> a Cranelift object
+//! (or the final module as text).
+//!
+//! `--ad-before-opt` is the reference point of ablations (Enzyme's "AD before
+//! optimization"): the API calls are lowered on the imported module, then both pipelines
+//! run. Pass selection (see [`BuildOptions::pipelines`]): `--passes=-licm,+name` toggles
+//! both pipelines, `--pipeline NAME` replaces the pre-AD one, and an explicit list
+//! `--passes a,b,c` runs exactly those passes (before AD) and nothing else.
+//!
+//! Failures are [`BuildError`]s; AD errors render as `file:line:col: error: ...` from the
+//! failing instruction's debug location (the input's name when it has none).
+
+use std::fmt;
+use std::path::Path;
+
+use adc_ad::{lower_enzyme_calls, AdError, LoweringReport, Synthesize};
+use adc_ir::text::print_module;
+use adc_ir::verify::verify_module;
+use adc_ir::Module;
+use adc_passes::{PassError, PassInfo};
+
+use crate::pass_args::{report_text, PassArgs};
+
+/// What `adc build` writes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Emit {
+    /// A relocatable object file (Cranelift).
+    Object,
+    /// The module after every stage, in adc's text form.
+    Ir,
+}
+
+#[derive(Clone, Debug)]
+pub struct BuildOptions {
+    pub pass_args: PassArgs,
+    /// Lower the API calls and synthesize derivatives before any optimization.
+    pub ad_before_opt: bool,
+    pub emit: Emit,
+}
+
+/// Why a build failed.
+#[derive(Debug)]
+pub enum BuildError {
+    /// A bad `--passes`/`--pipeline`/`--print-*` selection, or a failing pass.
+    Passes(PassError),
+    /// The Enzyme API lowering or synthesis rejected the program.
+    Ad(AdError),
+    /// A stage produced a module that does not verify (a compiler bug).
+    Invalid { stage: &'static str, diagnostics: String },
+    /// The backend could not compile the final module.
+    Backend(String),
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::Passes(e) => write!(f, "error: {e}"),
+            BuildError::Ad(e) => write!(f, "{}", render_ad_error(e, None)),
+            BuildError::Invalid { stage, diagnostics } => write!(
+                f,
+                "error: the module does not verify after {stage} (a compiler bug):\n{diagnostics}"
+            ),
+            BuildError::Backend(message) => write!(f, "error: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// `file:line:col: error: <what>` plus a note naming the function and instruction. Without
+/// a debug location, `input` (or `<input>`) stands for the file.
+pub fn render_ad_error(error: &AdError, input: Option<&Path>) -> String {
+    let location = match (&error.site.source, input) {
+        (Some(source), _) => source.clone(),
+        (None, Some(path)) => path.display().to_string(),
+        (None, None) => "<input>".to_string(),
+    };
+    let mut text =
+        format!("{location}: error: {}\n  note: in @{}", error.kind, error.site.function);
+    if let Some(inst) = &error.site.inst {
+        text.push_str(&format!(", at `{inst}`"));
+    }
+    text
+}
+
+/// What a successful build produced.
+#[derive(Debug, Default)]
+pub struct BuildOutput {
+    /// The object file, or the module's text for [`Emit::Ir`].
+    pub bytes: Vec<u8>,
+    /// Pass-manager output for standard error (printers, dumps, timings, JSON lines).
+    pub diagnostics: String,
+    pub lowering: LoweringReport,
+}
+
+impl BuildOptions {
+    /// The passes before and after AD, resolved from the command line.
+    pub fn pipelines(&self) -> Result<(Vec<&'static PassInfo>, Vec<&'static PassInfo>), PassError> {
+        let explicit_list =
+            self.pass_args.passes.as_deref().is_some_and(|list| {
+                list.split(',')
+                    .map(str::trim)
+                    .any(|n| !n.is_empty() && !n.starts_with('+') && !n.starts_with('-'))
+            }) || self.pass_args.passes.as_deref().is_some_and(|l| l.trim().is_empty());
+        let pre = self.pass_args.resolve("pre-ad")?;
+        if explicit_list {
+            return Ok((pre, Vec::new()));
+        }
+        // `--pipeline` names the pre-AD pipeline only; the toggles apply to both.
+        let post_args = PassArgs { pipeline: None, ..self.pass_args.clone() };
+        let post = post_args.resolve("post-ad")?;
+        Ok((pre, post))
+    }
+}
+
+/// Runs the AD pipeline on `module` and produces the output. `name` names the object.
+pub fn build(
+    module: &mut Module,
+    name: &str,
+    options: &BuildOptions,
+    synth: &mut dyn Synthesize,
+) -> Result<BuildOutput, BuildError> {
+    let (pre, post) = options.pipelines().map_err(BuildError::Passes)?;
+    let manager_options = options.pass_args.options().map_err(BuildError::Passes)?;
+    let mut output = BuildOutput::default();
+    let mut run = |module: &mut Module, passes: &[&'static PassInfo], stage: &'static str| {
+        let (report, result) = adc_passes::run_passes(module, passes, &manager_options);
+        output.diagnostics.push_str(&report_text(&report));
+        result.map_err(BuildError::Passes)?;
+        check(module, stage)
+    };
+    let lowering = if options.ad_before_opt {
+        let lowering = lower_enzyme_calls(module, synth).map_err(BuildError::Ad)?;
+        check(module, "differentiation")?;
+        run(module, &pre, "the pre-AD pipeline")?;
+        run(module, &post, "the post-AD pipeline")?;
+        lowering
+    } else {
+        run(module, &pre, "the pre-AD pipeline")?;
+        let lowering = lower_enzyme_calls(module, synth).map_err(BuildError::Ad)?;
+        check(module, "differentiation")?;
+        run(module, &post, "the post-AD pipeline")?;
+        lowering
+    };
+    output.lowering = lowering;
+    output.bytes = match options.emit {
+        Emit::Ir => print_module(module).into_bytes(),
+        Emit::Object => adc_backend::compile_object(module, name)
+            .map_err(|d| BuildError::Backend(d.to_string()))?,
+    };
+    Ok(output)
+}
+
+fn check(module: &Module, stage: &'static str) -> Result<(), BuildError> {
+    verify_module(module).map_err(|d| BuildError::Invalid { stage, diagnostics: d.to_string() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(pipeline: Option<&str>, passes: Option<&str>) -> BuildOptions {
+        let pass_args = PassArgs {
+            pipeline: pipeline.map(String::from),
+            passes: passes.map(String::from),
+            ..PassArgs::default()
+        };
+        BuildOptions { pass_args, ad_before_opt: false, emit: Emit::Ir }
+    }
+
+    fn names(passes: &[&'static PassInfo]) -> Vec<&'static str> {
+        passes.iter().map(|p| p.name).collect()
+    }
+
+    #[test]
+    fn defaults_are_the_pre_and_post_ad_pipelines() {
+        let (pre, post) = options(None, None).pipelines().expect("resolves");
+        assert_eq!(names(&pre), adc_passes::pipelines::pipeline("pre-ad").unwrap().passes);
+        assert_eq!(names(&post), adc_passes::pipelines::pipeline("post-ad").unwrap().passes);
+    }
+
+    #[test]
+    fn toggles_apply_to_both_pipelines() {
+        let (pre, post) = options(None, Some("-licm")).pipelines().expect("resolves");
+        assert!(!names(&pre).contains(&"licm") && !names(&post).contains(&"licm"));
+        assert!(names(&pre).contains(&"gvn") && names(&post).contains(&"gvn"));
+    }
+
+    #[test]
+    fn pipeline_replaces_the_pre_ad_half_only() {
+        let (pre, post) = options(Some("O0"), None).pipelines().expect("resolves");
+        assert!(pre.is_empty());
+        assert_eq!(names(&post), adc_passes::pipelines::pipeline("post-ad").unwrap().passes);
+    }
+
+    #[test]
+    fn an_explicit_list_runs_exactly_those_passes() {
+        let (pre, post) = options(None, Some("mem2reg,dce")).pipelines().expect("resolves");
+        assert_eq!(names(&pre), ["mem2reg", "dce"]);
+        assert!(post.is_empty());
+        let (pre, post) = options(None, Some("")).pipelines().expect("resolves");
+        assert!(pre.is_empty() && post.is_empty());
+    }
+
+    #[test]
+    fn unknown_names_are_errors() {
+        let err = options(None, Some("-nope")).pipelines().unwrap_err().to_string();
+        assert!(err.contains("nope"), "{err}");
+        let err = options(Some("O7"), None).pipelines().unwrap_err().to_string();
+        assert!(err.contains("O7"), "{err}");
+    }
+
+    #[test]
+    fn ad_errors_render_with_the_source_location() {
+        let site = adc_ad::Site {
+            function: "loss".into(),
+            inst: Some("%v3 = call @mystery(%v1)".into()),
+            source: Some("prog.c:12:7".into()),
+        };
+        let kind = adc_ad::AdErrorKind::UnknownExternal { callee: "mystery".into() };
+        let text = render_ad_error(&AdError::new(site.clone(), kind.clone()), None);
+        assert!(text.starts_with("prog.c:12:7: error: no derivative is known"), "{text}");
+        assert!(text.contains("in @loss, at `%v3 = call @mystery(%v1)`"), "{text}");
+        let bare = adc_ad::Site { source: None, ..site };
+        let text = render_ad_error(&AdError::new(bare, kind), Some(Path::new("prog.bc")));
+        assert!(text.starts_with("prog.bc: error:"), "{text}");
+    }
+}
