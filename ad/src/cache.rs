@@ -22,8 +22,10 @@
 //!      defining block. Because the reverse pass replays the forward trace backwards, the
 //!      top is always the instance the use saw, for nested loops, while loops and any CFG.
 //!      A tape is a `{ptr data, i64 top, i64 capacity}` header in the setup block. When
-//!      every enclosing loop has a constant trip count the buffer is allocated once in the
-//!      setup block with the exact capacity; otherwise it starts empty and
+//!      every enclosing loop has a trip count that is constant or computed from the
+//!      function's parameters (`adc_passes::ivs`), the buffer is allocated once in the
+//!      setup block with the exact capacity; otherwise (while loops, bounds computed in
+//!      the body) it starts empty and
 //!      `__adc_tape_push` grows it geometrically (doubling, at least 16 elements) with
 //!      `realloc`. Every tape buffer is freed before the derivative returns.
 //!
@@ -35,9 +37,11 @@
 use std::collections::HashMap;
 
 use adc_ir::{
-    BinaryOp, Block, Constant, FuncId, Function, Inst, InstFlags, InstructionData, IntCC, Linkage,
-    Module, Signature, Type, Value, ValueDef,
+    BinaryOp, Block, CastOp, Constant, FuncId, Function, Inst, InstFlags, InstructionData, IntCC,
+    Linkage, Module, Signature, Type, Value, ValueDef,
 };
+
+use adc_passes::ivs::{Affine, TripCount};
 
 use crate::reverse::Synth;
 
@@ -267,36 +271,88 @@ impl<'a> Synth<'a> {
         slot
     }
 
-    /// Capacity a tape for a value of `block` needs when all enclosing loops have
-    /// constant trip counts: the product of the header executions (trips + 1).
-    fn known_capacity(&self, block: Block) -> Option<u64> {
-        let mut capacity: u64 = 1;
+    /// Setup-block code computing the number of elements a tape for a value of `block`
+    /// receives, when every enclosing loop has a trip count that is constant or computed
+    /// from the function's parameters: the product of the header executions (trips + 1).
+    /// `None` when some loop's count is unknown before the function runs.
+    fn capacity_in_setup(&mut self, block: Block) -> Option<Value> {
+        let mut factors = Vec::new();
         let mut current = self.info.loops.loop_of(block);
         while let Some(id) = current {
-            match self.info.ivs.loops.get(id)?.trip_count.as_ref()? {
-                adc_passes::ivs::TripCount::Constant(n) => {
-                    let trips = u64::try_from(*n).ok()?.checked_add(1)?;
-                    capacity = capacity.checked_mul(trips)?;
-                }
-                adc_passes::ivs::TripCount::Symbolic { .. } => return None,
-            }
+            factors.push(self.info.ivs.loops.get(id)?.trip_count.clone()?);
             current = self.info.loops.loops[id].parent;
         }
-        (capacity <= 1 << 24).then_some(capacity)
+        // Check availability before emitting anything.
+        let params = self.primal.params().to_vec();
+        let available = |a: &Affine| a.base.is_none_or(|b| params.contains(&b));
+        for factor in &factors {
+            if let TripCount::Symbolic { start, bound, .. } = factor {
+                if !available(start) || !available(bound) {
+                    return None;
+                }
+            }
+        }
+        let mut capacity = self.setup_const(Type::I64, 1);
+        for factor in factors {
+            let trips = match factor {
+                TripCount::Constant(n) => self.setup_const(Type::I64, i128::try_from(n).ok()?),
+                TripCount::Symbolic { start, bound, step, inclusive, signed } => {
+                    let start = self.setup_affine(&start, signed);
+                    let bound = self.setup_affine(&bound, signed);
+                    let (from, to) = if step > 0 { (start, bound) } else { (bound, start) };
+                    let distance = self.setup_binary(BinaryOp::Sub, to, from);
+                    let adjust =
+                        self.setup_const(Type::I64, i128::from(inclusive) + step.abs() - 1);
+                    let rounded = self.setup_binary(BinaryOp::Add, distance, adjust);
+                    let magnitude = self.setup_const(Type::I64, step.abs());
+                    let trips = self.setup_binary(BinaryOp::Sdiv, rounded, magnitude);
+                    let zero = self.setup_const(Type::I64, 0);
+                    self.setup_binary(BinaryOp::Smax, trips, zero)
+                }
+            };
+            let one = self.setup_const(Type::I64, 1);
+            let headers = self.setup_binary(BinaryOp::Add, trips, one);
+            capacity = self.setup_binary(BinaryOp::Mul, capacity, headers);
+        }
+        Some(capacity)
     }
 
-    /// A new tape header in the setup block, pre-sized when `capacity` is known.
-    fn new_tape(&mut self, elem: Type, capacity: Option<u64>) -> Tape {
+    /// `base + offset` as an `i64` in the setup block (`base` is a function parameter).
+    fn setup_affine(&mut self, affine: &Affine, signed: bool) -> Value {
+        let offset = self.setup_const(Type::I64, affine.offset);
+        let Some(base) = affine.base else { return offset };
+        let value = self.fwd(base);
+        let wide = match self.ty(value) {
+            Type::I64 => value,
+            Type::I128 => self
+                .ins_setup(InstructionData::Cast { op: CastOp::Trunc, arg: value, ty: Type::I64 })
+                .expect("cast has a result"),
+            _ => {
+                let op = if signed { CastOp::Sext } else { CastOp::Zext };
+                self.ins_setup(InstructionData::Cast { op, arg: value, ty: Type::I64 })
+                    .expect("cast has a result")
+            }
+        };
+        self.setup_binary(BinaryOp::Add, wide, offset)
+    }
+
+    fn setup_binary(&mut self, op: BinaryOp, a: Value, b: Value) -> Value {
+        self.ins_setup(InstructionData::Binary { op, flags: InstFlags::empty(), args: [a, b] })
+            .expect("binary has a result")
+    }
+
+    /// A new tape header in the setup block; its buffer is allocated there when the
+    /// number of elements (`capacity`, a setup-block value) is known.
+    fn new_tape(&mut self, elem: Type, capacity: Option<Value>) -> Tape {
         let header_ty = Type::structure(vec![Type::PTR, Type::I64, Type::I64], false);
         let header = self
             .ins_setup(InstructionData::Alloca { ty: header_ty, count: None, align: 8 })
             .expect("alloca has a result");
         let size = elem.size().max(1);
-        let saved = self.cur;
-        // Setup code goes before the setup block's jump into the forward pass.
         let (data, cap) = match capacity {
             Some(n) => {
-                let bytes = self.setup_const(Type::I64, (n * size) as i128);
+                let size = self.setup_const(Type::I64, size as i128);
+                let bytes = self.setup_binary(BinaryOp::Mul, n, size);
                 let data = self
                     .ins_setup(InstructionData::Call {
                         callee: self.runtime.malloc,
@@ -305,12 +361,13 @@ impl<'a> Synth<'a> {
                     })
                     .expect("malloc returns a pointer");
                 self.cache.stats.presized_tapes += 1;
-                (data, n as i128)
+                (data, n)
             }
-            None => (self.setup_constant(Type::PTR, Constant::Int(0)), 0),
+            None => {
+                let null = self.setup_constant(Type::PTR, Constant::Int(0));
+                (null, self.setup_const(Type::I64, 0))
+            }
         };
-        self.cur = saved;
-        let cap = self.setup_const(Type::I64, cap);
         let zero = self.setup_const(Type::I64, 0);
         let eight = self.setup_const(Type::I64, 8);
         let sixteen = self.setup_const(Type::I64, 16);
@@ -342,7 +399,7 @@ impl<'a> Synth<'a> {
             return tape.clone();
         }
         let block = self.defining_primal_block(value).expect("taped values live in loops");
-        let capacity = self.known_capacity(block);
+        let capacity = self.capacity_in_setup(block);
         let tape = self.new_tape(self.ty(value), capacity);
         let at = self.after_definition(value);
         self.push_before(at, &tape, value);

@@ -9,9 +9,11 @@
 //! to the reverse region of the edge's source. A block with one incoming edge needs no
 //! tape entry: the path is known statically.
 //!
-//! Not done yet: recovering the taken edge by recomputing the branch condition in the
-//! reverse pass (Enzyme's approach when the condition's operands are available) — every
-//! merge point is taped, which costs one 8-byte tape entry per dynamic merge.
+//! A merge with two incoming edges chosen by one `brif` (if/else diamonds, triangles, two
+//! returns) needs no tape entry either: the reverse pass gets that `brif`'s condition
+//! like any other primal value (recomputed when its operands are, cached otherwise) and
+//! branches on it. Other merges (loop headers, switches, longer paths) are taped, one
+//! 8-byte entry per dynamic merge.
 
 use std::collections::HashMap;
 
@@ -65,8 +67,44 @@ impl<'a> Synth<'a> {
         self.info.incoming[&target].iter().position(|e| *e == edge).unwrap_or(0)
     }
 
+    /// Whether the forward pass must tape which incoming edge of `target` it took.
     fn is_merge(&self, target: EdgeTarget) -> bool {
         self.info.incoming.get(&target).is_some_and(|edges| edges.len() > 1)
+            && self.decider(target).is_none()
+    }
+
+    /// The `brif` that decides edge `e`: `e` leaves that `brif`'s block directly, or leaves
+    /// a block whose only way in is one target of that `brif`. Returns the block and the
+    /// target index (0: condition true).
+    fn edge_decision(&self, target: EdgeTarget, e: Edge) -> Option<(Block, usize)> {
+        let is_brif = |block: Block| {
+            self.primal
+                .terminator(block)
+                .is_some_and(|t| matches!(self.primal.dfg.insts[t], InstructionData::Brif { .. }))
+        };
+        if matches!(target, EdgeTarget::Block(_)) && is_brif(e.from) {
+            return Some((e.from, e.succ_index));
+        }
+        let way_in = self.info.incoming.get(&EdgeTarget::Block(e.from))?;
+        let [only] = way_in.as_slice() else { return None };
+        is_brif(only.from).then_some((only.from, only.succ_index))
+    }
+
+    /// For a merge point with two incoming edges that one `brif` chooses between (an
+    /// if/else diamond, a triangle, two returns): the condition, and the index of the
+    /// edge taken when it is true. The reverse pass recomputes (or reads the cached)
+    /// condition instead of taping the edge.
+    fn decider(&self, target: EdgeTarget) -> Option<(Value, usize)> {
+        let edges = self.info.incoming.get(&target)?;
+        let [e0, e1] = edges.as_slice() else { return None };
+        let (p0, k0) = self.edge_decision(target, *e0)?;
+        let (p1, k1) = self.edge_decision(target, *e1)?;
+        if p0 != p1 || k0 == k1 {
+            return None;
+        }
+        let term = self.primal.terminator(p0)?;
+        let InstructionData::Brif { cond, .. } = self.primal.dfg.insts[term] else { return None };
+        Some((cond, if k0 == 0 { 0 } else { 1 }))
     }
 
     /// Clones a terminator into the forward pass. Branch arguments gain the shadows of
@@ -176,7 +214,11 @@ impl<'a> Synth<'a> {
                 self.ins(InstructionData::Jump { dest });
             }
             _ => {
-                let index = self.pop_control();
+                let decider = self.decider(target);
+                let chooser = match decider {
+                    Some((cond, _)) => self.primal_in_reverse(cond),
+                    None => self.pop_control(),
+                };
                 let region_end = self.cur;
                 let mut blocks = Vec::new();
                 for edge in &edges {
@@ -188,6 +230,14 @@ impl<'a> Synth<'a> {
                     blocks.push(edge_block);
                 }
                 self.cur = region_end;
+                if let Some((_, then_edge)) = decider {
+                    self.ins(InstructionData::Brif {
+                        cond: chooser,
+                        then_dest: BlockCall::new(blocks[then_edge], Vec::new()),
+                        else_dest: BlockCall::new(blocks[1 - then_edge], Vec::new()),
+                    });
+                    return;
+                }
                 let default = BlockCall::new(blocks[0], Vec::new());
                 let cases = blocks
                     .iter()
@@ -195,7 +245,7 @@ impl<'a> Synth<'a> {
                     .skip(1)
                     .map(|(i, b)| (i as u128, BlockCall::new(*b, Vec::new())))
                     .collect();
-                self.ins(InstructionData::Switch { value: index, default, cases });
+                self.ins(InstructionData::Switch { value: chooser, default, cases });
             }
         }
     }
