@@ -471,3 +471,56 @@ fn seed_leaves(value: &Val, f: &mut dyn FnMut(f64) -> f64) -> Val {
 fn same_values(a: &[Val], b: &[Val]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| crate::invocation::matches_expected(x, y))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn function_line_is_parsed() {
+        let (name, args, ret) = parse_function_line(" @f(active, dup, const) -> active").unwrap();
+        assert_eq!(name, "f");
+        assert_eq!(args, vec![ArgActivity::Active, ArgActivity::Dup, ArgActivity::Const]);
+        assert_eq!(ret, RetActivity::Active);
+        assert!(parse_function_line("@f(bogus)").is_err());
+        assert!(parse_function_line("f(active)").is_err());
+    }
+
+    /// The comparison catches a wrong derivative: `2x` is right for `x*x`, `3x` is not.
+    #[test]
+    fn wrong_derivatives_are_caught() {
+        let text = "
+func @f(%x: f64) -> f64 {
+^entry:
+  %y = fmul f64 %x, %x
+  ret %y
+}
+func @right(%x: f64) -> f64 {
+^entry:
+  %two = const f64 2.0
+  %y = fmul f64 %x, %two
+  ret %y
+}
+func @wrong(%x: f64) -> f64 {
+^entry:
+  %three = const f64 3.0
+  %y = fmul f64 %x, %three
+  ret %y
+}
+";
+        let module = parse_module(text).unwrap();
+        let f = module.function_by_name("f").unwrap();
+        let test = GradientTest {
+            function: "f".into(),
+            args: vec![ArgActivity::Active],
+            ret: RetActivity::Active,
+            tolerance: None,
+            checks: Vec::new(),
+        };
+        let right = module.function_by_name("right").unwrap();
+        let wrong = module.function_by_name("wrong").unwrap();
+        gradcheck(&module, f, right, &test, "@f(1.5)").unwrap();
+        let err = gradcheck(&module, f, wrong, &test, "@f(1.5)").unwrap_err();
+        assert!(err.contains("derivative 4.5"), "{err}");
+    }
+}

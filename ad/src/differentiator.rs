@@ -284,6 +284,24 @@ func @f(%x: ptr, %n: i64) -> f64 {
     }
 
     #[test]
+    fn a_function_that_never_returns_still_synthesizes() {
+        let text = "
+declare @abort()
+func @f(%x: f64) -> f64 {
+^entry:
+  %y = fmul f64 %x, %x
+  call @abort()
+  unreachable
+}
+";
+        let mut module = parse_module(text).unwrap();
+        let mut d = Differentiator::default();
+        let req = request(&module, vec![ArgActivity::Active]);
+        d.derivative(&mut module, &req).unwrap();
+        adc_ir::verify::verify_module(&module).unwrap();
+    }
+
+    #[test]
     fn bad_requests_are_errors() {
         let mut module = parse_module(SQUARE_LOOP).unwrap();
         let mut d = Differentiator::default();

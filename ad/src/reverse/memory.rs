@@ -18,8 +18,11 @@
 //!   of pointers or integers: the same memset on the shadow in the forward pass.
 //!
 //! What the copied bytes hold comes from the type-tree analysis (`crate::typetree`): an
-//! undeducible element type is an `UndeducibleType` error, never a guess. Copies that mix
-//! floats with integers or pointers are not handled yet (`Unsupported`).
+//! undeducible element type is an `UndeducibleType` error, never a guess. A
+//! constant-length copy of mixed data (a struct with integer and float fields) is handled
+//! field by field: float fields accumulate in the reverse pass, pointer fields copy their
+//! shadows in the forward pass, integer fields need nothing. Mixed copies of unknown
+//! length, and mixed `memmove`s, are `Unsupported`.
 
 use adc_ir::{
     BinaryOp, CastOp, Constant, FuncAttrs, Inst, InstFlags, InstructionData, IntCC, Type, Value,
@@ -42,6 +45,9 @@ pub(crate) enum MemContents {
     Pointers,
     /// Integers only: nothing to do.
     Integers,
+    /// A constant-length copy of fields of several kinds (a struct with integer and
+    /// float fields): the float and pointer fields at their byte offsets.
+    Fields(Vec<(u64, BaseType)>),
 }
 
 impl<'a> Synth<'a> {
@@ -131,17 +137,45 @@ impl<'a> Synth<'a> {
             I::MemCopy { dst, src, len, may_overlap, volatile } => {
                 if let (Some(sd), Some(ss)) = (self.shadows.get(&dst), self.shadows.get(&src)) {
                     let (sd, ss) = (*sd, *ss);
-                    if self.mem_contents(inst, dst, src, len)? == MemContents::Pointers {
-                        let len = self.fwd(len);
-                        self.ins(I::MemCopy { dst: sd, src: ss, len, may_overlap, volatile });
+                    match self.mem_contents(inst, dst, src, len)? {
+                        MemContents::Pointers => {
+                            let len = self.fwd(len);
+                            self.ins(I::MemCopy { dst: sd, src: ss, len, may_overlap, volatile });
+                        }
+                        MemContents::Fields(_) if may_overlap => {
+                            return Err(self.unsupported(inst, "a memmove of mixed data"));
+                        }
+                        MemContents::Fields(fields) => {
+                            for (offset, base) in fields {
+                                if base == BaseType::Pointer {
+                                    let (from, to) = self.field_addresses(ss, sd, offset);
+                                    let p = self.load(&Type::PTR, from);
+                                    self.store(p, to);
+                                }
+                            }
+                        }
+                        _ => {}
                     }
                 }
             }
             I::MemSet { dst, byte, len, volatile } => {
                 if let Some(sd) = self.shadows.get(&dst).copied() {
-                    if self.mem_contents(inst, dst, dst, len)? == MemContents::Pointers {
-                        let (byte, len) = (self.fwd(byte), self.fwd(len));
-                        self.ins(I::MemSet { dst: sd, byte, len, volatile });
+                    match self.mem_contents(inst, dst, dst, len)? {
+                        MemContents::Pointers => {
+                            let (byte, len) = (self.fwd(byte), self.fwd(len));
+                            self.ins(I::MemSet { dst: sd, byte, len, volatile });
+                        }
+                        MemContents::Fields(fields) => {
+                            let byte = self.fwd(byte);
+                            for (offset, base) in fields {
+                                if base == BaseType::Pointer {
+                                    let (to, _) = self.field_addresses(sd, sd, offset);
+                                    let eight = self.iconst(Type::I64, 8);
+                                    self.ins(I::MemSet { dst: to, byte, len: eight, volatile });
+                                }
+                            }
+                        }
+                        _ => {}
                     }
                 }
             }
@@ -153,7 +187,10 @@ impl<'a> Synth<'a> {
                     );
                 }
                 let fwd_args: Vec<Value> = args.iter().map(|a| self.fwd(*a)).collect();
-                let mut bytes = fwd_args[0];
+                let Some(&first) = fwd_args.first() else {
+                    return Err(self.unsupported(inst, format!("a call to @{name} without a size")));
+                };
+                let mut bytes = first;
                 if name == "calloc" && fwd_args.len() == 2 {
                     bytes = self.binary(BinaryOp::Mul, fwd_args[0], fwd_args[1]);
                 }
@@ -201,13 +238,14 @@ impl<'a> Synth<'a> {
         src: Value,
         len: Value,
     ) -> Result<MemContents, AdError> {
-        let len = self.constant_length(len).unwrap_or(crate::typetree::MAX_OFFSET);
+        let constant = self.constant_length(len);
+        let len = constant.unwrap_or(crate::typetree::MAX_OFFSET);
         let id = self.request.function;
         let mut facts = Vec::new();
         let mut last_error = None;
         for ptr in [dst, src] {
             match self.types.copy_layout(self.module, id, ptr, 0, len, inst) {
-                Ok(layout) => facts.extend(layout.into_iter().map(|(_, base)| base)),
+                Ok(layout) => facts.extend(layout),
                 Err(e) => last_error = Some(e),
             }
         }
@@ -216,12 +254,12 @@ impl<'a> Synth<'a> {
         }
         let mut floats = None;
         let (mut pointers, mut integers) = (false, false);
-        for base in facts {
+        for (_, base) in &facts {
             match base {
                 BaseType::Float(kind) => match floats {
-                    None => floats = Some(kind),
-                    Some(k) if k == kind => {}
-                    Some(_) => return Err(self.unsupported(inst, "a copy mixing f32 and f64 data")),
+                    None => floats = Some(*kind),
+                    Some(k) if k == *kind => {}
+                    Some(_) => return self.fields(inst, constant, &facts),
                 },
                 BaseType::Pointer => pointers = true,
                 BaseType::Integer => integers = true,
@@ -230,12 +268,37 @@ impl<'a> Synth<'a> {
         }
         match (floats, pointers, integers) {
             (Some(kind), false, false) => Ok(MemContents::Floats(kind.ir_type())),
-            (Some(_), _, _) => {
-                Err(self.unsupported(inst, "a copy mixing floats with integers or pointers"))
-            }
+            (Some(_), _, _) => self.fields(inst, constant, &facts),
             (None, true, _) => Ok(MemContents::Pointers),
             (None, false, _) => Ok(MemContents::Integers),
         }
+    }
+
+    /// The float and pointer fields of a constant-length copy whose facts all have fixed
+    /// offsets; an error when two facts at one offset disagree.
+    fn fields(
+        &self,
+        inst: Inst,
+        constant: Option<u64>,
+        facts: &[(Option<u64>, BaseType)],
+    ) -> Result<MemContents, AdError> {
+        let mixed =
+            || self.unsupported(inst, "a copy of mixed data whose length or layout is not fixed");
+        if constant.is_none() {
+            return Err(mixed());
+        }
+        let mut fields: Vec<(u64, BaseType)> = Vec::new();
+        for (offset, base) in facts {
+            let offset = offset.ok_or_else(mixed)?;
+            match fields.iter().find(|(o, _)| *o == offset) {
+                Some((_, b)) if b != base => return Err(self.undeducible(inst)),
+                Some(_) => {}
+                None => fields.push((offset, *base)),
+            }
+        }
+        fields.retain(|(_, b)| matches!(b, BaseType::Float(_) | BaseType::Pointer));
+        fields.sort();
+        Ok(MemContents::Fields(fields))
     }
 
     fn constant_length(&self, len: Value) -> Option<u64> {
@@ -289,23 +352,57 @@ impl<'a> Synth<'a> {
                 else {
                     return Ok(());
                 };
-                let MemContents::Floats(elem) = contents else { return Ok(()) };
                 let len = self.primal_in_reverse(len);
                 let sd = self.shadow_in_reverse(dst).expect("checked above");
-                match self.shadow_in_reverse(src) {
-                    Some(ss) if may_overlap => self.reverse_memmove(&elem, sd, ss, len),
-                    Some(ss) => self.reverse_memcpy(&elem, sd, ss, len),
-                    None => self.memset_zero(sd, len),
+                let ss = self.shadow_in_reverse(src);
+                match (contents, ss) {
+                    (MemContents::Floats(elem), Some(ss)) if may_overlap => {
+                        self.reverse_memmove(&elem, sd, ss, len)
+                    }
+                    (MemContents::Floats(elem), Some(ss)) => {
+                        self.reverse_memcpy(&elem, sd, ss, len)
+                    }
+                    (MemContents::Floats(_), None) => self.memset_zero(sd, len),
+                    (MemContents::Fields(fields), ss) => {
+                        for (offset, base) in fields {
+                            let BaseType::Float(kind) = base else { continue };
+                            let ty = kind.ir_type();
+                            let (to, _) = self.field_addresses(sd, sd, offset);
+                            let d = self.load(&ty, to);
+                            let zero = self.zero(&ty);
+                            self.store(zero, to);
+                            if let Some(ss) = ss {
+                                let (from, _) = self.field_addresses(ss, ss, offset);
+                                let old = self.load(&ty, from);
+                                let new = self.binary(BinaryOp::Fadd, old, d);
+                                self.store(new, from);
+                            }
+                        }
+                    }
+                    _ => {}
                 }
             }
             I::MemSet { dst, len, .. } => {
                 if !self.shadows.contains_key(&dst) {
                     return Ok(());
                 }
-                if let MemContents::Floats(_) = self.mem_contents(inst, dst, dst, len)? {
-                    let len = self.primal_in_reverse(len);
-                    let sd = self.shadow_in_reverse(dst).expect("checked above");
-                    self.memset_zero(sd, len);
+                match self.mem_contents(inst, dst, dst, len)? {
+                    MemContents::Floats(_) => {
+                        let len = self.primal_in_reverse(len);
+                        let sd = self.shadow_in_reverse(dst).expect("checked above");
+                        self.memset_zero(sd, len);
+                    }
+                    MemContents::Fields(fields) => {
+                        let sd = self.shadow_in_reverse(dst).expect("checked above");
+                        for (offset, base) in fields {
+                            let BaseType::Float(kind) = base else { continue };
+                            let ty = kind.ir_type();
+                            let (to, _) = self.field_addresses(sd, sd, offset);
+                            let zero = self.zero(&ty);
+                            self.store(zero, to);
+                        }
+                    }
+                    _ => {}
                 }
             }
             I::AtomicRmw { value, .. } if has_float(self.primal.dfg.value_type(value)) => {
@@ -389,6 +486,12 @@ impl<'a> Synth<'a> {
             args: vec![tmp],
             attrs: FuncAttrs::empty(),
         });
+    }
+
+    /// `a + offset` and `b + offset`, emitted at `cur`.
+    fn field_addresses(&mut self, a: Value, b: Value, offset: u64) -> (Value, Value) {
+        let offset = self.iconst(Type::I64, offset as i128);
+        (self.ptradd(a, offset), self.ptradd(b, offset))
     }
 
     fn element_count(&mut self, elem: &Type, len: Value) -> Value {

@@ -97,6 +97,7 @@ impl PrimalInfo {
     /// so that its forward SSA value can be used directly by the reverse pass.
     pub fn defined_once_before_exit(&self, block: Block) -> bool {
         self.loops.depth(block) == 0
+            && !self.returns.is_empty()
             && self.returns.iter().all(|r| self.domtree.dominates(block, *r))
     }
 }
