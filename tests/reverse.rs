@@ -1,12 +1,12 @@
 //! End-to-end reverse mode: every `tests/c/reverse/*.c` program is compiled by clang-19 at
 //! -O0 and -O2 to bitcode, built by `adc build` (which replaces its `__enzyme_autodiff`
 //! calls by synthesized derivatives; once as is, once with `--ad-before-opt`), linked with
-//! `cc prog.o -lm` and run. Each program
-//! checks its gradients against analytic derivatives or central finite differences and
-//! exits non-zero on a mismatch; its output is shown when the case fails.
+//! `cc prog.o -lm` and run. Each program checks its gradients against analytic derivatives
+//! or central finite differences and exits non-zero on a mismatch; its output is shown when
+//! the case fails. Two `cli/` cases check `--emit ir` and pass toggles on an .adir input.
 //!
-//! One libtest-mimic test per (level, program); without clang-19 every case is ignored with
-//! a notice. Build products go under `CARGO_TARGET_TMPDIR/reverse`.
+//! One libtest-mimic test per (level, program); without clang-19 every C case is ignored
+//! with a notice. Build products go under `CARGO_TARGET_TMPDIR/reverse`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -551,12 +551,13 @@ fn float_leaves(ty: &Type, base: u64, out: &mut Vec<Leaf>, path: &mut Vec<u32>) 
     }
 }
 
+/// The float leaves of `ty`; `None` when it holds anything but floats.
 fn leaves_of(ty: &Type) -> Option<Vec<Leaf>> {
     let mut out = Vec::new();
     float_leaves(ty, 0, &mut out, &mut Vec::new()).then_some(out)
 }
 
-/// Reads one leaf out of `value` (of type `ty`).
+/// Reads one leaf out of `value` (an aggregate or vector holding it).
 fn read_leaf(ins: &mut Inserter, value: Value, leaf: &Leaf) -> Result<Value, String> {
     let (path, lane, _, _) = leaf;
     let mut current = value;
