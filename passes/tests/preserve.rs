@@ -58,7 +58,10 @@ fn configurations() -> Vec<(String, Vec<&'static PassInfo>)> {
 #[derive(Debug)]
 enum Outcome {
     /// The return value, and each buffer's bytes (`None`: never written).
-    Done { ret: Option<Val>, buffers: Vec<Vec<Option<Val>>> },
+    Done {
+        ret: Option<Val>,
+        buffers: Vec<Vec<Option<Val>>>,
+    },
     Failed(ErrorKind),
 }
 
@@ -178,7 +181,10 @@ fn difference(before: &Outcome, after: &Outcome) -> Option<String> {
 }
 
 /// Checks one program against every configuration; `Err` describes the first failure.
-fn check_program(program: &Program, configs: &[(String, Vec<&'static PassInfo>)]) -> Result<(), String> {
+fn check_program(
+    program: &Program,
+    configs: &[(String, Vec<&'static PassInfo>)],
+) -> Result<(), String> {
     let original = parse_module(&program.text).map_err(|d| format!("does not parse: {d}"))?;
     verify_module(&original).map_err(|d| format!("generated module does not verify: {d}"))?;
     let before: Vec<Vec<Outcome>> = program
@@ -210,7 +216,7 @@ fn check_program(program: &Program, configs: &[(String, Vec<&'static PassInfo>)]
 }
 
 fn cases() -> u32 {
-    std::env::var("ADC_PRESERVE_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(96)
+    std::env::var("ADC_PRESERVE_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(64)
 }
 
 proptest! {

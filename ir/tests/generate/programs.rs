@@ -119,8 +119,8 @@ struct FuncGen<'c, 'd, 'f> {
 }
 
 const INT_OPS: &[&str] = &[
-    "add", "sub", "mul", "and", "or", "xor", "shl", "lshr", "ashr", "smin", "smax", "umin",
-    "umax", "udiv", "urem", "sdiv", "srem", "add", "sub", "mul",
+    "add", "sub", "mul", "and", "or", "xor", "shl", "lshr", "ashr", "smin", "smax", "umin", "umax",
+    "udiv", "urem", "sdiv", "srem", "add", "sub", "mul",
 ];
 const FLOAT_OPS: &[&str] =
     &["fadd", "fsub", "fmul", "fdiv", "fminnum", "fmaxnum", "copysign", "fadd", "fmul", "frem"];
@@ -170,7 +170,8 @@ impl<'c, 'd, 'f> FuncGen<'c, 'd, 'f> {
             .map(|(i, t)| format!("%a{i}: {}", t.text()))
             .collect();
         let ret = self.sig.ret.map(|t| format!(" -> {}", t.text())).unwrap_or_default();
-        let mut header = format!("func @{}({}){ret} {{\n^entry:\n", self.sig.name, params.join(", "));
+        let mut header =
+            format!("func @{}({}){ret} {{\n^entry:\n", self.sig.name, params.join(", "));
         for (i, t) in self.sig.params.iter().enumerate() {
             let name = format!("%a{i}");
             if *t == Scalar::Ptr {
@@ -218,16 +219,61 @@ impl<'c, 'd, 'f> FuncGen<'c, 'd, 'f> {
         }
         self.budget = 4 + self.c.below(30);
         self.block(0);
+        // Mostly, everything still in scope flows into the result, so that a wrong value
+        // anywhere is seen; sometimes one value alone, so that dead code stays for dce.
+        let checksum = !self.c.one_in(4);
         match self.sig.ret {
             Some(t) => {
-                let v = self.value(t);
+                let v = if checksum { self.checksum(t) } else { self.value(t) };
                 self.line(&format!("ret {v}"));
             }
-            None => self.line("ret"),
+            None => {
+                if checksum {
+                    let sum = self.checksum(Scalar::I64);
+                    let p = self.buffer();
+                    self.line(&format!("store {sum}, {p}, align 8"));
+                }
+                self.line("ret");
+            }
         }
         header.push_str(&self.out);
         header.push_str("}\n");
         header
+    }
+
+    /// Every value in scope folded into one value of type `ty` (NaNs made canonical
+    /// first: passes may change NaN payloads).
+    fn checksum(&mut self, ty: Scalar) -> String {
+        let values = self.avail.clone();
+        let mut sum = self.def(Scalar::I64, "const i64 0");
+        for (i, v) in values.iter().enumerate() {
+            let word = match v.ty {
+                Scalar::I64 => v.name.clone(),
+                Scalar::I1 | Scalar::I32 => {
+                    self.def(Scalar::I64, &format!("zext {} to i64", v.name))
+                }
+                Scalar::F64 => {
+                    let nan = self.def(Scalar::I1, &format!("fcmp uno f64 {0}, {0}", v.name));
+                    let canon = self.def(Scalar::F64, "const f64 nan");
+                    let x =
+                        self.def(Scalar::F64, &format!("select f64 {nan}, {canon}, {}", v.name));
+                    self.def(Scalar::I64, &format!("bitcast {x} to i64"))
+                }
+                Scalar::Ptr => continue,
+            };
+            // Alternate so that equal values do not cancel out.
+            let op = if i % 2 == 0 { "xor" } else { "add" };
+            let rotated = self.def(Scalar::I64, &format!("const i64 {}", 1 + i % 7));
+            let shifted = self.def(Scalar::I64, &format!("shl i64 {sum}, {rotated}"));
+            sum = self.def(Scalar::I64, &format!("{op} i64 {shifted}, {word}"));
+        }
+        match ty {
+            Scalar::I64 => sum,
+            Scalar::I32 => self.def(Scalar::I32, &format!("trunc {sum} to i32")),
+            Scalar::F64 => self.def(Scalar::F64, &format!("bitcast {sum} to f64")),
+            Scalar::I1 => self.def(Scalar::I1, &format!("trunc {sum} to i1")),
+            Scalar::Ptr => unreachable!("functions do not return pointers"),
+        }
     }
 
     /// A sequence of statements at loop/branch nesting `depth`.
@@ -276,7 +322,10 @@ impl<'c, 'd, 'f> FuncGen<'c, 'd, 'f> {
             },
             Scalar::F64 => self
                 .c
-                .pick(&["0.0", "-0.0", "1.0", "0.5", "-2.5", "3.0", "0.1", "1e300", "nan", "inf"])
+                .pick(&[
+                    "0.0", "-0.0", "1.0", "0.5", "-2.5", "3.0", "0.1", "1e300", "nan", "inf",
+                    "-0.0",
+                ])
                 .to_string(),
             Scalar::Ptr => unreachable!("pointers come from `buffers`"),
         };
