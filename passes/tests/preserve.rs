@@ -90,7 +90,7 @@ fn call(module: &Module, func: &str, params: &[Scalar], k: usize) -> Outcome {
                 let words: Vec<Val> = (0..BUFFER_BYTES / 8)
                     .map(|w| {
                         let w = w as usize + i + k;
-                        if w % 2 == 0 {
+                        if w.is_multiple_of(2) {
                             Val::Int(u128::from(FLOATS[w % FLOATS.len()].to_bits()))
                         } else {
                             Val::Int(u128::from(INTS[w % INTS.len()] as u64))

@@ -550,25 +550,25 @@ impl<'c, 'd, 'f> FuncGen<'c, 'd, 'f> {
             // No else arm: the join is reached directly with a value from outside.
             let outside = self.value(ty);
             self.line(&format!("brif {cond}, ^then{id}, ^join{id}({outside})"));
-            let _ = write!(self.out, "^then{id}:\n");
+            let _ = writeln!(self.out, "^then{id}:");
             self.block(depth + 1);
             let inside = self.value(ty);
             self.line(&format!("jump ^join{id}({inside})"));
         } else {
             self.line(&format!("brif {cond}, ^then{id}, ^else{id}"));
-            let _ = write!(self.out, "^then{id}:\n");
+            let _ = writeln!(self.out, "^then{id}:");
             self.block(depth + 1);
             let a = self.value(ty);
             self.line(&format!("jump ^join{id}({a})"));
             self.avail.truncate(scope);
-            let _ = write!(self.out, "^else{id}:\n");
+            let _ = writeln!(self.out, "^else{id}:");
             self.block(depth + 1);
             let b = self.value(ty);
             self.line(&format!("jump ^join{id}({b})"));
         }
         self.avail.truncate(scope);
         let merged = self.fresh("%m");
-        let _ = write!(self.out, "^join{id}({merged}: {}):\n", ty.text());
+        let _ = writeln!(self.out, "^join{id}({merged}: {}):", ty.text());
         self.avail.push(Val { name: merged, ty });
     }
 
@@ -589,20 +589,20 @@ impl<'c, 'd, 'f> FuncGen<'c, 'd, 'f> {
         let init = self.value(ty);
         self.line(&format!("jump ^head{id}({zero}, {init})"));
         let (i, acc) = (self.fresh("%i"), self.fresh("%acc"));
-        let _ = write!(self.out, "^head{id}({i}: i64, {acc}: {}):\n", ty.text());
+        let _ = writeln!(self.out, "^head{id}({i}: i64, {acc}: {}):", ty.text());
         self.avail.push(Val { name: i.clone(), ty: Scalar::I64 });
         self.avail.push(Val { name: acc.clone(), ty });
         let scope = self.avail.len();
         let more = self.fresh("%more");
         self.line(&format!("{more} = icmp slt i64 {i}, {bound}"));
         self.line(&format!("brif {more}, ^body{id}, ^exit{id}"));
-        let _ = write!(self.out, "^body{id}:\n");
+        let _ = writeln!(self.out, "^body{id}:");
         self.block(depth + 1);
         let next_acc = self.value(ty);
         let one = self.def(Scalar::I64, "const i64 1");
         let next_i = self.def(Scalar::I64, &format!("add i64 {i}, {one}"));
         self.line(&format!("jump ^head{id}({next_i}, {next_acc})"));
         self.avail.truncate(scope);
-        let _ = write!(self.out, "^exit{id}:\n");
+        let _ = writeln!(self.out, "^exit{id}:");
     }
 }
