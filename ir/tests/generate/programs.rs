@@ -2,7 +2,8 @@
 //! (interpreter before vs after). Where `generate` covers every syntactic corner, this one
 //! aims at programs that mostly run to completion with defined behaviour, so that
 //! comparing results means something: structured control flow (if/else with merge
-//! parameters, counted loops with carried values, nested), integer and float arithmetic,
+//! parameters, counted loops with carried values, some with a second exit, nested),
+//! integer and float arithmetic,
 //! scalar stack slots (mem2reg's food), 64-byte buffers (pointer parameters and array
 //! allocas) accessed through masked `ptradd` offsets, calls to earlier functions (no
 //! recursion, so everything terminates) and to libm.
@@ -598,6 +599,12 @@ impl<'c, 'd, 'f> FuncGen<'c, 'd, 'f> {
         self.line(&format!("brif {more}, ^body{id}, ^exit{id}"));
         let _ = writeln!(self.out, "^body{id}:");
         self.block(depth + 1);
+        if self.c.one_in(3) {
+            // A second exit (`break`): the loop leaves from the body as well as the header.
+            let stop = self.condition();
+            self.line(&format!("brif {stop}, ^exit{id}, ^latch{id}"));
+            let _ = writeln!(self.out, "^latch{id}:");
+        }
         let next_acc = self.value(ty);
         let one = self.def(Scalar::I64, "const i64 1");
         let next_i = self.def(Scalar::I64, &format!("add i64 {i}, {one}"));
