@@ -8,6 +8,13 @@
 //! `CARGO_TARGET_TMPDIR`. The last stage builds the imported module with the Cranelift
 //! backend (`adc_backend::compile_object`), links it with `cc prog.o -lm` and requires the
 //! same output as the native program. A table of per-stage pass counts is printed at the end.
+//!
+//! The optimized stages then run the imported module through the `pre-ad` and `post-ad`
+//! pipelines (verifying after every pass), and require the interpreter and the
+//! Cranelift-built program of the optimized module to print what the native program
+//! prints. To keep CI time reasonable they run at the levels in `OPTIMIZED_LEVELS` only
+//! (unoptimized input, the pipelines' main customer, and -O2); the other levels stop after
+//! `adc-native-matches`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -30,10 +37,23 @@ const COMPILERS: &[&str] = &["clang-19", "clang-14"];
 
 /// Stages a case goes through, in order; a case counts as passing a stage only if it
 /// passed all earlier ones.
-const STAGES: &[&str] =
-    &["compile", "import", "round-trip", "verify", "interp-matches", "adc-native-matches"];
+const STAGES: &[&str] = &[
+    "compile",
+    "import",
+    "round-trip",
+    "verify",
+    "interp-matches",
+    "adc-native-matches",
+    "opt-verify",
+    "opt-interp",
+    "opt-native",
+];
 
-type Table = Arc<Mutex<BTreeMap<(String, String), [usize; 7]>>>;
+/// Levels whose cases also go through `pre-ad` + `post-ad` (a sample: see the module doc).
+const OPTIMIZED_LEVELS: &[&str] = &["O0", "O2"];
+
+/// Per (compiler, level): cases passing each stage, then cases run.
+type Table = Arc<Mutex<BTreeMap<(String, String), [usize; STAGES.len() + 1]>>>;
 
 fn main() {
     let args = Arguments::from_args();
@@ -83,24 +103,23 @@ fn print_table(table: &Table) {
         return;
     }
     eprintln!("\ncorpus stage counts (cases passing each stage / cases run):");
-    eprintln!(
-        "{:<10} {:<8} {:>8} {:>8} {:>8} {:>10} {:>14} {:>18}",
-        "compiler", "level", STAGES[0], STAGES[1], STAGES[2], STAGES[3], STAGES[4], STAGES[5]
-    );
+    let header: Vec<String> = STAGES.iter().map(|s| format!("{s:>12}")).collect();
+    eprintln!("{:<10} {:<8} {}", "compiler", "level", header.join(" "));
     for ((compiler, level), counts) in table.iter() {
-        let total = counts[6];
-        let cell = |i: usize| format!("{}/{}", counts[i], total);
-        eprintln!(
-            "{:<10} {:<8} {:>8} {:>8} {:>8} {:>10} {:>14} {:>18}",
-            compiler,
-            level,
-            cell(0),
-            cell(1),
-            cell(2),
-            cell(3),
-            cell(4),
-            cell(5)
-        );
+        let total = counts[STAGES.len()];
+        // The optimized stages run at the sampled levels only (see `OPTIMIZED_LEVELS`).
+        let sampled = OPTIMIZED_LEVELS.contains(&level.as_str());
+        let cells: Vec<String> = (0..STAGES.len())
+            .map(|i| {
+                let cell = if i >= 6 && !sampled {
+                    "not run".to_string()
+                } else {
+                    format!("{}/{}", counts[i], total)
+                };
+                format!("{cell:>12}")
+            })
+            .collect();
+        eprintln!("{:<10} {:<8} {}", compiler, level, cells.join(" "));
     }
 }
 
@@ -123,7 +142,7 @@ impl Case {
         for count in row.iter_mut().take(passed) {
             *count += 1;
         }
-        row[6] += 1;
+        row[STAGES.len()] += 1;
         result
     }
 
@@ -206,6 +225,31 @@ mod pipeline {
         *passed = 4;
 
         let expected = case.native_output(bc)?;
+        let output = interpret_main(module)?;
+        if output != expected {
+            return Err(format!(
+                "interpreter output differs:\n  native: {expected:?}\n  interp: {output:?}"
+            )
+            .into());
+        }
+        *passed = 5;
+
+        let native = build_and_run(case, module, "adc")?;
+        if native != expected {
+            return Err(format!(
+                "adc-built program output differs:\n  clang: {expected:?}\n  adc:   {native:?}"
+            )
+            .into());
+        }
+        *passed = 6;
+        if !OPTIMIZED_LEVELS.contains(&case.level.as_str()) {
+            return Ok(());
+        }
+        optimized(case, module, &expected, passed)
+    }
+
+    /// What `main` prints in the interpreter (`main(1, {"prog"})` when it takes argv).
+    fn interpret_main(module: &adc_ir::Module) -> Result<String, String> {
         let main = module.function_by_name("main").ok_or("no main")?;
         let mut interp =
             Interpreter::new(module).map_err(|e| format!("interpreter: {}", e.message()))?;
@@ -219,25 +263,22 @@ mod pipeline {
         };
         let result = interp.call(main, &args);
         let output = interp.output().to_string();
-        if let Err(e) = result {
-            return Err(format!(
+        match result {
+            Ok(_) => Ok(output),
+            Err(e) => Err(format!(
                 "interpreter error: {}\n  output so far: {output:?}",
                 e.to_diagnostic()
-            )
-            .into());
+            )),
         }
-        if output != expected {
-            return Err(format!(
-                "interpreter output differs:\n  native: {expected:?}\n  interp: {output:?}"
-            )
-            .into());
-        }
-        *passed = 5;
+    }
 
+    /// stdout of the program Cranelift builds from `module` (`STEM.SUFFIX.o`, linked by cc);
+    /// like the native reference, its exit status is not compared.
+    fn build_and_run(case: &Case, module: &adc_ir::Module, suffix: &str) -> Result<String, String> {
         let object =
             adc_backend::compile_object(module, &case.stem).map_err(|d| format!("backend: {d}"))?;
-        let obj = case.dir.join(format!("{}.adc.o", case.stem));
-        let exe = case.dir.join(format!("{}.adc", case.stem));
+        let obj = case.dir.join(format!("{}.{suffix}.o", case.stem));
+        let exe = case.dir.join(format!("{}.{suffix}", case.stem));
         std::fs::write(&obj, object).map_err(|e| format!("writing the object: {e}"))?;
         let link = Command::new("cc")
             .arg(&obj)
@@ -249,19 +290,60 @@ mod pipeline {
             return Err(format!(
                 "linking the adc object failed: {}",
                 String::from_utf8_lossy(&link.stderr)
+            ));
+        }
+        let run =
+            Command::new(&exe).output().map_err(|e| format!("running {suffix} build: {e}"))?;
+        if !run.status.success() {
+            return Err(format!(
+                "the {suffix}-built program failed ({}): stdout {:?}",
+                run.status,
+                String::from_utf8_lossy(&run.stdout)
+            ));
+        }
+        Ok(String::from_utf8_lossy(&run.stdout).into_owned())
+    }
+
+    /// The module through `pre-ad` then `post-ad`, verified after every pass, then run by
+    /// the interpreter and built by Cranelift: both must print what the native program
+    /// prints.
+    fn optimized(
+        case: &Case,
+        module: &adc_ir::Module,
+        expected: &str,
+        passed: &mut usize,
+    ) -> Result<(), Failed> {
+        let mut optimized = module.clone();
+        let options = adc_passes::Options { verify_each: true, ..Default::default() };
+        for name in ["pre-ad", "post-ad"] {
+            let selection =
+                adc_passes::Selection { pipeline: Some(name.to_string()), passes: None };
+            let passes = adc_passes::resolve(&selection, name).map_err(|e| e.to_string())?;
+            let (_, result) = adc_passes::run_passes(&mut optimized, &passes, &options);
+            result.map_err(|e| format!("{name}: {e}"))?;
+        }
+        let text = adc_ir::text::print_module(&optimized);
+        std::fs::write(case.dir.join(format!("{}.opt.adir", case.stem)), &text).ok();
+        *passed = 7;
+
+        let output = interpret_main(&optimized)
+            .map_err(|e| format!("interpreter on the optimized module: {e}"))?;
+        if output != expected {
+            return Err(format!(
+                "interpreter output of the optimized module differs:\n  native: {expected:?}\n  interp: {output:?}"
             )
             .into());
         }
-        let run = Command::new(&exe).output().map_err(|e| format!("running adc build: {e}"))?;
-        let native = String::from_utf8_lossy(&run.stdout);
+        *passed = 8;
+
+        let native = build_and_run(case, &optimized, "opt")?;
         if native != expected {
             return Err(format!(
-                "adc-built program output differs ({}):\n  clang: {expected:?}\n  adc:   {native:?}",
-                run.status
+                "adc-built optimized program output differs:\n  clang: {expected:?}\n  adc:   {native:?}"
             )
             .into());
         }
-        *passed = 6;
+        *passed = 9;
         Ok(())
     }
 }

@@ -8,6 +8,9 @@
 //! verifier, by the textbook data-flow equations), and blocks are then filled in an order
 //! where every dominator comes first. Anything a later block uses comes from a dominator,
 //! from its own parameters, or is created on the spot as a `const`.
+//!
+//! Shared: `adc-passes`'s tests include this directory by path (`#[path]`), and
+//! `programs` adds executable programs for differential tests of the passes.
 
 // Each test binary that includes this module uses a different part of it.
 #![allow(dead_code)]
@@ -21,6 +24,8 @@ use adc_ir::text::print_module;
 use adc_ir::*;
 use cranelift_entity::EntityRef;
 use proptest::prelude::*;
+
+pub mod programs;
 
 /// A generated module; `Debug` prints its text so that failures are readable.
 #[derive(Clone)]
