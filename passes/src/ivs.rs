@@ -86,10 +86,14 @@ fn const_int(func: &Function, v: Value) -> Option<i128> {
     }
 }
 
-/// Whether `v` is defined outside the loop (so it is invariant in it).
+/// Whether `v` is invariant in the loop: defined outside it, or a constant (imported code
+/// materializes constants next to their uses, often inside the loop).
 fn invariant(func: &Function, l: &Loop, v: Value) -> bool {
     match func.dfg.values.get(v).map(|d| d.def) {
-        Some(ValueDef::Result(inst)) => func.layout.inst_block(inst).is_none_or(|b| !l.contains(b)),
+        Some(ValueDef::Result(inst)) => {
+            matches!(func.dfg.insts[inst], InstructionData::Const { .. })
+                || func.layout.inst_block(inst).is_none_or(|b| !l.contains(b))
+        }
         Some(ValueDef::Param(block, _)) => !l.contains(block),
         None => false,
     }
