@@ -6,15 +6,22 @@
 //!
 //! Derivatives are named `__adc_reverse_<function>`, with `.1`, `.2`, ... appended for
 //! further distinct requests on the same function, and have internal linkage.
+//!
+//! Calls to defined functions inside a derivative go through split functions
+//! (`__adc_split_<callee>`, see `crate::reverse`), memoised per (callee, activity) across
+//! all requests. A synthesis reserves the ids of the split functions it calls (past the
+//! end of the module); the differentiator then adds them in order as declarations and
+//! synthesizes their bodies from a worklist, each of which may reserve more. This is what
+//! makes recursion work: a split function's id exists before its body is built.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use adc_ir::{FuncAttrs, FuncId, Function, Module, Signature, Type};
 
 use crate::cache::{define_tape_push, CacheStats};
 use crate::error::{AdError, AdErrorKind, Site};
 use crate::request::{DiffMode, DiffRequest, Synthesize};
-use crate::reverse::{synthesize, Runtime};
+use crate::reverse::{synthesize, Runtime, SplitRegistry};
 use crate::rules::{self, Differentiable};
 
 /// Choices that change what synthesis produces.
@@ -36,13 +43,15 @@ impl Default for DifferentiatorOptions {
 pub struct Differentiator {
     pub options: DifferentiatorOptions,
     memo: HashMap<DiffRequest, FuncId>,
+    /// Split functions (augmented forward + reverse of callees) per callee request.
+    split_memo: HashMap<DiffRequest, FuncId>,
     /// Cache statistics of every derivative synthesized so far, by its name.
     pub stats: Vec<(String, CacheStats)>,
 }
 
 impl Differentiator {
     pub fn new(options: DifferentiatorOptions) -> Differentiator {
-        Differentiator { options, memo: HashMap::new(), stats: Vec::new() }
+        Differentiator { options, memo: HashMap::new(), split_memo: HashMap::new(), stats: Vec::new() }
     }
 }
 
@@ -77,24 +86,91 @@ impl Synthesize for Differentiator {
         let signatures: HashMap<FuncId, Signature> =
             module.functions.iter().map(|(id, f)| (id, f.signature.clone())).collect();
         let name = fresh_name(module, &format!("__adc_reverse_{primal_name}"));
-        let (function, stats) = synthesize(module, request, &name, runtime, &signatures)?;
-        if self.options.verify {
-            if let Err(diagnostics) = adc_ir::verify::verify_function(module, &function) {
-                let text = adc_ir::text::print_function(module, &function);
-                return Err(AdError::new(
-                    Site::function(&primal_name),
-                    AdErrorKind::Unsupported {
-                        what: format!(
-                            "{request}: internal error, the synthesized derivative does not verify: {diagnostics}\n{text}"
-                        ),
-                    },
-                ));
-            }
-        }
+        // The derivative takes the next id; the split functions it calls follow it.
+        let mut splits = SplitRegistry::new(self.split_memo.clone(), module.functions.len() + 1);
+        let (function, stats) =
+            synthesize(module, request, &name, runtime, &signatures, &mut splits, false)?;
+        let mut queue = VecDeque::new();
         let id = module.add_function(function);
+        self.add_pending_splits(module, splits, &mut queue);
+        self.verify(module, id, request, &primal_name)?;
         self.memo.insert(request.clone(), id);
         self.stats.push((name, stats));
+        self.synthesize_splits(module, runtime, queue)?;
         Ok(id)
+    }
+}
+
+impl Differentiator {
+    /// Adds the split functions a synthesis reserved, as declarations (their bodies
+    /// follow), in id order, and queues them.
+    fn add_pending_splits(
+        &mut self,
+        module: &mut Module,
+        splits: SplitRegistry,
+        queue: &mut VecDeque<(DiffRequest, FuncId)>,
+    ) {
+        for (request, id, signature) in splits.pending {
+            let callee = module.functions[request.function].name.clone();
+            let name = fresh_name(module, &format!("__adc_split_{callee}"));
+            let mut placeholder = Function::new(&name, signature);
+            placeholder.linkage = adc_ir::Linkage::Internal;
+            let added = module.add_function(placeholder);
+            debug_assert_eq!(added, id, "split functions are added in reservation order");
+            self.split_memo.insert(request.clone(), id);
+            queue.push_back((request, id));
+        }
+    }
+
+    /// Synthesizes the bodies of queued split functions (and of those they call).
+    fn synthesize_splits(
+        &mut self,
+        module: &mut Module,
+        runtime: Runtime,
+        mut queue: VecDeque<(DiffRequest, FuncId)>,
+    ) -> Result<(), AdError> {
+        while let Some((request, id)) = queue.pop_front() {
+            let callee = module.functions[request.function].name.clone();
+            declare_rule_externs(module, request.function, &callee)?;
+            let signatures: HashMap<FuncId, Signature> =
+                module.functions.iter().map(|(id, f)| (id, f.signature.clone())).collect();
+            let name = module.functions[id].name.clone();
+            let mut splits = SplitRegistry::new(self.split_memo.clone(), module.functions.len());
+            let (mut function, stats) =
+                synthesize(module, &request, &name, runtime, &signatures, &mut splits, true)?;
+            self.add_pending_splits(module, splits, &mut queue);
+            function.linkage = adc_ir::Linkage::Internal;
+            module.functions[id] = function;
+            self.verify(module, id, &request, &callee)?;
+            self.stats.push((name, stats));
+        }
+        Ok(())
+    }
+
+    fn verify(
+        &self,
+        module: &Module,
+        id: FuncId,
+        request: &DiffRequest,
+        primal_name: &str,
+    ) -> Result<(), AdError> {
+        if !self.options.verify {
+            return Ok(());
+        }
+        let function = &module.functions[id];
+        if let Err(diagnostics) = adc_ir::verify::verify_function(module, function) {
+            let text = adc_ir::text::print_function(module, function);
+            return Err(AdError::new(
+                Site::function(primal_name),
+                AdErrorKind::Unsupported {
+                    what: format!(
+                        "{request}: internal error, the synthesized function @{} does not verify: {diagnostics}\n{text}",
+                        function.name
+                    ),
+                },
+            ));
+        }
+        Ok(())
     }
 }
 
