@@ -410,8 +410,7 @@ impl<'a> Synth<'a> {
             return tape.clone();
         }
         let block = self.defining_primal_block(value).expect("taped values live in loops");
-        let capacity =
-            if self.split.is_some() { None } else { self.capacity_in_setup(block) };
+        let capacity = if self.split.is_some() { None } else { self.capacity_in_setup(block) };
         let tape = self.new_tape(self.ty(value), capacity);
         let at = self.after_definition(value);
         self.push_before(at, &tape, value);

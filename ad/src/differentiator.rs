@@ -51,7 +51,12 @@ pub struct Differentiator {
 
 impl Differentiator {
     pub fn new(options: DifferentiatorOptions) -> Differentiator {
-        Differentiator { options, memo: HashMap::new(), split_memo: HashMap::new(), stats: Vec::new() }
+        Differentiator {
+            options,
+            memo: HashMap::new(),
+            split_memo: HashMap::new(),
+            stats: Vec::new(),
+        }
     }
 }
 
@@ -375,6 +380,101 @@ func @f(%x: f64) -> f64 {
         let req = request(&module, vec![ArgActivity::Active]);
         d.derivative(&mut module, &req).unwrap();
         adc_ir::verify::verify_module(&module).unwrap();
+    }
+
+    const MUTUAL: &str = "
+func @even(%x: f64, %n: i64) -> f64 noinline {
+^entry:
+  %zero = const i64 0
+  %done = icmp sle i64 %n, %zero
+  brif %done, ^base, ^step
+^base:
+  ret %x
+^step:
+  %k = const i64 1
+  %m = sub i64 %n, %k
+  %o = call @odd(%x, %m)
+  %r = fmul f64 %o, %x
+  ret %r
+}
+func @odd(%x: f64, %n: i64) -> f64 noinline {
+^entry:
+  %k = const i64 1
+  %m = sub i64 %n, %k
+  %e = call @even(%x, %m)
+  %r = fmul f64 %e, %x
+  ret %r
+}
+func @f(%x: f64, %n: i64) -> f64 {
+^entry:
+  %a = call @even(%x, %n)
+  %b = call @even(%a, %n)
+  ret %b
+}
+";
+
+    fn split_functions(module: &Module) -> Vec<String> {
+        let mut names: Vec<String> = module
+            .functions
+            .values()
+            .filter(|f| f.name.starts_with("__adc_split_"))
+            .map(|f| f.name.clone())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn split_functions_are_memoised_per_callee_and_activity() {
+        let mut module = parse_module(MUTUAL).unwrap();
+        let mut d = Differentiator::default();
+        let req = request(&module, vec![ArgActivity::Active, ArgActivity::Const]);
+        let id = d.derivative(&mut module, &req).unwrap();
+        // Two calls of @even with the same activity and the mutual recursion share one
+        // split function per callee.
+        assert_eq!(split_functions(&module), ["__adc_split_even", "__adc_split_odd"]);
+        for name in split_functions(&module) {
+            let f = &module.functions[module.function_by_name(&name).unwrap()];
+            assert!(!f.is_declaration(), "{name} has a body");
+            assert_eq!(f.linkage, Linkage::Internal);
+        }
+        // A second request reuses them.
+        let other = DiffRequest::reverse(req.function, req.args.clone(), RetActivity::Const);
+        d.derivative(&mut module, &other).unwrap();
+        assert_eq!(split_functions(&module).len(), 2);
+        adc_ir::verify::verify_module(&module).unwrap();
+        // even(x, 3) = odd(x, 2)·x = even(x, 1)·x² = odd(x, 0)·x³ = x⁵, so f = x^25.
+        let mut interp = Interpreter::new(&module).unwrap();
+        let result = interp.call(id, &[Val::F64(1.1), Val::Int(3)]).unwrap();
+        let Some(Val::F64(d)) = result else { panic!("{result:?}") };
+        let expected = 25.0 * 1.1f64.powi(24);
+        assert!((d - expected).abs() < 1e-9 * expected, "{d} vs {expected}");
+    }
+
+    #[test]
+    fn an_unknown_external_inside_a_callee_is_reported_at_its_call_site() {
+        let text = "
+declare @mystery(f64) -> f64
+func @g(%x: f64) -> f64 noinline {
+^entry:
+  %y = call @mystery(%x)
+  ret %y
+}
+func @f(%x: f64) -> f64 {
+^entry:
+  %y = call @g(%x)
+  ret %y
+}
+";
+        let mut module = parse_module(text).unwrap();
+        let mut d = Differentiator::default();
+        let req = DiffRequest::reverse(
+            module.function_by_name("f").unwrap(),
+            vec![ArgActivity::Active],
+            RetActivity::Active,
+        );
+        let err = d.derivative(&mut module, &req).unwrap_err().to_string();
+        assert!(err.contains("in @g") && err.contains("@mystery"), "{err}");
     }
 
     #[test]

@@ -56,7 +56,8 @@ pub(crate) fn registered_inactive(module: &Module, callee: FuncId) -> bool {
         }
     }
     module.globals.values().any(|g| {
-        g.name.starts_with(INACTIVE_FN_GLOBAL) && g.init.as_ref().is_some_and(|c| mentions(c, callee))
+        g.name.starts_with(INACTIVE_FN_GLOBAL)
+            && g.init.as_ref().is_some_and(|c| mentions(c, callee))
     })
 }
 
@@ -207,10 +208,20 @@ impl<'a> Synth<'a> {
                 if has_pointer(ty) {
                     return Err(self.unsupported(
                         inst,
-                        format!("argument {index} of @{name}: an active aggregate holding pointers"),
+                        format!(
+                            "argument {index} of @{name}: an active aggregate holding pointers"
+                        ),
                     ));
                 }
                 ArgActivity::Active
+            } else if self.is_active(*arg) && !ty.is_ptr() {
+                // An integer holding float bits: no argument activity carries it.
+                return Err(self.unsupported(
+                    inst,
+                    format!(
+                        "argument {index} of @{name}: an active {ty} (float bits in an integer)"
+                    ),
+                ));
             } else {
                 ArgActivity::Const
             };
@@ -224,6 +235,11 @@ impl<'a> Synth<'a> {
                     RetActivity::Dup
                 } else if self.is_active(r) && has_float(ty) && !has_pointer(ty) {
                     RetActivity::Active
+                } else if self.is_active(r) && !ty.is_ptr() {
+                    return Err(self.unsupported(
+                        inst,
+                        format!("the result of @{name}: an active {ty} that is not a float"),
+                    ));
                 } else {
                     RetActivity::Const
                 }
@@ -368,7 +384,9 @@ impl<'a> Synth<'a> {
         }
         Err(self.unsupported(
             inst,
-            format!("call to @{name}, which carries derivatives, was not split in the forward pass"),
+            format!(
+                "call to @{name}, which carries derivatives, was not split in the forward pass"
+            ),
         ))
     }
 }

@@ -57,9 +57,9 @@ use crate::error::{AdError, AdErrorKind, Site};
 use crate::request::{ArgActivity, DiffRequest, RetActivity};
 use crate::typetree::TypeAnalysis;
 
+use calls::SplitCall;
 pub(crate) use calls::{SplitLayout, SplitRegistry};
 pub(crate) use control::{Edge, EdgeTarget};
-use calls::SplitCall;
 
 /// State of a split-mode synthesis (a callee's augmented forward + reverse pair).
 pub(crate) struct SplitMode {
@@ -688,7 +688,8 @@ impl<'a> Synth<'a> {
         let first = self.bmap[&entry];
         let first = adc_ir::BlockCall::new(first, Vec::new());
         if let Some(split) = &self.split {
-            let (phase, reverse_start, fwd_init) = (split.phase, split.reverse_start, split.fwd_init);
+            let (phase, reverse_start, fwd_init) =
+                (split.phase, split.reverse_start, split.fwd_init);
             self.ins(InstructionData::Brif {
                 cond: phase,
                 then_dest: adc_ir::BlockCall::new(reverse_start, Vec::new()),

@@ -22,7 +22,9 @@
 //! The frame's size is only known when synthesis is done (slots and tapes are created on
 //! demand), so the `const` feeding `malloc` is patched by `finish_split`.
 
-use adc_ir::{Block, BlockCall, Constant, FuncAttrs, Inst, InstFlags, InstructionData, Type, Value};
+use adc_ir::{
+    Block, BlockCall, Constant, FuncAttrs, Inst, InstFlags, InstructionData, Type, Value,
+};
 
 use super::{SplitLayout, SplitMode, Synth};
 
@@ -179,13 +181,19 @@ impl<'a> Synth<'a> {
     pub(super) fn finish_split(&mut self) {
         let Some(split) = self.split.as_ref() else { return };
         let (frame, frame_size, bytes) = (split.frame, split.frame_size, split.frame_bytes);
-        self.f.dfg.insts[frame_size] =
-            InstructionData::Const { ty: Type::I64, value: Constant::int(&Type::I64, bytes.max(1) as i128) };
+        self.f.dfg.insts[frame_size] = InstructionData::Const {
+            ty: Type::I64,
+            value: Constant::int(&Type::I64, bytes.max(1) as i128),
+        };
         let Some(ret) = self.cache.final_return else { return };
         let Some(block) = self.f.layout.inst_block(ret) else { return };
         self.ins_before(
             ret,
-            InstructionData::Call { callee: self.runtime.free, args: vec![frame], attrs: FuncAttrs::empty() },
+            InstructionData::Call {
+                callee: self.runtime.free,
+                args: vec![frame],
+                attrs: FuncAttrs::empty(),
+            },
         );
         let _: (Block, Inst) = (block, ret);
     }
