@@ -23,6 +23,7 @@ use crate::error::{AdError, AdErrorKind, Site};
 use crate::request::{DiffMode, DiffRequest, Synthesize};
 use crate::reverse::{synthesize, Runtime, SplitRegistry};
 use crate::rules::{self, Differentiable};
+use crate::typetree::TypeAnalysis;
 
 /// Choices that change what synthesis produces.
 #[derive(Clone, Debug)]
@@ -93,15 +94,16 @@ impl Synthesize for Differentiator {
         let name = fresh_name(module, &format!("__adc_reverse_{primal_name}"));
         // The derivative takes the next id; the split functions it calls follow it.
         let mut splits = SplitRegistry::new(self.split_memo.clone(), module.functions.len() + 1);
+        let types = TypeAnalysis::analyze(&analysis_view(module));
         let (function, stats) =
-            synthesize(module, request, &name, runtime, &signatures, &mut splits, false)?;
+            synthesize(module, request, &name, runtime, &signatures, &mut splits, false, &types)?;
         let mut queue = VecDeque::new();
         let id = module.add_function(function);
         self.add_pending_splits(module, splits, &mut queue);
         self.verify(module, id, request, &primal_name)?;
         self.memo.insert(request.clone(), id);
         self.stats.push((name, stats));
-        self.synthesize_splits(module, runtime, queue)?;
+        self.synthesize_splits(module, runtime, queue, &types)?;
         Ok(id)
     }
 }
@@ -133,6 +135,7 @@ impl Differentiator {
         module: &mut Module,
         runtime: Runtime,
         mut queue: VecDeque<(DiffRequest, FuncId)>,
+        types: &TypeAnalysis,
     ) -> Result<(), AdError> {
         while let Some((request, id)) = queue.pop_front() {
             let callee = module.functions[request.function].name.clone();
@@ -142,7 +145,7 @@ impl Differentiator {
             let name = module.functions[id].name.clone();
             let mut splits = SplitRegistry::new(self.split_memo.clone(), module.functions.len());
             let (mut function, stats) =
-                synthesize(module, &request, &name, runtime, &signatures, &mut splits, true)?;
+                synthesize(module, &request, &name, runtime, &signatures, &mut splits, true, types)?;
             self.add_pending_splits(module, splits, &mut queue);
             function.linkage = adc_ir::Linkage::Internal;
             module.functions[id] = function;
@@ -177,6 +180,20 @@ impl Differentiator {
         }
         Ok(())
     }
+}
+
+/// The module as the analyses should see it: synthesized functions (`__adc_*`: earlier
+/// derivatives, split functions, the tape helper) become declarations, so that the
+/// module-wide type analysis neither pays for nor learns from synthesized code. Function
+/// ids are unchanged, and the primal functions never call synthesized ones.
+fn analysis_view(module: &Module) -> Module {
+    let mut view = module.clone();
+    for function in view.functions.values_mut() {
+        if function.name.starts_with("__adc_") && !function.is_declaration() {
+            *function = Function::new(&function.name, function.signature.clone());
+        }
+    }
+    view
 }
 
 /// `base`, or `base.N` for the first N that no function of the module uses.

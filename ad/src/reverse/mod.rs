@@ -138,7 +138,7 @@ pub(crate) struct Synth<'a> {
     pub runtime: Runtime,
     pub info: PrimalInfo,
     pub activity: Activity,
-    pub types: TypeAnalysis,
+    pub types: &'a TypeAnalysis,
     /// The derivative under construction.
     pub f: Function,
     /// The derivative's entry block: parameters, adjoint slots, tape headers.
@@ -187,6 +187,7 @@ pub(crate) fn synthesize(
     signatures: &HashMap<FuncId, Signature>,
     splits: &mut SplitRegistry,
     split: bool,
+    types: &TypeAnalysis,
 ) -> Result<(Function, crate::cache::CacheStats), AdError> {
     let primal = &module.functions[request.function];
     let site = || Site::function(&primal.name);
@@ -209,7 +210,6 @@ pub(crate) fn synthesize(
             AdErrorKind::Unsupported { what: "a branch back to the entry block".into() },
         ));
     }
-    let types = TypeAnalysis::analyze(module);
     // The activity analysis knows no pointer returns with shadows (`RetActivity::Dup`):
     // a split function whose caller needs the returned pointer's shadow analyzes the
     // callee as if its result were not differentiated; the shadow then exists when the
@@ -218,9 +218,9 @@ pub(crate) fn synthesize(
         RetActivity::Dup if split => {
             let mut plain = request.clone();
             plain.ret = RetActivity::Const;
-            Activity::analyze(module, &plain, &types)?
+            Activity::analyze(module, &plain, types)?
         }
-        _ => Activity::analyze(module, request, &types)?,
+        _ => Activity::analyze(module, request, types)?,
     };
     let mut f = Function::new(name, signature);
     f.linkage = Linkage::Internal;
