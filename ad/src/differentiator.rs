@@ -21,7 +21,7 @@ use adc_ir::{FuncAttrs, FuncId, Function, Module, Signature, Type};
 use crate::cache::{define_tape_push, CacheStats};
 use crate::error::{AdError, AdErrorKind, Site};
 use crate::request::{DiffMode, DiffRequest, Synthesize};
-use crate::reverse::{synthesize, Runtime, SplitRegistry};
+use crate::reverse::{synthesize, Runtime, SplitRegistry, SynthEnv};
 use crate::rules::{self, Differentiable};
 use crate::typetree::TypeAnalysis;
 
@@ -95,8 +95,14 @@ impl Synthesize for Differentiator {
         // The derivative takes the next id; the split functions it calls follow it.
         let mut splits = SplitRegistry::new(self.split_memo.clone(), module.functions.len() + 1);
         let types = TypeAnalysis::analyze(&analysis_view(module));
-        let (function, stats) =
-            synthesize(module, request, &name, runtime, &signatures, &mut splits, false, &types)?;
+        let (function, stats) = synthesize(
+            module,
+            request,
+            &name,
+            &SynthEnv { runtime, signatures: &signatures, types: &types },
+            &mut splits,
+            false,
+        )?;
         let mut queue = VecDeque::new();
         let id = module.add_function(function);
         self.add_pending_splits(module, splits, &mut queue);
@@ -144,8 +150,14 @@ impl Differentiator {
                 module.functions.iter().map(|(id, f)| (id, f.signature.clone())).collect();
             let name = module.functions[id].name.clone();
             let mut splits = SplitRegistry::new(self.split_memo.clone(), module.functions.len());
-            let (mut function, stats) =
-                synthesize(module, &request, &name, runtime, &signatures, &mut splits, true, types)?;
+            let (mut function, stats) = synthesize(
+                module,
+                &request,
+                &name,
+                &SynthEnv { runtime, signatures: &signatures, types },
+                &mut splits,
+                true,
+            )?;
             self.add_pending_splits(module, splits, &mut queue);
             function.linkage = adc_ir::Linkage::Internal;
             module.functions[id] = function;

@@ -88,6 +88,14 @@ pub(crate) struct Runtime {
     pub tape_push: FuncId,
 }
 
+/// What every synthesis of one request shares: the runtime functions, the signatures of
+/// the module's functions, and the module's type analysis.
+pub(crate) struct SynthEnv<'e> {
+    pub runtime: Runtime,
+    pub signatures: &'e HashMap<FuncId, Signature>,
+    pub types: &'e TypeAnalysis,
+}
+
 /// Facts about the primal's control flow computed once before synthesis.
 pub(crate) struct PrimalInfo {
     pub domtree: DominatorTree,
@@ -183,12 +191,11 @@ pub(crate) fn synthesize(
     module: &Module,
     request: &DiffRequest,
     name: &str,
-    runtime: Runtime,
-    signatures: &HashMap<FuncId, Signature>,
+    env: &SynthEnv<'_>,
     splits: &mut SplitRegistry,
     split: bool,
-    types: &TypeAnalysis,
 ) -> Result<(Function, crate::cache::CacheStats), AdError> {
+    let (runtime, signatures, types) = (env.runtime, env.signatures, env.types);
     let primal = &module.functions[request.function];
     let site = || Site::function(&primal.name);
     if primal.is_declaration() {
