@@ -265,6 +265,9 @@ impl<'a> Synth<'a> {
         let layout = SplitLayout::new(&callee_sig, &request);
         let signature = layout.signature(&callee_sig, &request);
         let split = self.splits.id_for(&request, signature);
+        if args.iter().any(|a| !self.vmap.contains_key(a)) {
+            return Err(self.unsupported(inst, "an operand that does not dominate its use"));
+        }
         let mut call_args = Vec::new();
         for (arg, activity) in args.iter().zip(&request.args) {
             call_args.push(self.fwd(*arg));

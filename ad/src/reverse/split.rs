@@ -22,9 +22,7 @@
 //! The frame's size is only known when synthesis is done (slots and tapes are created on
 //! demand), so the `const` feeding `malloc` is patched by `finish_split`.
 
-use adc_ir::{
-    Block, BlockCall, Constant, FuncAttrs, Inst, InstFlags, InstructionData, Type, Value,
-};
+use adc_ir::{Block, BlockCall, Constant, FuncAttrs, InstFlags, InstructionData, Type, Value};
 
 use super::{SplitLayout, SplitMode, Synth};
 
@@ -186,7 +184,9 @@ impl<'a> Synth<'a> {
             value: Constant::int(&Type::I64, bytes.max(1) as i128),
         };
         let Some(ret) = self.cache.final_return else { return };
-        let Some(block) = self.f.layout.inst_block(ret) else { return };
+        if self.f.layout.inst_block(ret).is_none() {
+            return;
+        }
         self.ins_before(
             ret,
             InstructionData::Call {
@@ -195,6 +195,5 @@ impl<'a> Synth<'a> {
                 attrs: FuncAttrs::empty(),
             },
         );
-        let _: (Block, Inst) = (block, ret);
     }
 }
