@@ -183,7 +183,10 @@ impl<'a> Synth<'a> {
             if matches!(self.f.dfg.insts[inst], InstructionData::Const { .. }) {
                 return Strategy::Recompute;
             }
-            if self.info.defined_once_before_exit(block) {
+            // A split function's reverse phase runs in another invocation: forward values
+            // are never used directly, and memory may have changed in between.
+            let split = self.split.is_some();
+            if !split && self.info.defined_once_before_exit(block) {
                 return Strategy::Direct;
             }
             if recomputable(&self.f.dfg.insts[inst]) {
@@ -191,10 +194,10 @@ impl<'a> Synth<'a> {
             }
             let unwritten =
                 self.inst_origin.get(&inst).is_some_and(|p| self.unwritten_loads.contains(p));
-            if unwritten {
+            if unwritten && !split {
                 return Strategy::Recompute;
             }
-        } else if self.info.defined_once_before_exit(block) {
+        } else if self.split.is_none() && self.info.defined_once_before_exit(block) {
             return Strategy::Direct;
         }
         if self.info.loops.depth(block) == 0 {
@@ -261,9 +264,12 @@ impl<'a> Synth<'a> {
         }
         let ty = self.ty(value);
         let align = ty.align() as u32;
-        let slot = self
-            .ins_setup(InstructionData::Alloca { ty, count: None, align })
-            .expect("alloca has a result");
+        let slot = match self.frame_slot(ty.size(), ty.align()) {
+            Some(slot) => slot,
+            None => self
+                .ins_setup(InstructionData::Alloca { ty, count: None, align })
+                .expect("alloca has a result"),
+        };
         let at = self.after_definition(value);
         self.ins_before(at, InstructionData::Store { value, ptr: slot, align, volatile: false });
         self.cache.slots.insert(value, slot);
@@ -345,10 +351,15 @@ impl<'a> Synth<'a> {
     /// number of elements (`capacity`, a setup-block value) is known.
     fn new_tape(&mut self, elem: Type, capacity: Option<Value>) -> Tape {
         let header_ty = Type::structure(vec![Type::PTR, Type::I64, Type::I64], false);
-        let header = self
-            .ins_setup(InstructionData::Alloca { ty: header_ty, count: None, align: 8 })
-            .expect("alloca has a result");
+        let header = match self.frame_slot(header_ty.size(), 8) {
+            Some(header) => header,
+            None => self
+                .ins_setup(InstructionData::Alloca { ty: header_ty, count: None, align: 8 })
+                .expect("alloca has a result"),
+        };
         let size = elem.size().max(1);
+        // Split functions allocate tapes lazily: the setup block runs in both phases.
+        let capacity = if self.split.is_some() { None } else { capacity };
         let (data, cap) = match capacity {
             Some(n) => {
                 let size = self.setup_const(Type::I64, size as i128);
@@ -374,7 +385,7 @@ impl<'a> Synth<'a> {
         let top_ptr = self.setup_ptradd(header, eight);
         let cap_ptr = self.setup_ptradd(header, sixteen);
         for (value, ptr) in [(data, header), (zero, top_ptr), (cap, cap_ptr)] {
-            self.ins_setup(InstructionData::Store { value, ptr, align: 8, volatile: false });
+            self.ins_tape_init(InstructionData::Store { value, ptr, align: 8, volatile: false });
         }
         self.cache.headers.push(header);
         Tape { header, elem }
@@ -399,7 +410,7 @@ impl<'a> Synth<'a> {
             return tape.clone();
         }
         let block = self.defining_primal_block(value).expect("taped values live in loops");
-        let capacity = self.capacity_in_setup(block);
+        let capacity = if self.split.is_some() { None } else { self.capacity_in_setup(block) };
         let tape = self.new_tape(self.ty(value), capacity);
         let at = self.after_definition(value);
         self.push_before(at, &tape, value);

@@ -6,16 +6,24 @@
 //!
 //! Derivatives are named `__adc_reverse_<function>`, with `.1`, `.2`, ... appended for
 //! further distinct requests on the same function, and have internal linkage.
+//!
+//! Calls to defined functions inside a derivative go through split functions
+//! (`__adc_split_<callee>`, see `crate::reverse`), memoised per (callee, activity) across
+//! all requests. A synthesis reserves the ids of the split functions it calls (past the
+//! end of the module); the differentiator then adds them in order as declarations and
+//! synthesizes their bodies from a worklist, each of which may reserve more. This is what
+//! makes recursion work: a split function's id exists before its body is built.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use adc_ir::{FuncAttrs, FuncId, Function, Module, Signature, Type};
 
 use crate::cache::{define_tape_push, CacheStats};
 use crate::error::{AdError, AdErrorKind, Site};
 use crate::request::{DiffMode, DiffRequest, Synthesize};
-use crate::reverse::{synthesize, Runtime};
+use crate::reverse::{synthesize, Runtime, SplitRegistry, SynthEnv};
 use crate::rules::{self, Differentiable};
+use crate::typetree::TypeAnalysis;
 
 /// Choices that change what synthesis produces.
 #[derive(Clone, Debug)]
@@ -36,13 +44,20 @@ impl Default for DifferentiatorOptions {
 pub struct Differentiator {
     pub options: DifferentiatorOptions,
     memo: HashMap<DiffRequest, FuncId>,
+    /// Split functions (augmented forward + reverse of callees) per callee request.
+    split_memo: HashMap<DiffRequest, FuncId>,
     /// Cache statistics of every derivative synthesized so far, by its name.
     pub stats: Vec<(String, CacheStats)>,
 }
 
 impl Differentiator {
     pub fn new(options: DifferentiatorOptions) -> Differentiator {
-        Differentiator { options, memo: HashMap::new(), stats: Vec::new() }
+        Differentiator {
+            options,
+            memo: HashMap::new(),
+            split_memo: HashMap::new(),
+            stats: Vec::new(),
+        }
     }
 }
 
@@ -77,25 +92,120 @@ impl Synthesize for Differentiator {
         let signatures: HashMap<FuncId, Signature> =
             module.functions.iter().map(|(id, f)| (id, f.signature.clone())).collect();
         let name = fresh_name(module, &format!("__adc_reverse_{primal_name}"));
-        let (function, stats) = synthesize(module, request, &name, runtime, &signatures)?;
-        if self.options.verify {
-            if let Err(diagnostics) = adc_ir::verify::verify_function(module, &function) {
-                let text = adc_ir::text::print_function(module, &function);
-                return Err(AdError::new(
-                    Site::function(&primal_name),
-                    AdErrorKind::Unsupported {
-                        what: format!(
-                            "{request}: internal error, the synthesized derivative does not verify: {diagnostics}\n{text}"
-                        ),
-                    },
-                ));
-            }
-        }
+        // The derivative takes the next id; the split functions it calls follow it.
+        let mut splits = SplitRegistry::new(self.split_memo.clone(), module.functions.len() + 1);
+        let types = TypeAnalysis::analyze(&analysis_view(module));
+        let (function, stats) = synthesize(
+            module,
+            request,
+            &name,
+            &SynthEnv { runtime, signatures: &signatures, types: &types },
+            &mut splits,
+            false,
+        )?;
+        let mut queue = VecDeque::new();
         let id = module.add_function(function);
+        self.add_pending_splits(module, splits, &mut queue);
+        self.verify(module, id, request, &primal_name)?;
         self.memo.insert(request.clone(), id);
         self.stats.push((name, stats));
+        self.synthesize_splits(module, runtime, queue, &types)?;
         Ok(id)
     }
+}
+
+impl Differentiator {
+    /// Adds the split functions a synthesis reserved, as declarations (their bodies
+    /// follow), in id order, and queues them.
+    fn add_pending_splits(
+        &mut self,
+        module: &mut Module,
+        splits: SplitRegistry,
+        queue: &mut VecDeque<(DiffRequest, FuncId)>,
+    ) {
+        for (request, id, signature) in splits.pending {
+            let callee = module.functions[request.function].name.clone();
+            let name = fresh_name(module, &format!("__adc_split_{callee}"));
+            let mut placeholder = Function::new(&name, signature);
+            placeholder.linkage = adc_ir::Linkage::Internal;
+            let added = module.add_function(placeholder);
+            debug_assert_eq!(added, id, "split functions are added in reservation order");
+            self.split_memo.insert(request.clone(), id);
+            queue.push_back((request, id));
+        }
+    }
+
+    /// Synthesizes the bodies of queued split functions (and of those they call).
+    fn synthesize_splits(
+        &mut self,
+        module: &mut Module,
+        runtime: Runtime,
+        mut queue: VecDeque<(DiffRequest, FuncId)>,
+        types: &TypeAnalysis,
+    ) -> Result<(), AdError> {
+        while let Some((request, id)) = queue.pop_front() {
+            let callee = module.functions[request.function].name.clone();
+            declare_rule_externs(module, request.function, &callee)?;
+            let signatures: HashMap<FuncId, Signature> =
+                module.functions.iter().map(|(id, f)| (id, f.signature.clone())).collect();
+            let name = module.functions[id].name.clone();
+            let mut splits = SplitRegistry::new(self.split_memo.clone(), module.functions.len());
+            let (mut function, stats) = synthesize(
+                module,
+                &request,
+                &name,
+                &SynthEnv { runtime, signatures: &signatures, types },
+                &mut splits,
+                true,
+            )?;
+            self.add_pending_splits(module, splits, &mut queue);
+            function.linkage = adc_ir::Linkage::Internal;
+            module.functions[id] = function;
+            self.verify(module, id, &request, &callee)?;
+            self.stats.push((name, stats));
+        }
+        Ok(())
+    }
+
+    fn verify(
+        &self,
+        module: &Module,
+        id: FuncId,
+        request: &DiffRequest,
+        primal_name: &str,
+    ) -> Result<(), AdError> {
+        if !self.options.verify {
+            return Ok(());
+        }
+        let function = &module.functions[id];
+        if let Err(diagnostics) = adc_ir::verify::verify_function(module, function) {
+            let text = adc_ir::text::print_function(module, function);
+            return Err(AdError::new(
+                Site::function(primal_name),
+                AdErrorKind::Unsupported {
+                    what: format!(
+                        "{request}: internal error, the synthesized function @{} does not verify: {diagnostics}\n{text}",
+                        function.name
+                    ),
+                },
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The module as the analyses should see it: synthesized functions (`__adc_*`: earlier
+/// derivatives, split functions, the tape helper) become declarations, so that the
+/// module-wide type analysis neither pays for nor learns from synthesized code. Function
+/// ids are unchanged, and the primal functions never call synthesized ones.
+fn analysis_view(module: &Module) -> Module {
+    let mut view = module.clone();
+    for function in view.functions.values_mut() {
+        if function.name.starts_with("__adc_") && !function.is_declaration() {
+            *function = Function::new(&function.name, function.signature.clone());
+        }
+    }
+    view
 }
 
 /// `base`, or `base.N` for the first N that no function of the module uses.
@@ -299,6 +409,101 @@ func @f(%x: f64) -> f64 {
         let req = request(&module, vec![ArgActivity::Active]);
         d.derivative(&mut module, &req).unwrap();
         adc_ir::verify::verify_module(&module).unwrap();
+    }
+
+    const MUTUAL: &str = "
+func @even(%x: f64, %n: i64) -> f64 noinline {
+^entry:
+  %zero = const i64 0
+  %done = icmp sle i64 %n, %zero
+  brif %done, ^base, ^step
+^base:
+  ret %x
+^step:
+  %k = const i64 1
+  %m = sub i64 %n, %k
+  %o = call @odd(%x, %m)
+  %r = fmul f64 %o, %x
+  ret %r
+}
+func @odd(%x: f64, %n: i64) -> f64 noinline {
+^entry:
+  %k = const i64 1
+  %m = sub i64 %n, %k
+  %e = call @even(%x, %m)
+  %r = fmul f64 %e, %x
+  ret %r
+}
+func @f(%x: f64, %n: i64) -> f64 {
+^entry:
+  %a = call @even(%x, %n)
+  %b = call @even(%a, %n)
+  ret %b
+}
+";
+
+    fn split_functions(module: &Module) -> Vec<String> {
+        let mut names: Vec<String> = module
+            .functions
+            .values()
+            .filter(|f| f.name.starts_with("__adc_split_"))
+            .map(|f| f.name.clone())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn split_functions_are_memoised_per_callee_and_activity() {
+        let mut module = parse_module(MUTUAL).unwrap();
+        let mut d = Differentiator::default();
+        let req = request(&module, vec![ArgActivity::Active, ArgActivity::Const]);
+        let id = d.derivative(&mut module, &req).unwrap();
+        // Two calls of @even with the same activity and the mutual recursion share one
+        // split function per callee.
+        assert_eq!(split_functions(&module), ["__adc_split_even", "__adc_split_odd"]);
+        for name in split_functions(&module) {
+            let f = &module.functions[module.function_by_name(&name).unwrap()];
+            assert!(!f.is_declaration(), "{name} has a body");
+            assert_eq!(f.linkage, Linkage::Internal);
+        }
+        // A second request reuses them.
+        let other = DiffRequest::reverse(req.function, req.args.clone(), RetActivity::Const);
+        d.derivative(&mut module, &other).unwrap();
+        assert_eq!(split_functions(&module).len(), 2);
+        adc_ir::verify::verify_module(&module).unwrap();
+        // even(x, 3) = odd(x, 2)·x = even(x, 1)·x² = odd(x, 0)·x³ = x⁵, so f = x^25.
+        let mut interp = Interpreter::new(&module).unwrap();
+        let result = interp.call(id, &[Val::F64(1.1), Val::Int(3)]).unwrap();
+        let Some(Val::F64(d)) = result else { panic!("{result:?}") };
+        let expected = 25.0 * 1.1f64.powi(24);
+        assert!((d - expected).abs() < 1e-9 * expected, "{d} vs {expected}");
+    }
+
+    #[test]
+    fn an_unknown_external_inside_a_callee_is_reported_at_its_call_site() {
+        let text = "
+declare @mystery(f64) -> f64
+func @g(%x: f64) -> f64 noinline {
+^entry:
+  %y = call @mystery(%x)
+  ret %y
+}
+func @f(%x: f64) -> f64 {
+^entry:
+  %y = call @g(%x)
+  ret %y
+}
+";
+        let mut module = parse_module(text).unwrap();
+        let mut d = Differentiator::default();
+        let req = DiffRequest::reverse(
+            module.function_by_name("f").unwrap(),
+            vec![ArgActivity::Active],
+            RetActivity::Active,
+        );
+        let err = d.derivative(&mut module, &req).unwrap_err().to_string();
+        assert!(err.contains("in @g") && err.contains("@mystery"), "{err}");
     }
 
     #[test]

@@ -6,28 +6,346 @@
 //! - Inactive calls stay primal-only: no operand carries a derivative (no active float
 //!   argument, no pointer argument with a shadow) — whatever the callee computes from
 //!   inactive inputs is a constant for the derivative. Known output-only library
-//!   functions (`printf`, `puts`, ...) are inactive whatever their arguments.
+//!   functions (`printf`, `puts`, ...) are inactive whatever their arguments, and so are
+//!   functions registered in a global array `__enzyme_inactivefn` (Enzyme's convention:
+//!   `void* __enzyme_inactivefn[] = {(void*)f};`).
+//! - Calls to defined functions with active operands go through the callee's **split
+//!   function** `__adc_split_<g>` (one per callee and activity, memoised by the
+//!   `Differentiator`; see `SplitLayout`). Chosen design: one synthesized function holds
+//!   both the augmented forward pass and the reverse pass of `g`, selected by a trailing
+//!   `i1` phase parameter. The forward phase (`false`) runs `g` with all its effects and
+//!   shadows, allocates a heap **frame** holding every value its reverse pass needs (the
+//!   slots and tape headers of `crate::cache`), and returns `{result, shadow of the
+//!   result, frame, zeros}`. The reverse phase (`true`) takes the same primal arguments
+//!   and shadows, the adjoint of the result and the frame, runs `g`'s reverse pass
+//!   (accumulating into the shadows), frees the frame and its tapes, and returns
+//!   `{zeros, frame, adjoints of the active arguments}`. The caller keeps the frame
+//!   pointer like any other forward value (a slot, or a loop tape inside loops), so each
+//!   dynamic call gets its own frame. Recursion works because a split function refers to
+//!   itself (and to other split functions) by a `FuncId` reserved before its body is
+//!   built. Combined mode (running the callee's reverse right at the call) is not used.
 //! - Any other call with active operands is an error, never a silently wrong derivative:
-//!   an unknown external is `UnknownExternal`; a defined function or an indirect call is
-//!   `Unsupported` until calls are differentiated (augmented forward / reverse pairs).
+//!   an unknown external is `UnknownExternal` (naming the call site, also inside a
+//!   callee), an indirect call is `Unsupported` (issue 7, part 2).
 
-use adc_ir::{Inst, InstructionData, Value};
+use std::collections::HashMap;
+
+use adc_ir::{Constant, FuncAttrs, FuncId, Inst, InstructionData, Module, Signature, Type, Value};
 
 use super::memory::ALLOCATORS;
-use super::Synth;
+use super::{has_float, has_pointer, Synth};
 use crate::error::AdError;
+use crate::request::{ArgActivity, DiffRequest, RetActivity};
 use crate::rules::{self, Differentiable};
 
 /// Library functions that only print or inspect and never carry derivatives.
 const INACTIVE_LIBRARY: &[&str] =
     &["printf", "fprintf", "puts", "putchar", "fputs", "fflush", "abort", "exit", "free"];
 
+/// Prefix of the globals whose initializer lists functions to treat as inactive (clang may
+/// append a suffix when several translation units define one).
+const INACTIVE_FN_GLOBAL: &str = "__enzyme_inactivefn";
+
+/// Whether `callee` is registered as inactive in an `__enzyme_inactivefn` global array.
+pub(crate) fn registered_inactive(module: &Module, callee: FuncId) -> bool {
+    fn mentions(c: &Constant, callee: FuncId) -> bool {
+        match c {
+            Constant::Address { symbol: adc_ir::Symbol::Func(f), .. } => *f == callee,
+            Constant::Elements(items) => items.iter().any(|i| mentions(i, callee)),
+            _ => false,
+        }
+    }
+    module.globals.values().any(|g| {
+        g.name.starts_with(INACTIVE_FN_GLOBAL)
+            && g.init.as_ref().is_some_and(|c| mentions(c, callee))
+    })
+}
+
+/// The return value of a split function: a struct of, in order, the primal result (when
+/// the callee returns one), the shadow of a returned pointer (`RetActivity::Dup`), the
+/// frame pointer, and the adjoints of the `Active` arguments in argument order.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct SplitLayout {
+    pub ret: Option<Type>,
+    pub shadow_ret: bool,
+    pub adjoints: Vec<Type>,
+    /// Whether the reverse phase takes the adjoint of the result (`RetActivity::Active`).
+    pub takes_d_ret: bool,
+}
+
+impl SplitLayout {
+    pub fn new(primal: &Signature, request: &DiffRequest) -> SplitLayout {
+        let adjoints = primal
+            .params
+            .iter()
+            .zip(&request.args)
+            .filter(|(_, a)| **a == ArgActivity::Active)
+            .map(|(t, _)| t.clone())
+            .collect();
+        SplitLayout {
+            ret: primal.ret.clone(),
+            shadow_ret: request.ret == RetActivity::Dup,
+            adjoints,
+            takes_d_ret: request.ret == RetActivity::Active,
+        }
+    }
+
+    pub fn ret_index(&self) -> u32 {
+        0
+    }
+
+    pub fn shadow_index(&self) -> u32 {
+        u32::from(self.ret.is_some())
+    }
+
+    pub fn frame_index(&self) -> u32 {
+        self.shadow_index() + u32::from(self.shadow_ret)
+    }
+
+    pub fn adjoint_index(&self, k: usize) -> u32 {
+        self.frame_index() + 1 + k as u32
+    }
+
+    pub fn ret_type(&self) -> Type {
+        let mut fields = Vec::new();
+        fields.extend(self.ret.clone());
+        if self.shadow_ret {
+            fields.push(Type::PTR);
+        }
+        fields.push(Type::PTR);
+        fields.extend(self.adjoints.iter().cloned());
+        Type::structure(fields, false)
+    }
+
+    /// Primal parameters each followed by its shadow, then the result's adjoint (when
+    /// `takes_d_ret`), the frame pointer and the phase flag.
+    pub fn signature(&self, primal: &Signature, request: &DiffRequest) -> Signature {
+        let mut params = Vec::new();
+        for (ty, activity) in primal.params.iter().zip(&request.args) {
+            params.push(ty.clone());
+            if activity.has_shadow() {
+                params.push(ty.clone());
+            }
+        }
+        if self.takes_d_ret {
+            params.extend(self.ret.clone());
+        }
+        params.push(Type::PTR);
+        params.push(Type::I1);
+        Signature::new(params, Some(self.ret_type()))
+    }
+}
+
+/// Split functions known to one synthesis: those already in the module and those it
+/// reserves (ids past the end of the module, added by the `Differentiator` afterwards,
+/// in order, before their bodies are synthesized).
+#[derive(Debug, Default)]
+pub(crate) struct SplitRegistry {
+    pub known: HashMap<DiffRequest, FuncId>,
+    pub pending: Vec<(DiffRequest, FuncId, Signature)>,
+    pub next_id: u32,
+}
+
+impl SplitRegistry {
+    pub fn new(known: HashMap<DiffRequest, FuncId>, next_id: usize) -> SplitRegistry {
+        SplitRegistry { known, pending: Vec::new(), next_id: next_id as u32 }
+    }
+
+    fn id_for(&mut self, request: &DiffRequest, signature: Signature) -> FuncId {
+        if let Some(id) = self.known.get(request) {
+            return *id;
+        }
+        let id = FuncId::from_u32(self.next_id);
+        self.next_id += 1;
+        self.known.insert(request.clone(), id);
+        self.pending.push((request.clone(), id, signature));
+        id
+    }
+
+    pub fn signature_of(&self, id: FuncId) -> Option<Signature> {
+        self.pending.iter().find(|(_, i, _)| *i == id).map(|(_, _, s)| s.clone())
+    }
+}
+
+/// A call of the primal differentiated through a split function.
+#[derive(Clone, Debug)]
+pub(crate) struct SplitCall {
+    pub split: FuncId,
+    pub request: DiffRequest,
+    pub layout: SplitLayout,
+    /// The frame returned by the forward phase (a forward value).
+    pub frame: Value,
+}
+
 impl<'a> Synth<'a> {
     fn operand_is_active(&self, value: Value) -> bool {
         self.is_active(value) || self.shadows.contains_key(&value)
     }
 
+    /// The request of the split function a call to a defined function with active
+    /// operands goes through; `None` when the call stays primal-only or is handled
+    /// elsewhere (allocators, libm, externals).
+    fn split_request(&self, inst: Inst) -> Result<Option<DiffRequest>, AdError> {
+        let InstructionData::Call { callee, args, .. } = &self.primal.dfg.insts[inst] else {
+            return Ok(None);
+        };
+        let function = &self.module.functions[*callee];
+        let name = function.name.as_str();
+        if function.is_declaration()
+            || ALLOCATORS.contains(&name)
+            || INACTIVE_LIBRARY.contains(&name)
+            || registered_inactive(self.module, *callee)
+            || !args.iter().any(|a| self.operand_is_active(*a))
+        {
+            return Ok(None);
+        }
+        let mut activities = Vec::new();
+        for (index, arg) in args.iter().enumerate() {
+            let ty = self.primal.dfg.value_type(*arg);
+            let activity = if ty.is_ptr() && self.forward_shadow_known(*arg) {
+                ArgActivity::Dup
+            } else if self.is_active(*arg) && has_float(ty) {
+                if has_pointer(ty) {
+                    return Err(self.unsupported(
+                        inst,
+                        format!(
+                            "argument {index} of @{name}: an active aggregate holding pointers"
+                        ),
+                    ));
+                }
+                ArgActivity::Active
+            } else if self.is_active(*arg) && !ty.is_ptr() {
+                // An integer holding float bits: no argument activity carries it.
+                return Err(self.unsupported(
+                    inst,
+                    format!(
+                        "argument {index} of @{name}: an active {ty} (float bits in an integer)"
+                    ),
+                ));
+            } else {
+                ArgActivity::Const
+            };
+            activities.push(activity);
+        }
+        let result = self.primal.dfg.inst_result(inst);
+        let ret = match result {
+            Some(r) => {
+                let ty = self.primal.dfg.value_type(r);
+                if ty.is_ptr() && self.activity.needs_shadow(r) {
+                    RetActivity::Dup
+                } else if self.is_active(r) && has_float(ty) && !has_pointer(ty) {
+                    RetActivity::Active
+                } else if self.is_active(r) && !ty.is_ptr() {
+                    return Err(self.unsupported(
+                        inst,
+                        format!("the result of @{name}: an active {ty} that is not a float"),
+                    ));
+                } else {
+                    RetActivity::Const
+                }
+            }
+            None => RetActivity::Const,
+        };
+        Ok(Some(DiffRequest::reverse(*callee, activities, ret)))
+    }
+
+    fn forward_shadow_known(&self, ptr: Value) -> bool {
+        self.shadows.contains_key(&ptr)
+    }
+
+    /// Forward pass of a call through a split function: calls its forward phase, binds
+    /// the primal result (and the shadow of a returned pointer) and remembers the frame.
+    /// Returns `false` when the call is not differentiated this way.
+    pub(super) fn forward_split_call(&mut self, inst: Inst) -> Result<bool, AdError> {
+        let Some(request) = self.split_request(inst)? else { return Ok(false) };
+        let InstructionData::Call { args, .. } = self.primal.dfg.insts[inst].clone() else {
+            return Ok(false);
+        };
+        let callee_sig = self.module.functions[request.function].signature.clone();
+        let layout = SplitLayout::new(&callee_sig, &request);
+        let signature = layout.signature(&callee_sig, &request);
+        let split = self.splits.id_for(&request, signature);
+        if args.iter().any(|a| !self.vmap.contains_key(a)) {
+            return Err(self.unsupported(inst, "an operand that does not dominate its use"));
+        }
+        let mut call_args = Vec::new();
+        for (arg, activity) in args.iter().zip(&request.args) {
+            call_args.push(self.fwd(*arg));
+            if activity.has_shadow() {
+                call_args.push(self.shadows[arg]);
+            }
+        }
+        if layout.takes_d_ret {
+            let ty = layout.ret.clone().expect("an active result has a type");
+            call_args.push(self.zero(&ty));
+        }
+        call_args.push(self.constant(Type::PTR, Constant::Int(0)));
+        call_args.push(self.iconst(Type::I1, 0));
+        let out = self.val(InstructionData::Call {
+            callee: split,
+            args: call_args,
+            attrs: FuncAttrs::empty(),
+        });
+        if let Some(result) = self.primal.dfg.inst_result(inst) {
+            let value = self.extract(out, layout.ret_index());
+            if let Some(name) = self.primal.dfg.value_name(result) {
+                self.f.dfg.set_value_name(value, name);
+            }
+            self.vmap.insert(result, value);
+            if layout.shadow_ret {
+                let shadow = self.extract(out, layout.shadow_index());
+                self.set_shadow(result, shadow);
+            }
+        }
+        let frame = self.extract(out, layout.frame_index());
+        self.split_calls.insert(inst, SplitCall { split, request, layout, frame });
+        Ok(true)
+    }
+
+    fn extract(&mut self, aggregate: Value, index: u32) -> Value {
+        self.val(InstructionData::ExtractValue { aggregate, indices: vec![index] })
+    }
+
+    /// Reverse pass of a call through a split function: its reverse phase with the
+    /// arguments, shadows and frame of this dynamic call, then the argument adjoints.
+    fn reverse_split_call(&mut self, inst: Inst, call: SplitCall) {
+        let InstructionData::Call { args, .. } = self.primal.dfg.insts[inst].clone() else {
+            return;
+        };
+        let mut call_args = Vec::new();
+        for (arg, activity) in args.iter().zip(&call.request.args) {
+            call_args.push(self.primal_in_reverse(*arg));
+            if activity.has_shadow() {
+                let shadow = self.shadow_in_reverse(*arg).expect("dup arguments have shadows");
+                call_args.push(shadow);
+            }
+        }
+        if call.layout.takes_d_ret {
+            let result = self.primal.dfg.inst_result(inst).expect("an active result exists");
+            let d = self.take_adjoint(result);
+            call_args.push(d);
+        }
+        let frame = self.avail(call.frame);
+        call_args.push(frame);
+        call_args.push(self.iconst(Type::I1, 1));
+        let out = self.val(InstructionData::Call {
+            callee: call.split,
+            args: call_args,
+            attrs: FuncAttrs::empty(),
+        });
+        let active =
+            args.iter().zip(&call.request.args).filter(|(_, a)| **a == ArgActivity::Active);
+        for (k, (arg, _)) in active.enumerate() {
+            let d = self.extract(out, call.layout.adjoint_index(k));
+            self.add_adjoint(*arg, d);
+        }
+    }
+
     pub(super) fn reverse_call(&mut self, inst: Inst) -> Result<(), AdError> {
+        if let Some(call) = self.split_calls.get(&inst).cloned() {
+            self.reverse_split_call(inst, call);
+            return Ok(());
+        }
         let data = self.primal.dfg.insts[inst].clone();
         let result = self.primal.dfg.inst_result(inst);
         let result_active = result.is_some_and(|r| self.is_active(r));
@@ -37,7 +355,7 @@ impl<'a> Synth<'a> {
                 if args.iter().any(|a| self.operand_is_active(*a)) {
                     return Err(self.unsupported(
                         inst,
-                        "an indirect call with active arguments (calls are differentiated in issue 7)",
+                        "an indirect call with active arguments (indirect calls are differentiated in issue 7, part 2)",
                     ));
                 }
                 return Ok(());
@@ -49,7 +367,7 @@ impl<'a> Synth<'a> {
         if ALLOCATORS.contains(&name.as_str()) {
             return self.reverse_memory(inst);
         }
-        if INACTIVE_LIBRARY.contains(&name.as_str()) {
+        if INACTIVE_LIBRARY.contains(&name.as_str()) || registered_inactive(self.module, callee) {
             return Ok(());
         }
         let active_args = args.iter().any(|a| self.operand_is_active(*a));
@@ -70,7 +388,7 @@ impl<'a> Synth<'a> {
         Err(self.unsupported(
             inst,
             format!(
-                "call to @{name}, which carries derivatives (calls are differentiated in issue 7)"
+                "call to @{name}, which carries derivatives, was not split in the forward pass"
             ),
         ))
     }

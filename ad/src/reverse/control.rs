@@ -112,12 +112,21 @@ impl<'a> Synth<'a> {
     /// that tape the edge taken.
     pub(super) fn forward_terminator(&mut self, block: Block, inst: Inst) -> Result<(), AdError> {
         let data = self.primal.dfg.insts[inst].clone();
-        if let InstructionData::Return { .. } = data {
-            let dest = self.edge_destination(
-                EdgeTarget::Exit,
-                Edge { from: block, succ_index: 0 },
-                Vec::new(),
-            );
+        if let InstructionData::Return { value } = data {
+            // Split functions hand the result (and a returned pointer's shadow) to the exit.
+            let mut args = Vec::new();
+            if let (Some(split), Some(value)) = (&self.split, value) {
+                let shadow_ret = split.layout.shadow_ret;
+                args.push(self.fwd(value));
+                if shadow_ret {
+                    let shadow = self.forward_shadow_of_operand(value).ok_or_else(|| {
+                        self.unsupported(inst, "a returned pointer without a shadow")
+                    })?;
+                    args.push(shadow);
+                }
+            }
+            let dest =
+                self.edge_destination(EdgeTarget::Exit, Edge { from: block, succ_index: 0 }, args);
             self.ins(InstructionData::Jump { dest });
             return Ok(());
         }
@@ -276,6 +285,7 @@ impl<'a> Synth<'a> {
             }
         }
         let value = match adjoints.len() {
+            _ if self.split.is_some() => self.split_return_value(adjoints),
             0 => None,
             1 => Some(adjoints[0]),
             _ => {

@@ -75,6 +75,12 @@ impl<'a> Synth<'a> {
         let result = self.primal.dfg.inst_result(inst);
         let needs = result.is_some_and(|r| self.activity.needs_shadow(r));
         match self.primal.dfg.insts[inst].clone() {
+            I::Alloca { .. } if needs && self.split.is_some() => {
+                return Err(self.unsupported(
+                    inst,
+                    "local memory that carries derivatives in a function called from differentiated code",
+                ));
+            }
             I::Alloca { ty, count, align } if needs => {
                 let count = count.map(|c| self.fwd(c));
                 let shadow = self.val(I::Alloca { ty: ty.clone(), count, align });

@@ -15,6 +15,12 @@
 //!    continues with the reverse region of that edge's source block. The reverse region of
 //!    the entry block returns the adjoints of the `Active` arguments.
 //!
+//! **Split mode** (`synthesize` with `split: true`) builds a callee's split function
+//! instead (see `calls`): both halves behind a phase flag, with every value the reverse
+//! half reads kept in a heap frame (no direct uses of forward values, no re-reading of
+//! memory the caller may overwrite between the phases), the result's adjoint as a
+//! parameter instead of the 1.0 seed, and the frame returned by the forward half.
+//!
 //! Adjoints of SSA values live in stack slots (one per active value, zero at the start,
 //! reset to zero when their definition is undone, so loops work unchanged); the post-AD
 //! `mem2reg` turns them back into SSA values. Invariants the families rely on:
@@ -28,6 +34,7 @@ mod arith;
 mod calls;
 mod control;
 mod memory;
+mod split;
 
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -50,7 +57,27 @@ use crate::error::{AdError, AdErrorKind, Site};
 use crate::request::{ArgActivity, DiffRequest, RetActivity};
 use crate::typetree::TypeAnalysis;
 
+use calls::SplitCall;
+pub(crate) use calls::{SplitLayout, SplitRegistry};
 pub(crate) use control::{Edge, EdgeTarget};
+
+/// State of a split-mode synthesis (a callee's augmented forward + reverse pair).
+pub(crate) struct SplitMode {
+    /// `i1` parameter: `false` runs the forward half, `true` the reverse half.
+    pub phase: Value,
+    /// The adjoint of the result (reverse phase), when the result is active.
+    pub d_ret: Option<Value>,
+    /// The heap frame holding slots and tape headers (a setup-block parameter).
+    pub frame: Value,
+    /// Forward-phase-only initialization (tape headers), before the forward entry.
+    pub fwd_init: Block,
+    /// Where the reverse phase starts (the reverse of the forward exit).
+    pub reverse_start: Block,
+    /// The `const i64` giving the frame's size, patched once all slots are known.
+    pub frame_size: Inst,
+    pub frame_bytes: u64,
+    pub layout: SplitLayout,
+}
 
 /// Library functions the synthesized code calls, declared in the module beforehand.
 #[derive(Copy, Clone, Debug)]
@@ -59,6 +86,14 @@ pub(crate) struct Runtime {
     pub free: FuncId,
     /// `__adc_tape_push(ptr %tape, i64 %size) -> ptr`: reserves one element on a tape.
     pub tape_push: FuncId,
+}
+
+/// What every synthesis of one request shares: the runtime functions, the signatures of
+/// the module's functions, and the module's type analysis.
+pub(crate) struct SynthEnv<'e> {
+    pub runtime: Runtime,
+    pub signatures: &'e HashMap<FuncId, Signature>,
+    pub types: &'e TypeAnalysis,
 }
 
 /// Facts about the primal's control flow computed once before synthesis.
@@ -111,7 +146,7 @@ pub(crate) struct Synth<'a> {
     pub runtime: Runtime,
     pub info: PrimalInfo,
     pub activity: Activity,
-    pub types: TypeAnalysis,
+    pub types: &'a TypeAnalysis,
     /// The derivative under construction.
     pub f: Function,
     /// The derivative's entry block: parameters, adjoint slots, tape headers.
@@ -141,6 +176,12 @@ pub(crate) struct Synth<'a> {
     pub rev_last: HashMap<Block, Block>,
     /// The forward exit block (all `ret`s jump here).
     pub forward_exit: Block,
+    /// Split functions of callees (reserved ids and their signatures).
+    pub splits: &'a mut SplitRegistry,
+    /// Primal calls differentiated through split functions.
+    pub split_calls: HashMap<Inst, SplitCall>,
+    /// Set when building a split function.
+    pub split: Option<SplitMode>,
 }
 
 /// Builds the derivative of `request.function` (reverse mode) as a new function named
@@ -150,9 +191,11 @@ pub(crate) fn synthesize(
     module: &Module,
     request: &DiffRequest,
     name: &str,
-    runtime: Runtime,
-    signatures: &HashMap<FuncId, Signature>,
+    env: &SynthEnv<'_>,
+    splits: &mut SplitRegistry,
+    split: bool,
 ) -> Result<(Function, crate::cache::CacheStats), AdError> {
+    let (runtime, signatures, types) = (env.runtime, env.signatures, env.types);
     let primal = &module.functions[request.function];
     let site = || Site::function(&primal.name);
     if primal.is_declaration() {
@@ -161,7 +204,11 @@ pub(crate) fn synthesize(
             AdErrorKind::Unsupported { what: "a function without a body".into() },
         ));
     }
-    let signature = derivative_signature(primal, request)?;
+    let mut signature = derivative_signature(primal, request, split)?;
+    let layout = SplitLayout::new(&primal.signature, request);
+    if split {
+        signature = layout.signature(&primal.signature, request);
+    }
     let entry = primal.entry_block().expect("a defined function has an entry block");
     let info = PrimalInfo::new(primal);
     if info.incoming.get(&EdgeTarget::Block(entry)).is_some_and(|e| !e.is_empty()) {
@@ -170,13 +217,32 @@ pub(crate) fn synthesize(
             AdErrorKind::Unsupported { what: "a branch back to the entry block".into() },
         ));
     }
-    let types = TypeAnalysis::analyze(module);
-    let activity = Activity::analyze(module, request, &types)?;
+    // The activity analysis knows no pointer returns with shadows (`RetActivity::Dup`):
+    // a split function whose caller needs the returned pointer's shadow analyzes the
+    // callee as if its result were not differentiated; the shadow then exists when the
+    // pointer derives from shadowed memory (see `control::forward_terminator`).
+    let activity = match request.ret {
+        RetActivity::Dup if split => {
+            let mut plain = request.clone();
+            plain.ret = RetActivity::Const;
+            Activity::analyze(module, &plain, types)?
+        }
+        _ => Activity::analyze(module, request, types)?,
+    };
     let mut f = Function::new(name, signature);
     f.linkage = Linkage::Internal;
-    let setup = f.dfg.make_block();
-    f.layout.append_block(setup);
-    f.dfg.set_block_name(setup, "adc_setup");
+    // Split mode: the parameters live in an entry block that allocates the frame.
+    let params_block = f.dfg.make_block();
+    f.layout.append_block(params_block);
+    let setup = if split {
+        f.dfg.set_block_name(params_block, "adc_entry");
+        let setup = f.dfg.make_block();
+        f.dfg.set_block_name(setup, "adc_setup");
+        setup
+    } else {
+        f.dfg.set_block_name(params_block, "adc_setup");
+        params_block
+    };
     let forward_exit = f.dfg.make_block();
     f.dfg.set_block_name(forward_exit, "adc_forward_exit");
     let mut synth = Synth {
@@ -203,16 +269,27 @@ pub(crate) fn synthesize(
         rev_entry: HashMap::new(),
         rev_last: HashMap::new(),
         forward_exit,
+        splits,
+        split_calls: HashMap::new(),
+        split: None,
     };
-    synth.bind_parameters(entry);
+    synth.bind_parameters(params_block, entry);
+    if split {
+        synth.begin_split(params_block, layout);
+    }
     synth.emit_forward()?;
     synth.emit_reverse()?;
     synth.finish_tapes();
+    synth.finish_split();
     Ok((synth.f, synth.cache.stats))
 }
 
 /// The derivative's signature as fixed by `crate::request`.
-fn derivative_signature(primal: &Function, request: &DiffRequest) -> Result<Signature, AdError> {
+fn derivative_signature(
+    primal: &Function,
+    request: &DiffRequest,
+    split: bool,
+) -> Result<Signature, AdError> {
     let site = || Site::function(&primal.name);
     let bad = |what: String| AdError::new(site(), AdErrorKind::Unsupported { what });
     if request.args.len() != primal.signature.params.len() {
@@ -255,6 +332,8 @@ fn derivative_signature(primal: &Function, request: &DiffRequest) -> Result<Sign
                 return Err(bad(format!("an active return of type {ty}")));
             }
         },
+        // Split functions return the shadow of a returned pointer.
+        RetActivity::Dup if split && primal.signature.ret.as_ref().is_some_and(|t| t.is_ptr()) => {}
         RetActivity::Dup => return Err(bad("a duplicated return in reverse mode".into())),
     }
     let ret = match adjoints.len() {
@@ -329,7 +408,10 @@ impl<'a> Synth<'a> {
 
     fn result_type(&self, data: &InstructionData) -> Option<Type> {
         let signatures = self.signatures;
-        self.f.dfg.result_type(data, &|id| signatures.get(&id).cloned())
+        let splits = &*self.splits;
+        self.f.dfg.result_type(data, &|id| {
+            signatures.get(&id).cloned().or_else(|| splits.signature_of(id))
+        })
     }
 
     /// Appends an instruction at the end of `self.cur`.
@@ -555,17 +637,17 @@ impl<'a> Synth<'a> {
     }
 
     /// Maps the primal entry parameters to the derivative's parameters and shadows.
-    fn bind_parameters(&mut self, entry: Block) {
+    fn bind_parameters(&mut self, params_block: Block, entry: Block) {
         let params = self.primal.dfg.block_params(entry).to_vec();
         for (index, param) in params.iter().enumerate() {
             let ty = self.primal.dfg.value_type(*param).clone();
-            let value = self.f.dfg.append_block_param(self.setup, ty.clone());
+            let value = self.f.dfg.append_block_param(params_block, ty.clone());
             self.vmap.insert(*param, value);
             if let Some(name) = self.primal.dfg.value_name(*param) {
                 self.f.dfg.set_value_name(value, name);
             }
             if self.request.args[index].has_shadow() {
-                let shadow = self.f.dfg.append_block_param(self.setup, ty);
+                let shadow = self.f.dfg.append_block_param(params_block, ty);
                 if let Some(name) = self.primal.dfg.value_name(*param) {
                     self.f.dfg.set_value_name(shadow, &format!("{name}.shadow"));
                 }
@@ -611,7 +693,18 @@ impl<'a> Synth<'a> {
         self.f.layout.append_block(self.forward_exit);
         self.cur = self.setup;
         let first = self.bmap[&entry];
-        self.ins(InstructionData::Jump { dest: adc_ir::BlockCall::new(first, Vec::new()) });
+        let first = adc_ir::BlockCall::new(first, Vec::new());
+        if let Some(split) = &self.split {
+            let (phase, reverse_start, fwd_init) =
+                (split.phase, split.reverse_start, split.fwd_init);
+            self.ins(InstructionData::Brif {
+                cond: phase,
+                then_dest: adc_ir::BlockCall::new(reverse_start, Vec::new()),
+                else_dest: adc_ir::BlockCall::new(fwd_init, Vec::new()),
+            });
+            self.cur = fwd_init;
+        }
+        self.ins(InstructionData::Jump { dest: first });
         for &block in &rpo {
             self.cur = self.bmap[&block];
             for &inst in self.primal.layout.block_insts(block) {
@@ -627,6 +720,9 @@ impl<'a> Synth<'a> {
 
     /// Clones one non-terminator instruction, with the shadow code it needs.
     fn forward_inst(&mut self, inst: Inst) -> Result<(), AdError> {
+        if self.forward_split_call(inst)? {
+            return Ok(());
+        }
         let mut data = self.primal.dfg.insts[inst].clone();
         let mut missing = None;
         data.map_args(|v| match self.vmap.get(&v) {
@@ -661,8 +757,14 @@ impl<'a> Synth<'a> {
             let region = self.f.dfg.make_block();
             self.rev_entry.insert(block, region);
         }
-        // The forward exit continues with the reverse region of the block that returned.
+        // The forward exit continues with the reverse region of the block that returned
+        // (in split mode it returns, and the reverse phase starts in its own block).
         self.cur = self.forward_exit;
+        if self.split.is_some() {
+            self.emit_forward_return();
+            self.cur = self.split.as_ref().map_or(self.cur, |s| s.reverse_start);
+            self.f.layout.append_block(self.cur);
+        }
         self.leave_along_incoming(EdgeTarget::Exit, Vec::new());
         for &block in rpo.iter().rev() {
             let region = self.rev_entry[&block];
@@ -687,7 +789,10 @@ impl<'a> Synth<'a> {
             I::Return { value } => {
                 if let (Some(value), RetActivity::Active) = (value, self.request.ret) {
                     let ty = self.primal.dfg.value_type(*value).clone();
-                    let seed = self.seed(&ty);
+                    let seed = match self.split.as_ref().and_then(|s| s.d_ret) {
+                        Some(d_ret) => d_ret,
+                        None => self.seed(&ty),
+                    };
                     self.add_adjoint(*value, seed);
                 }
                 Ok(())

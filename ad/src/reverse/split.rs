@@ -1,0 +1,199 @@
+//! Split-mode scaffolding: the entry, frame, phase dispatch and returns of a callee's
+//! split function (the call protocol itself is described in `calls`).
+//!
+//! Block structure of a split function:
+//!
+//! ```text
+//! adc_entry(params, shadows, [d_ret], %tape, %phase):
+//!     brif %phase, adc_setup(%tape), adc_alloc
+//! adc_alloc:                      ; forward phase: a fresh frame
+//!     %m = call @malloc(FRAME_SIZE); jump adc_setup(%m)
+//! adc_setup(%frame):              ; both phases: adjoint slots, frame addresses
+//!     brif %phase, adc_reverse_start, adc_fwd_init
+//! adc_fwd_init:                   ; forward phase: tape headers start empty
+//!     jump <forward entry>
+//! ... forward pass ...
+//! adc_forward_exit(result, [result shadow]):
+//!     ret {result, [shadow], %frame, zeros}
+//! adc_reverse_start: ... reverse pass ... free tapes, free %frame
+//!     ret {zeros, %frame, adjoints}
+//! ```
+//!
+//! The frame's size is only known when synthesis is done (slots and tapes are created on
+//! demand), so the `const` feeding `malloc` is patched by `finish_split`.
+
+use adc_ir::{Block, BlockCall, Constant, FuncAttrs, InstFlags, InstructionData, Type, Value};
+
+use super::{SplitLayout, SplitMode, Synth};
+
+impl<'a> Synth<'a> {
+    /// Adds the split parameters and the frame-allocating blocks (see the module header).
+    pub(super) fn begin_split(&mut self, params_block: Block, layout: SplitLayout) {
+        let d_ret = if layout.takes_d_ret {
+            let ty = layout.ret.clone().expect("an active result has a type");
+            let d = self.f.dfg.append_block_param(params_block, ty);
+            self.f.dfg.set_value_name(d, "d_result");
+            Some(d)
+        } else {
+            None
+        };
+        let tape = self.f.dfg.append_block_param(params_block, Type::PTR);
+        self.f.dfg.set_value_name(tape, "frame_in");
+        let phase = self.f.dfg.append_block_param(params_block, Type::I1);
+        self.f.dfg.set_value_name(phase, "reverse_phase");
+        let alloc = self.f.dfg.make_block();
+        self.f.dfg.set_block_name(alloc, "adc_alloc");
+        self.f.layout.append_block(alloc);
+        self.f.layout.append_block(self.setup);
+        let frame = self.f.dfg.append_block_param(self.setup, Type::PTR);
+        self.f.dfg.set_value_name(frame, "frame");
+        let fwd_init = self.f.dfg.make_block();
+        self.f.dfg.set_block_name(fwd_init, "adc_fwd_init");
+        self.f.layout.append_block(fwd_init);
+        let reverse_start = self.f.dfg.make_block();
+        self.f.dfg.set_block_name(reverse_start, "adc_reverse_start");
+
+        self.cur = params_block;
+        self.ins(InstructionData::Brif {
+            cond: phase,
+            then_dest: BlockCall::new(self.setup, vec![tape]),
+            else_dest: BlockCall::new(alloc, Vec::new()),
+        });
+        self.cur = alloc;
+        let size = self.iconst(Type::I64, 1);
+        let frame_size = match self.f.dfg.value_def(size) {
+            adc_ir::ValueDef::Result(inst) => inst,
+            adc_ir::ValueDef::Param(..) => unreachable!("a const is an instruction result"),
+        };
+        let fresh = self.val(InstructionData::Call {
+            callee: self.runtime.malloc,
+            args: vec![size],
+            attrs: FuncAttrs::empty(),
+        });
+        self.ins(InstructionData::Jump { dest: BlockCall::new(self.setup, vec![fresh]) });
+        self.cur = self.setup;
+
+        if let Some(ty) = layout.ret.clone() {
+            self.f.dfg.append_block_param(self.forward_exit, ty);
+        }
+        if layout.shadow_ret {
+            self.f.dfg.append_block_param(self.forward_exit, Type::PTR);
+        }
+        self.split = Some(SplitMode {
+            phase,
+            d_ret,
+            frame,
+            fwd_init,
+            reverse_start,
+            frame_size,
+            frame_bytes: 0,
+            layout,
+        });
+    }
+
+    /// Split mode: the address of `size` fresh bytes in the frame (a setup-block value).
+    pub(crate) fn frame_slot(&mut self, size: u64, align: u64) -> Option<Value> {
+        let split = self.split.as_mut()?;
+        let align = align.max(1);
+        let offset = split.frame_bytes.div_ceil(align) * align;
+        split.frame_bytes = offset + size.max(1);
+        let frame = split.frame;
+        let offset = self
+            .ins_setup(InstructionData::Const {
+                ty: Type::I64,
+                value: Constant::int(&Type::I64, offset as i128),
+            })
+            .expect("const has a result");
+        self.ins_setup(InstructionData::PtrAdd { flags: InstFlags::empty(), ptr: frame, offset })
+    }
+
+    /// Code that initializes tape headers: forward phase only in split mode (the reverse
+    /// phase finds them in the frame), the setup block otherwise.
+    pub(crate) fn ins_tape_init(&mut self, data: InstructionData) -> Option<Value> {
+        let Some(fwd_init) = self.split.as_ref().map(|s| s.fwd_init) else {
+            return self.ins_setup(data);
+        };
+        match self.f.layout.last_inst(fwd_init) {
+            Some(term) if self.f.dfg.insts[term].is_terminator() => self.ins_before(term, data),
+            _ => {
+                let saved = std::mem::replace(&mut self.cur, fwd_init);
+                let result = self.ins(data);
+                self.cur = saved;
+                result
+            }
+        }
+    }
+
+    /// Split mode, at the forward exit: returns the primal result, its shadow and the
+    /// frame to the caller.
+    pub(super) fn emit_forward_return(&mut self) {
+        let Some(split) = self.split.as_ref() else { return };
+        let layout = split.layout.clone();
+        let frame = split.frame;
+        let params = self.f.dfg.block_params(self.forward_exit).to_vec();
+        let ty = layout.ret_type();
+        let mut acc = self.zero(&ty);
+        let mut fields = Vec::new();
+        let mut params = params.into_iter();
+        if layout.ret.is_some() {
+            fields.push((layout.ret_index(), params.next().expect("result parameter")));
+        }
+        if layout.shadow_ret {
+            fields.push((layout.shadow_index(), params.next().expect("shadow parameter")));
+        }
+        fields.push((layout.frame_index(), frame));
+        for (index, value) in fields {
+            acc = self.val(InstructionData::InsertValue {
+                aggregate: acc,
+                value,
+                indices: vec![index],
+            });
+        }
+        self.ins(InstructionData::Return { value: Some(acc) });
+    }
+
+    /// Split mode, at the end of the reverse phase: the frame and the argument adjoints.
+    pub(super) fn split_return_value(&mut self, adjoints: Vec<Value>) -> Option<Value> {
+        let split = self.split.as_ref()?;
+        let layout = split.layout.clone();
+        let frame = split.frame;
+        let ty = layout.ret_type();
+        let mut acc = self.zero(&ty);
+        acc = self.val(InstructionData::InsertValue {
+            aggregate: acc,
+            value: frame,
+            indices: vec![layout.frame_index()],
+        });
+        for (k, d) in adjoints.into_iter().enumerate() {
+            acc = self.val(InstructionData::InsertValue {
+                aggregate: acc,
+                value: d,
+                indices: vec![layout.adjoint_index(k)],
+            });
+        }
+        Some(acc)
+    }
+
+    /// Split mode: frees the frame before the reverse phase returns and fixes the frame
+    /// size in the forward phase's allocation.
+    pub(super) fn finish_split(&mut self) {
+        let Some(split) = self.split.as_ref() else { return };
+        let (frame, frame_size, bytes) = (split.frame, split.frame_size, split.frame_bytes);
+        self.f.dfg.insts[frame_size] = InstructionData::Const {
+            ty: Type::I64,
+            value: Constant::int(&Type::I64, bytes.max(1) as i128),
+        };
+        let Some(ret) = self.cache.final_return else { return };
+        if self.f.layout.inst_block(ret).is_none() {
+            return;
+        }
+        self.ins_before(
+            ret,
+            InstructionData::Call {
+                callee: self.runtime.free,
+                args: vec![frame],
+                attrs: FuncAttrs::empty(),
+            },
+        );
+    }
+}
