@@ -3,7 +3,12 @@
 //! Cost model: a callee is inlined when it is defined, not varargs, not `noinline` (on the
 //! function or the call site), not recursive and not in a call cycle with the caller, and
 //! either `alwaysinline` or at most `THRESHOLD` instructions. Each caller inlines at most
-//! `MAX_PER_CALLER` call sites, so that a chain of small functions cannot blow it up.
+//! `MAX_PER_CALLER` call sites of ordinary callees, so that a chain of small functions
+//! cannot blow it up. Tiny callees (at most `TINY` instructions, such as reverse mode's
+//! `__adc_tape_push`, which a gradient calls once per taped value and loop iteration) do
+//! not count against that cap: a call to them blocks every memory optimization around it,
+//! and a gradient can hold a hundred of them. Growth stays bounded by
+//! `MAX_COPIED_PER_CALLER`, the instructions one caller may receive per run.
 //!
 //! Mechanics, with block parameters: the calling block is split after the call; the part
 //! after it becomes a continuation block whose parameter (for a non-void callee) is the
@@ -23,8 +28,12 @@ use crate::manager::{ModuleContext, ModulePass, Pass, PreservedAnalyses};
 
 /// Callee size (instructions) up to which a call is inlined without `alwaysinline`.
 pub const THRESHOLD: usize = 60;
-/// At most this many inlined call sites per caller and run.
+/// At most this many inlined call sites of callees larger than `TINY`, per caller and run.
 pub const MAX_PER_CALLER: usize = 64;
+/// Callees up to this size (instructions) do not count against `MAX_PER_CALLER`.
+pub const TINY: usize = 32;
+/// At most this many instructions copied into one caller per run, tiny callees included.
+pub const MAX_COPIED_PER_CALLER: usize = 8192;
 
 pub struct Inline;
 
@@ -48,15 +57,22 @@ impl ModulePass for Inline {
                 continue;
             }
             let mut count = 0;
-            while count < MAX_PER_CALLER {
-                let Some((call, callee)) = find_site(module, caller, &cyclic) else {
+            let mut copied_total = 0;
+            while copied_total < MAX_COPIED_PER_CALLER {
+                let Some((call, callee)) =
+                    find_site(module, caller, &cyclic, count < MAX_PER_CALLER)
+                else {
                     break;
                 };
                 let body = module.functions[callee].clone();
+                if body.layout.insts().count() > TINY {
+                    count += 1;
+                }
                 let copied = inline_call(&mut module.functions[caller], call, &body);
                 cx.stats.inc("calls inlined");
                 cx.stats.add("instructions copied", copied as u64);
-                count += 1;
+                // At least one per site, so that the budget ends even empty callees' chains.
+                copied_total += copied.max(1);
                 changed = true;
             }
         }
@@ -95,7 +111,14 @@ fn recursive_functions(module: &Module) -> HashSet<FuncId> {
     out
 }
 
-fn find_site(module: &Module, caller: FuncId, cyclic: &HashSet<FuncId>) -> Option<(Inst, FuncId)> {
+/// The first call site in `caller` worth inlining; with `any_size` false only tiny callees
+/// qualify (the caller has used up its `MAX_PER_CALLER` ordinary sites).
+fn find_site(
+    module: &Module,
+    caller: FuncId,
+    cyclic: &HashSet<FuncId>,
+    any_size: bool,
+) -> Option<(Inst, FuncId)> {
     let func = &module.functions[caller];
     for (_, inst) in func.layout.insts() {
         let InstructionData::Call { callee, attrs, .. } = &func.dfg.insts[inst] else {
@@ -114,7 +137,9 @@ fn find_site(module: &Module, caller: FuncId, cyclic: &HashSet<FuncId>) -> Optio
             continue;
         }
         let size = target.layout.insts().count();
-        if all.contains(FuncAttrs::ALWAYSINLINE) || size <= THRESHOLD {
+        if size <= TINY
+            || (any_size && (all.contains(FuncAttrs::ALWAYSINLINE) || size <= THRESHOLD))
+        {
             return Some((inst, *callee));
         }
     }

@@ -56,6 +56,15 @@ const PRE_AD: &[&str] = &[
 const POST_AD: &[&str] = &[
     // Merges the reverse pass's chains of blocks.
     "simplify-cfg",
+    // The tape helper `__adc_tape_push` (one call per taped value and iteration): while it
+    // is a call, its tape header stays in memory and every call clobbers the loads around
+    // it, so gvn and licm cannot touch the loops. Inlined, sroa + mem2reg below turn the
+    // header into SSA values.
+    "inline",
+    // Inlining splits every calling block in two and leaves the callee's blocks behind
+    // jumps; merged before mem2reg, which would otherwise thread the promoted tape headers
+    // through each of those blocks as parameters.
+    "simplify-cfg",
     // Shadows of struct/array locals split into scalar slots mem2reg can promote.
     "sroa",
     // Shadows of promoted locals become SSA values.
