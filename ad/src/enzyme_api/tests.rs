@@ -105,6 +105,9 @@ declare @__enzyme_autodiff(ptr, ...) -> f64
 declare @__enzyme_autodiff_pair(ptr, ...) -> {f64, f64}
 declare @__enzyme_autodiff_fpair(ptr, ...) -> <2 x f32>
 declare @__enzyme_autodiff_triple(ptr sret, ptr, ...)
+declare @__enzyme_fwddiff(ptr, ...) -> f64
+declare @__enzyme_fwddiff_pair(ptr, ...) -> {f64, f64}
+declare @__enzyme_fwddiff_f(ptr, ...) -> f32
 declare @external(f64) -> f64
 func @square(%x: f64) -> f64 {
 ^entry:
@@ -430,4 +433,116 @@ fn too_many_adjoints_for_the_declared_result_is_an_error() {
 }",
     );
     assert!(err.contains("declared to return f64"), "{err}");
+}
+
+/// Lowers `caller` with the real synthesizer, as `adc build` does.
+fn lower_forward(caller: &str) -> (Module, Result<LoweringReport, AdError>) {
+    let text = format!("{PRELUDE}{caller}");
+    let mut module = parse_module(&text).unwrap_or_else(|d| panic!("{d:?}\n{text}"));
+    let mut synth = crate::Differentiator::default();
+    let result = lower_enzyme_calls(&mut module, &mut synth);
+    if result.is_ok() {
+        adc_ir::verify::verify_module(&module)
+            .unwrap_or_else(|d| panic!("{d}\n{}", print_module(&module)));
+    }
+    (module, result)
+}
+
+#[test]
+fn fwddiff_passes_tangents_and_returns_the_tangent_of_the_result() {
+    // d(a * b) with a unmarked (duplicated: value then tangent) and b constant.
+    let (module, result) = lower_forward(
+        "func @g(%a: f64, %da: f64, %b: f64) -> f64 {
+^entry:
+  %fp = const ptr @mul
+  %const_addr = const ptr @enzyme_const
+  %const = load i32, %const_addr, align 4
+  %r = call @__enzyme_fwddiff(%fp, %a, %da, %const, %b)
+  ret %r
+}",
+    );
+    let report = result.expect("lowered");
+    assert_eq!(report.requests[0].mode, DiffMode::Forward);
+    assert_eq!(report.requests[0].args, [ArgActivity::Dup, ArgActivity::Const]);
+    assert!(module.function_by_name("__adc_forward_mul").is_some());
+    let args = [Val::F64(3.0), Val::F64(0.5), Val::F64(4.0)];
+    assert_eq!(run(&module, "g", &args), Some(Val::F64(0.5 * 4.0)));
+}
+
+#[test]
+fn fwddiff_narrows_promoted_float_tangents() {
+    // A variadic call promotes the f32 values and their tangents to f64; all are narrowed.
+    let (module, result) = lower_forward(
+        "func @g(%a: f64, %da: f64, %b: f64, %db: f64) -> f32 {
+^entry:
+  %fp = const ptr @fmul
+  %dup_addr = const ptr @enzyme_dup
+  %dup = load i32, %dup_addr, align 4
+  %r = call @__enzyme_fwddiff_f(%fp, %dup, %a, %da, %dup, %b, %db)
+  ret %r
+}",
+    );
+    result.expect("lowered");
+    let args = [Val::F64(2.0), Val::F64(1.0), Val::F64(3.0), Val::F64(0.25)];
+    assert_eq!(run(&module, "g", &args), Some(Val::F32(3.0 + 2.0 * 0.25)));
+}
+
+#[test]
+fn fwddiff_with_enzyme_out_is_an_error_naming_the_call() {
+    let (_, result) = lower_forward(
+        "func @g(%a: f64, %b: f64) -> f64 {
+^entry:
+  %fp = const ptr @mul
+  %out_addr = const ptr @enzyme_out
+  %out = load i32, %out_addr, align 4
+  %r = call @__enzyme_fwddiff(%fp, %out, %a, %b, %b)
+  ret %r
+}",
+    );
+    let err = result.expect_err("enzyme_out is rejected");
+    assert!(
+        matches!(&err.kind, AdErrorKind::BadApiCall { api, .. } if api == FWDDIFF_API),
+        "{err}"
+    );
+    assert!(err.site.inst.as_deref().is_some_and(|i| i.contains("__enzyme_fwddiff")), "{err}");
+    assert!(err.to_string().contains("enzyme_out is a reverse-mode marker"), "{err}");
+}
+
+#[test]
+fn fwddiff_without_a_tangent_is_an_error() {
+    let (_, result) = lower_forward(
+        "func @g(%a: f64) -> f64 {
+^entry:
+  %fp = const ptr @square
+  %r = call @__enzyme_fwddiff(%fp, %a)
+  ret %r
+}",
+    );
+    let err = result.expect_err("the tangent is missing").to_string();
+    assert!(err.contains("ends before its tangent"), "{err}");
+}
+
+#[test]
+fn fwddiff_of_a_pair_result_returns_both_tangents() {
+    let (module, result) = lower_forward(
+        "func @both(%x: f64) -> {f64, f64} {
+^entry:
+  %sq = fmul f64 %x, %x
+  %cube = fmul f64 %sq, %x
+  %u = const {f64, f64} undef
+  %p = insertvalue {f64, f64} %u, %sq, 0
+  %q = insertvalue {f64, f64} %p, %cube, 1
+  ret %q
+}
+func @g(%x: f64) -> {f64, f64} {
+^entry:
+  %fp = const ptr @both
+  %one = const f64 1.0
+  %r = call @__enzyme_fwddiff_pair(%fp, %x, %one)
+  ret %r
+}",
+    );
+    result.expect("lowered");
+    let got = run(&module, "g", &[Val::F64(2.0)]);
+    assert_eq!(got, Some(Val::Aggregate(vec![Val::F64(4.0), Val::F64(12.0)])));
 }
