@@ -1,6 +1,7 @@
 /* An ODE integrator: RK4 steps of the damped oscillator y'' = -k y - c y' on a state array.
  * The tangent of the final state with respect to k (a duplicated double, written through
- * the state's shadow) is checked against central finite differences. */
+ * the state's shadow) is checked against central finite differences. An unmarked double
+ * is duplicated in forward mode, so the step size is marked enzyme_const. */
 #include "fwd.h"
 
 static void rhs(double k, double c, const double *s, double *ds) {
@@ -30,7 +31,7 @@ int main(void) {
   double k = 2.0, c = 0.3, h = 0.05;
   int steps = 40;
   double s[2] = {1.0, 0.0}, ds[2] = {0.0, 0.0};
-  __enzyme_fwddiff((void *)integrate, k, 1.0, enzyme_const, c, s, ds, steps, h);
+  __enzyme_fwddiff((void *)integrate, k, 1.0, enzyme_const, c, s, ds, steps, enzyme_const, h);
   double e = FD_STEP;
   double sp[2] = {1.0, 0.0}, sm[2] = {1.0, 0.0};
   integrate(k + e, c, sp, steps, h);
@@ -39,7 +40,8 @@ int main(void) {
     check("d state / dk vs FD", ds[i], (sp[i] - sm[i]) / (2.0 * e), FD_TOL);
   /* Initial-condition sensitivity: the tangent of y(0) = 1 propagates linearly. */
   double s2[2] = {1.0, 0.0}, ds2[2] = {1.0, 0.0};
-  __enzyme_fwddiff((void *)integrate, enzyme_const, k, enzyme_const, c, s2, ds2, steps, h);
+  __enzyme_fwddiff((void *)integrate, enzyme_const, k, enzyme_const, c, s2, ds2, steps,
+                   enzyme_const, h);
   double s3[2] = {1.0 + e, 0.0}, s4[2] = {1.0 - e, 0.0};
   integrate(k, c, s3, steps, h);
   integrate(k, c, s4, steps, h);
