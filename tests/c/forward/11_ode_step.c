@@ -4,24 +4,27 @@
  * is duplicated in forward mode, so the step size is marked enzyme_const. */
 #include "fwd.h"
 
-static void rhs(double k, double c, const double *s, double *ds) {
-  ds[0] = s[1];
-  ds[1] = -k * s[0] - c * s[1];
-}
+/* The right-hand side as a macro: forward mode does not differentiate calls to other
+ * defined functions yet (clang -O0 keeps a static helper out of line). */
+#define RHS(k, c, s, ds)                                                                   \
+  do {                                                                                     \
+    (ds)[0] = (s)[1];                                                                      \
+    (ds)[1] = -(k) * (s)[0] - (c) * (s)[1];                                                \
+  } while (0)
 
 void integrate(double k, double c, double *s, int steps, double h) {
   for (int n = 0; n < steps; n++) {
     double k1[2], k2[2], k3[2], k4[2], t[2];
-    rhs(k, c, s, k1);
+    RHS(k, c, s, k1);
     for (int i = 0; i < 2; i++)
       t[i] = s[i] + 0.5 * h * k1[i];
-    rhs(k, c, t, k2);
+    RHS(k, c, t, k2);
     for (int i = 0; i < 2; i++)
       t[i] = s[i] + 0.5 * h * k2[i];
-    rhs(k, c, t, k3);
+    RHS(k, c, t, k3);
     for (int i = 0; i < 2; i++)
       t[i] = s[i] + h * k3[i];
-    rhs(k, c, t, k4);
+    RHS(k, c, t, k4);
     for (int i = 0; i < 2; i++)
       s[i] += h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]);
   }
