@@ -1,5 +1,5 @@
 //! `adc build` on C programs whose Enzyme API use cannot be differentiated: each
-//! `tests/c/reverse/errors/*.c` names, in a `// expect-error: file:line: message` line,
+//! `tests/c/reverse/errors/*.c` and `tests/c/forward/errors/*.c` names, in a `// expect-error: file:line: message` line,
 //! the source line and the message the diagnostic must contain. The build must exit with
 //! status 1 and that diagnostic, never panic. Compiled with clang-19 -O0 -g and -O2 -g so
 //! the call site has a line; without clang-19 the cases are ignored with a notice.
@@ -13,27 +13,37 @@ const COMPILER: &str = "clang-19";
 const LEVELS: &[(&str, &[&str])] =
     &[("O0", &["-O0", "-Xclang", "-disable-O0-optnone", "-g"]), ("O2", &["-O2", "-g"])];
 
+/// The suites under `tests/c/` that have an `errors/` directory.
+const SUITES: &[&str] = &["reverse", "forward"];
+
 fn main() {
     let args = Arguments::from_args();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/reverse/errors");
-    let mut programs: Vec<PathBuf> = std::fs::read_dir(&root)
-        .expect("tests/c/reverse/errors exists")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "c"))
-        .collect();
-    programs.sort();
+    let c_root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c");
+    let mut programs: Vec<(&str, PathBuf)> = Vec::new();
+    for suite in SUITES {
+        let root = c_root.join(suite).join("errors");
+        let mut found: Vec<PathBuf> = std::fs::read_dir(&root)
+            .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "c"))
+            .collect();
+        found.sort();
+        programs.extend(found.into_iter().map(|p| (*suite, p)));
+    }
     let present =
         Command::new(COMPILER).arg("--version").output().is_ok_and(|o| o.status.success());
     if !present {
-        eprintln!("notice: {COMPILER} not found, the reverse-mode error cases are ignored");
+        eprintln!("notice: {COMPILER} not found, the Enzyme API error cases are ignored");
     }
     let out_root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("reverse_errors");
     let mut trials = Vec::new();
     for (level, flags) in LEVELS {
-        for program in &programs {
+        for (suite, program) in &programs {
             let stem = program.file_stem().and_then(|s| s.to_str()).unwrap_or("prog").to_string();
-            let (source, dir) = (program.clone(), out_root.join(level));
-            let name = format!("{level}/{stem}");
+            let (source, dir) = (program.clone(), out_root.join(level).join(suite));
+            // Reverse mode keeps its original test names (`O0/wrong_marker`).
+            let prefix = if *suite == "reverse" { String::new() } else { format!("{suite}/") };
+            let name = format!("{level}/{prefix}{stem}");
             trials.push(
                 Trial::test(name, move || run_case(&source, flags, &dir, &stem))
                     .with_ignored_flag(!present),

@@ -2,9 +2,9 @@
 //! [`Synthesize`] for the Enzyme API lowering, memoises derivatives per request, declares
 //! the runtime functions the derivative calls (`malloc`, `realloc`, `free`, the tape
 //! helper), runs reverse-mode synthesis (`crate::reverse`) and verifies the result before
-//! adding it to the module.
+//! adding it to the module. Forward requests go to `crate::forward::synthesize_forward`.
 //!
-//! Derivatives are named `__adc_reverse_<function>`, with `.1`, `.2`, ... appended for
+//! Derivatives are named `__adc_reverse_<function>` (`__adc_forward_<function>`), with `.1`, `.2`, ... appended for
 //! further distinct requests on the same function, and have internal linkage.
 //!
 //! Calls to defined functions inside a derivative go through split functions
@@ -79,13 +79,12 @@ impl Synthesize for Differentiator {
             ));
         };
         let primal_name = primal.name.clone();
-        if request.mode != DiffMode::Reverse {
-            return Err(AdError::new(
-                Site::function(&primal_name),
-                AdErrorKind::Unsupported {
-                    what: format!("{request}: only reverse mode is synthesized here"),
-                },
-            ));
+        if request.mode == DiffMode::Forward {
+            // Forward synthesis declares its own libm callees and verifies its result.
+            let name = fresh_name(module, &format!("__adc_forward_{primal_name}"));
+            let id = crate::forward::synthesize_forward(module, request, &name)?;
+            self.memo.insert(request.clone(), id);
+            return Ok(id);
         }
         let runtime = declare_runtime(module, &primal_name)?;
         declare_rule_externs(module, request.function, &primal_name)?;
@@ -515,9 +514,10 @@ func @f(%x: f64) -> f64 {
         assert!(err.to_string().contains("argument activities"), "{err}");
         let active_int = request(&module, vec![ArgActivity::Active, ArgActivity::Active]);
         assert!(d.derivative(&mut module, &active_int).is_err());
-        let mut forward = request(&module, vec![ArgActivity::Active, ArgActivity::Const]);
+        let mut forward = request(&module, vec![ArgActivity::Dup, ArgActivity::Const]);
         forward.mode = DiffMode::Forward;
-        let err = d.derivative(&mut module, &forward).unwrap_err();
-        assert!(err.to_string().contains("only reverse mode"), "{err}");
+        let id = d.derivative(&mut module, &forward).unwrap();
+        assert_eq!(module.functions[id].name, "__adc_forward_f");
+        assert_eq!(d.derivative(&mut module, &forward).unwrap(), id);
     }
 }

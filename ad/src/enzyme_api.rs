@@ -1,5 +1,6 @@
 //! Lowering of Enzyme's C API: every call to a function whose name contains
-//! `__enzyme_autodiff` becomes a call to the synthesized reverse-mode derivative.
+//! `__enzyme_autodiff` becomes a call to the synthesized reverse-mode derivative, and every
+//! call to one whose name contains `__enzyme_fwddiff` a call to the forward-mode one.
 //!
 //! The argument list is decoded exactly as Enzyme does: the first argument is the function
 //! to differentiate (a constant address, possibly cast); then, for each of its parameters,
@@ -9,6 +10,15 @@
 //! constant, floats active and pointers duplicated. Markers reach us as loads of the marker
 //! globals; the `metadata !"enzyme_dup"` form is rejected by the LLVM importer ("metadata
 //! used as a value"), so it never reaches this module.
+//!
+//! Forward mode (`__enzyme_fwddiff`) differs in three ways. A duplicated float argument is
+//! followed by its tangent (a value, not a pointer), and a pointer by its shadow, whose
+//! pointee holds the input tangents and receives the output ones. Without a marker a float
+//! is duplicated, as a pointer is: Enzyme's `whatType` (`enzyme/Enzyme/Utils.h`) classifies
+//! floating-point types as `DUP_ARG` in `DerivativeMode::ForwardMode` and as `OUT_DIFF`
+//! only in the reverse modes. `enzyme_out` has no meaning in forward mode and is an error.
+//! The call returns the tangent of the primal result (Enzyme's default for `fwddiff`: the
+//! primal result is not returned), adapted to the declared type as in reverse mode.
 //!
 //! The result is adapted to what the caller declared: the derivative returns the adjoints
 //! of the active arguments (void, one float, or a struct of them, see
@@ -25,11 +35,34 @@ use adc_ir::{
 };
 
 use crate::error::{AdError, AdErrorKind, Site};
-use crate::request::{ArgActivity, DiffRequest, RetActivity, Synthesize};
+use crate::request::{ArgActivity, DiffMode, DiffRequest, RetActivity, Synthesize};
 
 /// The substring that identifies reverse-mode API entry points (`__enzyme_autodiff`,
 /// `__enzyme_autodiff2`, `__enzyme_autodiff_pair`, ...).
 pub const AUTODIFF_API: &str = "__enzyme_autodiff";
+
+/// The substring that identifies forward-mode API entry points (`__enzyme_fwddiff`,
+/// `__enzyme_fwddiff_pair`, ...).
+pub const FWDDIFF_API: &str = "__enzyme_fwddiff";
+
+/// The mode an API entry point named `name` asks for; `None` for other functions.
+pub fn api_mode(name: &str) -> Option<DiffMode> {
+    if name.contains(AUTODIFF_API) {
+        Some(DiffMode::Reverse)
+    } else if name.contains(FWDDIFF_API) {
+        Some(DiffMode::Forward)
+    } else {
+        None
+    }
+}
+
+/// The API's name in diagnostics.
+fn api_name(mode: DiffMode) -> &'static str {
+    match mode {
+        DiffMode::Reverse => AUTODIFF_API,
+        DiffMode::Forward => FWDDIFF_API,
+    }
+}
 
 /// How deep look-through (casts, loads of locals) may go before giving up.
 const MAX_LOOK_THROUGH: usize = 16;
@@ -85,9 +118,10 @@ struct DecodedArg {
     activity: ArgActivity,
 }
 
-/// A decoded `__enzyme_autodiff` call site.
+/// A decoded `__enzyme_autodiff` or `__enzyme_fwddiff` call site.
 #[derive(Clone, Debug)]
 struct DecodedCall {
+    mode: DiffMode,
     function: FuncId,
     args: Vec<DecodedArg>,
     /// The pointer the caller expects the result to be written through (`sret`).
@@ -104,8 +138,8 @@ pub struct LoweringReport {
     pub requests: Vec<DiffRequest>,
 }
 
-/// Replaces every `__enzyme_autodiff*` call in `module` by a call to the derivative that
-/// `synth` produces. Stops at the first malformed call or synthesis failure.
+/// Replaces every `__enzyme_autodiff*` and `__enzyme_fwddiff*` call in `module` by a call
+/// to the derivative that `synth` produces. Stops at the first malformed call or synthesis failure.
 pub fn lower_enzyme_calls(
     module: &mut Module,
     synth: &mut dyn Synthesize,
@@ -121,7 +155,7 @@ pub fn lower_enzyme_calls(
         let mut func = std::mem::take(&mut module.functions[caller]);
         let result = replace_call(&mut func, &signatures, call, &decoded, derivative, api_ret);
         module.functions[caller] = func;
-        result.map_err(|reason| bad_call(site, reason))?;
+        result.map_err(|reason| bad_call(api_name(decoded.mode), site, reason))?;
         report.calls_lowered += 1;
         if !report.requests.contains(&decoded.request) {
             report.requests.push(decoded.request);
@@ -146,7 +180,7 @@ fn find_api_calls(module: &Module) -> Vec<(FuncId, Inst)> {
 }
 
 fn is_api_function(module: &Module, id: FuncId) -> bool {
-    module.functions.get(id).is_some_and(|f| f.name.contains(AUTODIFF_API))
+    module.functions.get(id).is_some_and(|f| api_mode(&f.name).is_some())
 }
 
 fn call_result_type(module: &Module, caller: FuncId, call: Inst) -> Option<Type> {
@@ -154,8 +188,8 @@ fn call_result_type(module: &Module, caller: FuncId, call: Inst) -> Option<Type>
     func.dfg.inst_result(call).map(|v| func.dfg.value_type(v).clone())
 }
 
-fn bad_call(site: Site, reason: String) -> AdError {
-    AdError::new(site, AdErrorKind::BadApiCall { api: AUTODIFF_API.to_string(), reason })
+fn bad_call(api: &str, site: Site, reason: String) -> AdError {
+    AdError::new(site, AdErrorKind::BadApiCall { api: api.to_string(), reason })
 }
 
 /// Looks through casts, loads of marker globals and locals written once, to what an
@@ -265,22 +299,40 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
     let func = &module.functions[caller];
     let site = || Site::inst(module, func, call);
     let InstructionData::Call { callee: api, args, .. } = func.inst(call) else {
-        return Err(bad_call(site(), "not a direct call".to_string()));
+        return Err(bad_call(AUTODIFF_API, site(), "not a direct call".to_string()));
     };
     let api_fn = &module.functions[*api];
+    let Some(mode) = api_mode(&api_fn.name) else {
+        return Err(bad_call(
+            AUTODIFF_API,
+            site(),
+            format!("@{} is not an API entry point", api_fn.name),
+        ));
+    };
+    let api_name = api_name(mode);
+    let forward = mode == DiffMode::Forward;
     let has_sret = api_fn.param_attrs.first().is_some_and(|a| a.contains(ParamAttrs::SRET))
         && !args.is_empty();
     let (sret, args) = if has_sret { (Some(args[0]), &args[1..]) } else { (None, &args[..]) };
     let Some(&fn_arg) = args.first() else {
-        return Err(bad_call(site(), "no function to differentiate was passed".to_string()));
+        return Err(bad_call(
+            api_name,
+            site(),
+            "no function to differentiate was passed".to_string(),
+        ));
     };
     let function = match origin(module, func, fn_arg) {
         Origin::Function(f) if is_api_function(module, f) => {
-            return Err(bad_call(site(), "cannot differentiate the API function itself".into()))
+            return Err(bad_call(
+                api_name,
+                site(),
+                "cannot differentiate the API function itself".into(),
+            ))
         }
         Origin::Function(f) => f,
         _ => {
             return Err(bad_call(
+                api_name,
                 site(),
                 format!(
                     "the first argument `{}` is not a known function (expected the address of \
@@ -293,6 +345,7 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
     let target = &module.functions[function];
     if target.is_declaration() {
         return Err(bad_call(
+            api_name,
             site(),
             format!(
                 "@{} is only declared here (defined elsewhere); its body must be in this \
@@ -303,6 +356,7 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
     }
     if target.signature.varargs {
         return Err(bad_call(
+            api_name,
             site(),
             format!("@{} takes variable arguments, which cannot be differentiated", target.name),
         ));
@@ -315,6 +369,7 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
             |what: &str| format!("parameter {index} ({param_ty}) of @{}: {what}", target.name);
         let Some(first) = rest.next() else {
             return Err(bad_call(
+                api_name,
                 site(),
                 format!(
                     "too few arguments: @{} has {}, the call stops before parameter {index} \
@@ -329,6 +384,7 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
                 Some(value) => (Some(marker), value),
                 None => {
                     return Err(bad_call(
+                        api_name,
                         site(),
                         format!(
                             "{} at the end of the argument list without a value",
@@ -338,12 +394,17 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
                 }
             },
             Origin::UnsupportedMarker(name) => {
-                return Err(bad_call(site(), format!("the marker {name} is not supported")))
+                return Err(bad_call(
+                    api_name,
+                    site(),
+                    format!("the marker {name} is not supported"),
+                ))
             }
             _ => (None, first),
         };
         if let Origin::Marker(second) = origin(module, func, value) {
             return Err(bad_call(
+                api_name,
                 site(),
                 describe(&format!(
                     "marker {} follows {} where a value was expected",
@@ -354,51 +415,88 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
         }
         let value_ty = func.dfg.value_type(value);
         let activity = match marker {
+            Some(Marker::Out) if forward => {
+                return Err(bad_call(
+                    api_name,
+                    site(),
+                    describe(
+                        "enzyme_out is a reverse-mode marker; forward mode takes enzyme_dup \
+                         (the value, then its tangent) or enzyme_const",
+                    ),
+                ))
+            }
             Some(Marker::Const) => ArgActivity::Const,
             Some(Marker::Out) => ArgActivity::Active,
             Some(Marker::Dup) => ArgActivity::Dup,
             Some(Marker::DupNoNeed) => ArgActivity::DupNoNeed,
             None if param_ty.is_ptr() => ArgActivity::Dup,
+            // Forward mode: an unmarked float is followed by its tangent (see the module
+            // comment for Enzyme's rule).
+            None if is_float_like(param_ty) && forward => ArgActivity::Dup,
             None if is_float_like(param_ty) => ArgActivity::Active,
             None => ArgActivity::Const,
         };
         if !converts_to(value_ty, param_ty) {
             return Err(bad_call(
+                api_name,
                 site(),
                 describe(&format!("the call passes a value of type {value_ty}")),
             ));
         }
         if activity == ArgActivity::Active && !is_float_like(param_ty) {
-            return Err(bad_call(site(), describe("enzyme_out needs a floating-point parameter")));
+            return Err(bad_call(
+                api_name,
+                site(),
+                describe("enzyme_out needs a floating-point parameter"),
+            ));
         }
         let shadow = if activity.has_shadow() {
-            if !param_ty.is_ptr() {
+            let marker_name = marker.map_or("enzyme_dup", Marker::name);
+            // Forward mode passes a float's tangent by value; everything else duplicated is
+            // a pointer with a shadow pointer.
+            let by_value = forward && is_float_like(param_ty);
+            if !param_ty.is_ptr() && !by_value {
+                let needs = if forward {
+                    "a pointer or floating-point parameter in forward mode"
+                } else {
+                    "a pointer parameter in reverse mode"
+                };
                 return Err(bad_call(
+                    api_name,
                     site(),
-                    describe(&format!(
-                        "{} needs a pointer parameter in reverse mode",
-                        marker.map_or("enzyme_dup", Marker::name)
-                    )),
+                    describe(&format!("{marker_name} needs {needs}")),
                 ));
             }
             let Some(shadow) = rest.next() else {
+                let what = if by_value { "tangent" } else { "shadow" };
                 return Err(bad_call(
+                    api_name,
                     site(),
-                    describe("duplicated, but the argument list ends before its shadow"),
+                    describe(&format!("duplicated, but the argument list ends before its {what}")),
                 ));
             };
             let shadow_ty = func.dfg.value_type(shadow);
             if let Origin::Marker(m) = origin(module, func, shadow) {
                 return Err(bad_call(
+                    api_name,
                     site(),
                     describe(&format!(
-                        "duplicated, but a marker ({}) stands where its shadow should",
-                        m.name()
+                        "duplicated, but a marker ({}) stands where its {} should",
+                        m.name(),
+                        if by_value { "tangent" } else { "shadow" }
                     )),
                 ));
             }
-            if !shadow_ty.is_ptr() {
+            if by_value && !converts_to(shadow_ty, param_ty) {
                 return Err(bad_call(
+                    api_name,
+                    site(),
+                    describe(&format!("its tangent has type {shadow_ty}, not {param_ty}")),
+                ));
+            }
+            if !by_value && !shadow_ty.is_ptr() {
+                return Err(bad_call(
+                    api_name,
                     site(),
                     describe(&format!("its shadow has type {shadow_ty}, not a pointer")),
                 ));
@@ -411,6 +509,7 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
     }
     if let Some(extra) = rest.next() {
         return Err(bad_call(
+            api_name,
             site(),
             format!(
                 "too many arguments: @{} has {}; `{}` and {} after it are left over",
@@ -423,10 +522,18 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
     }
     let ret = match &target.signature.ret {
         Some(ty) if ty.is_float() => RetActivity::Active,
+        // Forward mode returns the tangent of any all-float result (a struct of doubles).
+        Some(ty) if forward && leaves_of(ty).is_some_and(|l| !l.is_empty()) => RetActivity::Active,
         _ => RetActivity::Const,
     };
-    let request = DiffRequest::reverse(function, decoded.iter().map(|a| a.activity).collect(), ret);
-    Ok(DecodedCall { function, args: decoded, sret, request })
+    let request = DiffRequest {
+        function,
+        mode,
+        args: decoded.iter().map(|a| a.activity).collect(),
+        ret,
+        width: 1,
+    };
+    Ok(DecodedCall { mode, function, args: decoded, sret, request })
 }
 
 /// `1 parameter`, `2 parameters`.
@@ -653,8 +760,25 @@ fn replace_call(
             derivative_sig.params.len()
         ));
     }
-    let active = decoded.args.iter().filter(|a| a.activity == ArgActivity::Active).count();
-    let plan = plan_result(derivative_sig.ret.as_ref(), api_ret.as_ref(), decoded.sret, active)?;
+    let plan = match decoded.mode {
+        DiffMode::Reverse => {
+            let active = decoded.args.iter().filter(|a| a.activity == ArgActivity::Active).count();
+            let what = format!("the adjoints of {active} active argument(s)");
+            plan_result(derivative_sig.ret.as_ref(), api_ret.as_ref(), decoded.sret, &what)?
+        }
+        // A forward derivative with a constant return gives back the primal's result (void,
+        // an integer): the call's declared result then carries no tangent, as for a reverse
+        // call without active arguments.
+        DiffMode::Forward if decoded.request.ret == RetActivity::Const => {
+            plan_result(None, api_ret.as_ref(), decoded.sret, "the tangent of the result")?
+        }
+        DiffMode::Forward => plan_result(
+            derivative_sig.ret.as_ref(),
+            api_ret.as_ref(),
+            decoded.sret,
+            "the tangent of the result",
+        )?,
+    };
     let loc = func.dfg.debug_locs[call].clone();
     let old_args = func.inst(call).args();
     let mut ins = Inserter { func, signatures, before: call, loc };
@@ -662,7 +786,8 @@ fn replace_call(
     for (arg, param_ty) in decoded.args.iter().zip(&target_sig.params) {
         args.push(ins.convert(arg.value, param_ty)?);
         if let Some(shadow) = arg.shadow {
-            args.push(shadow);
+            // A forward-mode tangent of a `float` arrives promoted to `double`.
+            args.push(ins.convert(shadow, param_ty)?);
         }
     }
     let (_, result) = ins.ins(InstructionData::Call {
@@ -701,13 +826,14 @@ fn plan_result(
     derivative_ret: Option<&Type>,
     api_ret: Option<&Type>,
     sret: Option<Value>,
-    active: usize,
+    what: &str,
 ) -> Result<ResultPlan, String> {
     let Some(from) = derivative_ret else {
         if sret.is_some() {
-            return Err("the call expects its result through an sret pointer, but no argument \
-                        is active"
-                .into());
+            return Err(format!(
+                "the call expects its result through an sret pointer, but there is nothing \
+                 to return ({what} is empty)"
+            ));
         }
         return Ok(api_ret.map_or(ResultPlan::Nothing, |ty| ResultPlan::Zero(ty.clone())));
     };
@@ -718,8 +844,8 @@ fn plan_result(
     }
     let Some(declared) = api_ret else {
         return Err(format!(
-            "the call is declared to return void, which cannot hold the adjoints of {active} \
-             active argument(s); declare a return type of {from}"
+            "the call is declared to return void, which cannot hold {what}; declare a return \
+             type of {from}"
         ));
     };
     if declared == from {
@@ -730,8 +856,7 @@ fn plan_result(
         && to_leaves.iter().zip(&from_leaves).all(|(a, b)| a.3 == b.3);
     if !same_leaves {
         return Err(format!(
-            "the call is declared to return {declared}, which cannot hold the adjoints of the \
-             active arguments ({from})"
+            "the call is declared to return {declared}, which cannot hold {what} ({from})"
         ));
     }
     Ok(ResultPlan::Repack { from: from.clone(), to: declared.clone() })
@@ -806,437 +931,4 @@ fn is_used(func: &Function, value: Value) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use adc_ir::builder::FunctionBuilder;
-    use adc_ir::interp::{Interpreter, Val};
-    use adc_ir::text::{parse_module, print_module};
-    use adc_ir::{BinaryOp, Linkage};
-
-    use super::*;
-
-    /// A stand-in for synthesis with a recognisable result: the adjoint of the k-th active
-    /// argument is `(k + 1) * value`, and the first shadow gets 7.0 stored into it. It
-    /// follows the derivative signature of `crate::request` exactly.
-    #[derive(Default)]
-    struct ScaledAdjoints {
-        requests: Vec<DiffRequest>,
-    }
-
-    impl Synthesize for ScaledAdjoints {
-        fn derivative(
-            &mut self,
-            module: &mut Module,
-            request: &DiffRequest,
-        ) -> Result<FuncId, AdError> {
-            self.requests.push(request.clone());
-            let primal = module.functions[request.function].signature.clone();
-            let mut params = Vec::new();
-            let mut active_types = Vec::new();
-            for (ty, activity) in primal.params.iter().zip(&request.args) {
-                params.push(ty.clone());
-                if activity.has_shadow() {
-                    params.push(ty.clone());
-                }
-                if *activity == ArgActivity::Active {
-                    active_types.push(ty.clone());
-                }
-            }
-            let ret = match active_types.len() {
-                0 => None,
-                1 => Some(active_types[0].clone()),
-                _ => Some(Type::structure(active_types.clone(), false)),
-            };
-            let name =
-                format!("d_{}_{}", module.functions[request.function].name, self.requests.len());
-            let mut func = Function::new(name, Signature::new(params, ret.clone()));
-            func.linkage = Linkage::Internal;
-            let signatures: Vec<Signature> =
-                module.functions.values().map(|f| f.signature.clone()).collect();
-            let sigs = |f: FuncId| signatures.get(f.as_u32() as usize).cloned();
-            let mut b = FunctionBuilder::new(&mut func, &sigs);
-            let entry = b.create_entry_block();
-            b.switch_to_block(entry);
-            let values = b.func.dfg.block_params(entry).to_vec();
-            let mut next = values.iter().copied();
-            let mut adjoints = Vec::new();
-            let mut stored = false;
-            for activity in &request.args {
-                let value = next.next().expect("primal parameter");
-                if activity.has_shadow() {
-                    let shadow = next.next().expect("shadow parameter");
-                    if !stored {
-                        let seven = b.f64const(7.0);
-                        b.store(seven, shadow, 8);
-                        stored = true;
-                    }
-                }
-                if *activity == ArgActivity::Active {
-                    let ty = b.func.dfg.value_type(value).clone();
-                    let k = (adjoints.len() + 1) as f64;
-                    let scale = if ty == Type::F32 {
-                        b.constant(Type::F32, Constant::f32(k as f32))
-                    } else {
-                        b.f64const(k)
-                    };
-                    adjoints.push(b.binary(BinaryOp::Fmul, value, scale));
-                }
-            }
-            let result = match (adjoints.len(), ret) {
-                (0, _) => None,
-                (1, _) => Some(adjoints[0]),
-                (_, Some(ty)) => {
-                    let mut agg = b.constant(ty, Constant::Undef);
-                    for (i, a) in adjoints.iter().enumerate() {
-                        let (_, v) = b.ins(InstructionData::InsertValue {
-                            aggregate: agg,
-                            value: *a,
-                            indices: vec![i as u32],
-                        });
-                        agg = v.expect("insertvalue result");
-                    }
-                    Some(agg)
-                }
-                _ => unreachable!("several adjoints always have a struct type"),
-            };
-            b.ret(result);
-            Ok(module.add_function(func))
-        }
-    }
-
-    const PRELUDE: &str = "
-global @enzyme_dup: i32, align 4 = 0
-global @enzyme_dupnoneed: i32, align 4 = 0
-global @enzyme_const: i32, align 4 = 0
-global @enzyme_out: i32, align 4 = 0
-global @enzyme_width: i32, align 4 = 0
-declare @__enzyme_autodiff(ptr, ...) -> f64
-declare @__enzyme_autodiff_pair(ptr, ...) -> {f64, f64}
-declare @__enzyme_autodiff_fpair(ptr, ...) -> <2 x f32>
-declare @__enzyme_autodiff_triple(ptr sret, ptr, ...)
-declare @external(f64) -> f64
-func @square(%x: f64) -> f64 {
-^entry:
-  %y = fmul f64 %x, %x
-  ret %y
-}
-func @scale(%p: ptr, %n: i32) -> f64 {
-^entry:
-  %x = load f64, %p, align 8
-  ret %x
-}
-func @mul(%a: f64, %b: f64) -> f64 {
-^entry:
-  %y = fmul f64 %a, %b
-  ret %y
-}
-func @fmul(%a: f32, %b: f32) -> f32 {
-^entry:
-  %y = fmul f32 %a, %b
-  ret %y
-}
-func @mul3(%a: f64, %b: f64, %c: f64) -> f64 {
-^entry:
-  %y = fmul f64 %a, %b
-  %z = fmul f64 %y, %c
-  ret %z
-}
-";
-
-    fn lower(caller: &str) -> (Module, Result<LoweringReport, AdError>, ScaledAdjoints) {
-        let text = format!("{PRELUDE}{caller}");
-        let mut module = parse_module(&text).unwrap_or_else(|d| panic!("{d:?}\n{text}"));
-        let mut synth = ScaledAdjoints::default();
-        let result = lower_enzyme_calls(&mut module, &mut synth);
-        if result.is_ok() {
-            adc_ir::verify::verify_module(&module)
-                .unwrap_or_else(|d| panic!("{d}\n{}", print_module(&module)));
-        }
-        (module, result, synth)
-    }
-
-    fn run(module: &Module, name: &str, args: &[Val]) -> Option<Val> {
-        let mut interp = Interpreter::new(module).expect("interpreter");
-        let func = module.function_by_name(name).expect("function");
-        interp.call(func, args).unwrap_or_else(|e| panic!("{}", e.message()))
-    }
-
-    fn error_of(caller: &str) -> String {
-        let (_, result, _) = lower(caller);
-        let err = result.expect_err("the call is malformed");
-        assert!(matches!(err.kind, AdErrorKind::BadApiCall { .. }), "{err}");
-        assert!(err.site.inst.as_deref().is_some_and(|i| i.contains("__enzyme_autodiff")), "{err}");
-        err.to_string()
-    }
-
-    #[test]
-    fn a_float_argument_is_active_by_default() {
-        let (module, result, synth) = lower(
-            "func @g(%x: f64) -> f64 {
-^entry:
-  %fp = const ptr @square
-  %r = call @__enzyme_autodiff(%fp, %x)
-  ret %r
-}",
-        );
-        assert_eq!(result.expect("lowered").calls_lowered, 1);
-        assert_eq!(synth.requests[0].args, [ArgActivity::Active]);
-        assert_eq!(synth.requests[0].ret, RetActivity::Active);
-        assert_eq!(run(&module, "g", &[Val::F64(3.0)]), Some(Val::F64(3.0)));
-        let text = print_module(&module);
-        assert!(!text.contains("call @__enzyme_autodiff("), "{text}");
-    }
-
-    #[test]
-    fn markers_pick_activities_and_shadows_are_passed() {
-        let (module, result, synth) = lower(
-            "func @g(%x: ptr, %dx: ptr, %n: i32) -> f64 {
-^entry:
-  %fp = const ptr @scale
-  %dup_addr = const ptr @enzyme_dup
-  %dup = load i32, %dup_addr, align 4
-  %const_addr = const ptr @enzyme_const
-  %const = load i32, %const_addr, align 4
-  %r = call @__enzyme_autodiff(%fp, %dup, %x, %dx, %const, %n)
-  ret %r
-}",
-        );
-        result.expect("lowered");
-        assert_eq!(synth.requests[0].args, [ArgActivity::Dup, ArgActivity::Const]);
-        let text = print_module(&module);
-        assert!(!text.contains("@enzyme_dup\n"), "dead marker loads are removed:\n{text}");
-        let mut interp = Interpreter::new(&module).expect("interpreter");
-        let x = interp.alloc(&Type::F64, &[Val::F64(1.0)]).expect("alloc");
-        let dx = interp.alloc(&Type::F64, &[Val::F64(0.0)]).expect("alloc");
-        let g = module.function_by_name("g").expect("g");
-        let r = interp.call(g, &[x, dx.clone(), Val::Int(4)]).expect("runs");
-        // No active argument: the declared double result is defined as zero.
-        assert_eq!(r, Some(Val::F64(0.0)));
-        assert_eq!(interp.read(&dx, &Type::F64, 1).expect("read"), [Val::F64(7.0)]);
-    }
-
-    #[test]
-    fn markers_through_a_local_slot_and_casts_are_found() {
-        // What clang -O0 leaves when the marker and the function go through locals.
-        let (_, result, synth) = lower(
-            "func @g(%x: ptr, %dx: ptr, %n: i32) -> f64 {
-^entry:
-  %slot = alloca i32, align 4
-  %dup_addr = const ptr @enzyme_dup
-  %dup = load i32, %dup_addr, align 4
-  store %dup, %slot, align 4
-  %dup2 = load i32, %slot, align 4
-  %fslot = alloca ptr, align 8
-  %fp = const ptr @scale
-  %fi = ptrtoint %fp to i64
-  %fp2 = inttoptr %fi to ptr
-  store %fp2, %fslot, align 8
-  %fp3 = load ptr, %fslot, align 8
-  %r = call @__enzyme_autodiff(%fp3, %dup2, %x, %dx, %n)
-  ret %r
-}",
-        );
-        result.expect("lowered");
-        assert_eq!(synth.requests[0].args, [ArgActivity::Dup, ArgActivity::Const]);
-    }
-
-    #[test]
-    fn a_pair_of_adjoints_is_returned_as_declared() {
-        let (module, result, synth) = lower(
-            "func @g(%a: f64, %b: f64) -> {f64, f64} {
-^entry:
-  %fp = const ptr @mul
-  %out_addr = const ptr @enzyme_out
-  %out = load i32, %out_addr, align 4
-  %r = call @__enzyme_autodiff_pair(%fp, %out, %a, %b)
-  ret %r
-}",
-        );
-        result.expect("lowered");
-        assert_eq!(synth.requests[0].args, [ArgActivity::Active, ArgActivity::Active]);
-        assert_eq!(
-            run(&module, "g", &[Val::F64(2.0), Val::F64(5.0)]),
-            Some(Val::Aggregate(vec![Val::F64(2.0), Val::F64(10.0)]))
-        );
-    }
-
-    #[test]
-    fn promoted_floats_are_narrowed_and_repacked_into_a_vector() {
-        let (module, result, _) = lower(
-            "func @g(%a: f64, %b: f64) -> <2 x f32> {
-^entry:
-  %fp = const ptr @fmul
-  %r = call @__enzyme_autodiff_fpair(%fp, %a, %b)
-  ret %r
-}",
-        );
-        result.expect("lowered");
-        assert_eq!(
-            run(&module, "g", &[Val::F64(1.5), Val::F64(3.0)]),
-            Some(Val::Vector(vec![Val::F32(1.5), Val::F32(6.0)]))
-        );
-    }
-
-    #[test]
-    fn three_adjoints_are_stored_through_the_sret_pointer() {
-        let (module, result, _) = lower(
-            "func @g(%a: f64, %b: f64, %c: f64) -> f64 {
-^entry:
-  %out = alloca {f64, f64, f64}, align 8
-  %fp = const ptr @mul3
-  call @__enzyme_autodiff_triple(%out, %fp, %a, %b, %c)
-  %eight = const i64 16
-  %p = ptradd ptr %out, %eight
-  %z = load f64, %p, align 8
-  %x = load f64, %out, align 8
-  %s = fadd f64 %x, %z
-  ret %s
-}",
-        );
-        result.expect("lowered");
-        // a * 1 + c * 3
-        assert_eq!(
-            run(&module, "g", &[Val::F64(2.0), Val::F64(5.0), Val::F64(7.0)]),
-            Some(Val::F64(23.0))
-        );
-    }
-
-    #[test]
-    fn a_marker_at_the_end_is_an_error() {
-        let err = error_of(
-            "func @g(%x: ptr) -> f64 {
-^entry:
-  %fp = const ptr @scale
-  %dup_addr = const ptr @enzyme_dup
-  %dup = load i32, %dup_addr, align 4
-  %r = call @__enzyme_autodiff(%fp, %dup)
-  ret %r
-}",
-        );
-        assert!(err.contains("enzyme_dup at the end of the argument list"), "{err}");
-    }
-
-    #[test]
-    fn dup_without_a_shadow_is_an_error() {
-        let err = error_of(
-            "func @g(%x: ptr) -> f64 {
-^entry:
-  %fp = const ptr @scale
-  %dup_addr = const ptr @enzyme_dup
-  %dup = load i32, %dup_addr, align 4
-  %r = call @__enzyme_autodiff(%fp, %dup, %x)
-  ret %r
-}",
-        );
-        assert!(err.contains("ends before its shadow"), "{err}");
-    }
-
-    #[test]
-    fn a_shadow_that_is_not_a_pointer_is_an_error() {
-        let err = error_of(
-            "func @g(%x: ptr, %n: i32) -> f64 {
-^entry:
-  %fp = const ptr @scale
-  %r = call @__enzyme_autodiff(%fp, %x, %n, %n)
-  ret %r
-}",
-        );
-        assert!(err.contains("its shadow has type i32, not a pointer"), "{err}");
-    }
-
-    #[test]
-    fn argument_counts_are_checked() {
-        let too_many = error_of(
-            "func @g(%x: f64) -> f64 {
-^entry:
-  %fp = const ptr @square
-  %r = call @__enzyme_autodiff(%fp, %x, %x)
-  ret %r
-}",
-        );
-        assert!(too_many.contains("too many arguments"), "{too_many}");
-        let too_few = error_of(
-            "func @g(%x: f64) -> f64 {
-^entry:
-  %fp = const ptr @mul
-  %r = call @__enzyme_autodiff(%fp, %x)
-  ret %r
-}",
-        );
-        assert!(too_few.contains("too few arguments"), "{too_few}");
-    }
-
-    #[test]
-    fn argument_types_are_checked() {
-        let err = error_of(
-            "func @g(%n: i64) -> f64 {
-^entry:
-  %fp = const ptr @square
-  %r = call @__enzyme_autodiff(%fp, %n)
-  ret %r
-}",
-        );
-        assert!(err.contains("passes a value of type i64"), "{err}");
-    }
-
-    #[test]
-    fn the_function_must_be_known_and_defined() {
-        let unknown = error_of(
-            "func @g(%f: ptr, %x: f64) -> f64 {
-^entry:
-  %r = call @__enzyme_autodiff(%f, %x)
-  ret %r
-}",
-        );
-        assert!(unknown.contains("is not a known function"), "{unknown}");
-        let declared = error_of(
-            "func @g(%x: f64) -> f64 {
-^entry:
-  %fp = const ptr @external
-  %r = call @__enzyme_autodiff(%fp, %x)
-  ret %r
-}",
-        );
-        assert!(declared.contains("@external is only declared here"), "{declared}");
-    }
-
-    #[test]
-    fn two_markers_in_a_row_and_unknown_markers_are_errors() {
-        let err = error_of(
-            "func @g(%x: f64) -> f64 {
-^entry:
-  %fp = const ptr @square
-  %a = const ptr @enzyme_const
-  %m1 = load i32, %a, align 4
-  %b = const ptr @enzyme_out
-  %m2 = load i32, %b, align 4
-  %r = call @__enzyme_autodiff(%fp, %m1, %m2, %x)
-  ret %r
-}",
-        );
-        assert!(err.contains("marker enzyme_out follows enzyme_const"), "{err}");
-        let err = error_of(
-            "func @g(%x: f64) -> f64 {
-^entry:
-  %fp = const ptr @square
-  %a = const ptr @enzyme_width
-  %w = load i32, %a, align 4
-  %r = call @__enzyme_autodiff(%fp, %w, %x)
-  ret %r
-}",
-        );
-        assert!(err.contains("enzyme_width is not supported"), "{err}");
-    }
-
-    #[test]
-    fn too_many_adjoints_for_the_declared_result_is_an_error() {
-        let err = error_of(
-            "func @g(%a: f64, %b: f64) -> f64 {
-^entry:
-  %fp = const ptr @mul
-  %r = call @__enzyme_autodiff(%fp, %a, %b)
-  ret %r
-}",
-        );
-        assert!(err.contains("declared to return f64"), "{err}");
-    }
-}
+mod tests;
