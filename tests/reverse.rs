@@ -43,6 +43,12 @@ const LEVELS: &[(&str, &[&str], &[&str])] = &[
 /// `ad-before-opt` levels are to be enabled for forward mode once it is.
 const SUITES: &[(&str, usize)] = &[("reverse", 4), ("forward", 2)];
 
+/// Cases that fail today, each with the reason, tracked in the open issues. They are
+/// ignored (shown as `[known failure]`) so CI tests everything else; run them with
+/// `cargo test --test reverse -- --include-ignored`. A case that starts passing should be
+/// removed from this list: nothing checks that automatically.
+const KNOWN_FAILURES: &[(&str, &str)] = &[];
+
 /// The `.c` programs of one suite, sorted.
 fn programs_of(dir: &Path) -> Vec<PathBuf> {
     let mut programs: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -81,10 +87,14 @@ fn main() {
                     dir: out_root.join(level).join(suite),
                     stem: stem.clone(),
                 };
-                trials.push(
-                    Trial::test(format!("{level}/{prefix}{stem}"), move || case.run())
-                        .with_ignored_flag(!present),
-                );
+                let name = format!("{level}/{prefix}{stem}");
+                let known = KNOWN_FAILURES.iter().any(|(n, _)| *n == name);
+                let trial = Trial::test(name, move || case.run());
+                trials.push(if known {
+                    trial.with_kind("known failure").with_ignored_flag(true)
+                } else {
+                    trial.with_ignored_flag(!present)
+                });
             }
         }
     }
