@@ -38,12 +38,26 @@
 //! - `memcpy`/`memmove` make source and destination agree over the copied length;
 //!   `memset` only says its operands are pointer and integers.
 //! - Calls to defined functions unify arguments with parameters and the result with the
-//!   callee's return (the module-level worklist re-runs callers and callees whose
-//!   interface changed). Known library functions (`malloc`, `calloc`, `realloc`, `free`,
+//!   callee's return (a change of a parameter or return tree re-visits the call sites). Known library functions (`malloc`, `calloc`, `realloc`, `free`,
 //!   `memcpy`, `memmove`, `memset`, libm, `abs`) have their own rules; other declarations
 //!   contribute nothing.
+//! - A constant-offset `ptradd` whose result flows back into its own base around a loop
+//!   (`p' = p + 8`, a pointer walk) is read as an array of 8-byte elements, like
+//!   `p + 8 * i`: shifting facts by 8 on every trip would add one offset per round up to
+//!   the offset cap.
+//!
+//! Solving and its cost: one module-wide worklist of instructions, all visited once,
+//! then re-visited only when a tree they mention grew (the dependency index in
+//! `deps.rs`: operands, result, block parameters a branch feeds, and for a parameter or
+//! return tree the call sites). Rules only join facts in, and each value's tree lives in
+//! a finite-height lattice (paths of at most [`super::MAX_DEPTH`] steps, offsets up to
+//! [`MAX_OFFSET`], four base types), so each tree grows at most `height` times and the
+//! worklist terminates after O(values × height × users) visits; in practice a tree grows
+//! a handful of times (pointer walks no longer walk the offsets up to the cap), so the
+//! visits stay a small multiple of the instruction count
+//! ([`TypeAnalysis::worklist_visits`] counts them).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::OnceLock;
 
 use adc_ir::{
@@ -51,14 +65,13 @@ use adc_ir::{
     Value, ValueDef,
 };
 
+use super::deps::ModuleDeps;
 use super::{BaseType, FloatKind, Step, TypeTree, MAX_OFFSET};
 use crate::error::{AdError, AdErrorKind, Site};
 
-/// Passes over one function before giving up on its local fixpoint. The lattice is
+/// Visits of any one instruction before the solver stops re-queuing it. The lattice is
 /// finite (caps), so this only guards against a bug; reaching it keeps the facts found.
-const MAX_LOCAL_ROUNDS: usize = 200;
-/// Visits of any one function from the module worklist, for the same reason.
-const MAX_FUNCTION_VISITS: usize = 100;
+const MAX_INST_VISITS: usize = 1 << 14;
 
 /// The trees of one function's values and of its return value.
 #[derive(Clone, Default, Debug)]
@@ -71,6 +84,15 @@ struct FunctionTypes {
 #[derive(Clone, Default, Debug)]
 pub struct TypeAnalysis {
     functions: HashMap<FuncId, FunctionTypes>,
+    /// Instruction visits the worklist made (see [`TypeAnalysis::worklist_visits`]).
+    visits: usize,
+}
+
+/// A tree that grew during one visit: a value's, or a function's return tree.
+#[derive(Copy, Clone, Debug)]
+enum Grown {
+    Value(FuncId, Value),
+    Return(FuncId),
 }
 
 fn empty_tree() -> &'static TypeTree {
@@ -82,47 +104,65 @@ impl TypeAnalysis {
     /// Analyzes every defined function of `module` to a common fixpoint.
     pub fn analyze(module: &Module) -> TypeAnalysis {
         let mut analysis = TypeAnalysis::default();
-        let mut callers: HashMap<FuncId, BTreeSet<FuncId>> = HashMap::new();
-        for (id, func) in module.functions.iter() {
-            if func.is_declaration() {
-                continue;
-            }
+        let deps = ModuleDeps::new(module);
+        let mut queue: VecDeque<(FuncId, Inst)> = VecDeque::new();
+        let mut queued: HashSet<(FuncId, Inst)> = HashSet::new();
+        let mut defined: Vec<FuncId> = deps.functions.keys().copied().collect();
+        defined.sort();
+        for id in defined {
+            let func = &module.functions[id];
             analysis.functions.insert(id, seed_function(func));
             for (_, inst) in func.layout.insts() {
-                if let InstructionData::Call { callee, .. } = func.inst(inst) {
-                    callers.entry(*callee).or_default().insert(id);
-                }
+                queue.push_back((id, inst));
+                queued.insert((id, inst));
             }
         }
-        let mut worklist: BTreeSet<FuncId> = analysis.functions.keys().copied().collect();
-        let mut visits: HashMap<FuncId, usize> = HashMap::new();
-        while let Some(id) = worklist.pop_first() {
-            let count = visits.entry(id).or_default();
-            if *count >= MAX_FUNCTION_VISITS {
+        let mut inst_visits: HashMap<(FuncId, Inst), usize> = HashMap::new();
+        while let Some((id, inst)) = queue.pop_front() {
+            queued.remove(&(id, inst));
+            let count = inst_visits.entry((id, inst)).or_default();
+            if *count >= MAX_INST_VISITS {
                 continue;
             }
             *count += 1;
-            let before = analysis.interface(module, id);
-            let touched = analysis.solve_function(module, id);
-            if analysis.interface(module, id) != before {
-                worklist.extend(callers.get(&id).into_iter().flatten().copied());
+            analysis.visits += 1;
+            for grown in analysis.visit_inst(module, &deps, id, inst) {
+                let mut enqueue = |at: (FuncId, Inst)| {
+                    if queued.insert(at) {
+                        queue.push_back(at);
+                    }
+                };
+                let (owner, local): (FuncId, &[Inst]) = match grown {
+                    Grown::Value(owner, value) => {
+                        let mentions = deps.functions[&owner].mentions.get(&value);
+                        (owner, mentions.map_or(&[][..], Vec::as_slice))
+                    }
+                    Grown::Return(owner) => (owner, deps.functions[&owner].returns.as_slice()),
+                };
+                for at in local {
+                    enqueue((owner, *at));
+                }
+                // Calls unify arguments with parameters and results with returns.
+                let interface = match grown {
+                    Grown::Value(owner, value) => module.functions[owner].params().contains(&value),
+                    Grown::Return(_) => true,
+                };
+                if interface {
+                    for site in deps.call_sites.get(&owner).into_iter().flatten() {
+                        enqueue(*site);
+                    }
+                }
             }
-            worklist.extend(touched.into_iter().filter(|callee| *callee != id));
         }
         analysis
     }
 
-    /// The trees a function shares with its callers: parameters and return.
-    fn interface(&self, module: &Module, id: FuncId) -> Vec<TypeTree> {
-        let Some(types) = self.functions.get(&id) else { return Vec::new() };
-        let func = &module.functions[id];
-        let mut trees: Vec<TypeTree> = func
-            .params()
-            .iter()
-            .map(|p| types.values.get(p).cloned().unwrap_or_default())
-            .collect();
-        trees.push(types.ret.clone());
-        trees
+    /// How many instruction visits the worklist made. Each visit follows the growth of a
+    /// tree the instruction mentions, so this is bounded by the sum, over values, of
+    /// (lattice height × number of mentioning instructions): tests use it to check the
+    /// analysis stays linear in practice.
+    pub fn worklist_visits(&self) -> usize {
+        self.visits
     }
 
     /// Everything known about `value` of `func` (empty when nothing is).
@@ -218,23 +258,23 @@ impl TypeAnalysis {
         Ok(layout)
     }
 
-    /// Runs one function to its local fixpoint; returns the callees whose trees changed.
-    fn solve_function(&mut self, module: &Module, id: FuncId) -> BTreeSet<FuncId> {
-        let Some(types) = self.functions.remove(&id) else { return BTreeSet::new() };
+    /// Applies the rules of one instruction; returns the trees that grew.
+    fn visit_inst(
+        &mut self,
+        module: &Module,
+        deps: &ModuleDeps,
+        id: FuncId,
+        inst: Inst,
+    ) -> Vec<Grown> {
+        let Some(types) = self.functions.remove(&id) else { return Vec::new() };
         let func = &module.functions[id];
-        let mut solver = Solver { module, func, id, types, others: self, touched: BTreeSet::new() };
-        for _ in 0..MAX_LOCAL_ROUNDS {
-            let mut changed = false;
-            for (_, inst) in func.layout.insts() {
-                changed |= solver.visit(inst);
-            }
-            if !changed {
-                break;
-            }
-        }
-        let Solver { types, touched, .. } = solver;
+        let pointer_walks = &deps.functions[&id].pointer_walks;
+        let mut solver =
+            Solver { module, func, id, types, pointer_walks, others: self, grown: Vec::new() };
+        solver.visit(inst);
+        let Solver { types, grown, .. } = solver;
         self.functions.insert(id, types);
-        touched
+        grown
     }
 }
 
@@ -497,8 +537,11 @@ struct Solver<'a> {
     func: &'a Function,
     id: FuncId,
     types: FunctionTypes,
+    /// Constant-offset `ptradd`s that walk a pointer around a loop.
+    pointer_walks: &'a HashSet<Inst>,
     others: &'a mut TypeAnalysis,
-    touched: BTreeSet<FuncId>,
+    /// The trees that grew during this visit, for the worklist.
+    grown: Vec<Grown>,
 }
 
 impl Solver<'_> {
@@ -515,7 +558,20 @@ impl Solver<'_> {
         if facts.is_empty() || is_const(self.func, value) {
             return false;
         }
-        self.types.values.entry(value).or_default().merge(facts)
+        let changed = self.types.values.entry(value).or_default().merge(facts);
+        if changed {
+            self.grown.push(Grown::Value(self.id, value));
+        }
+        changed
+    }
+
+    /// Joins `facts` into this function's return tree.
+    fn add_return(&mut self, facts: &TypeTree) -> bool {
+        let changed = self.types.ret.merge(facts);
+        if changed {
+            self.grown.push(Grown::Return(self.id));
+        }
+        changed
     }
 
     fn add_base(&mut self, value: Value, base: BaseType) -> bool {
@@ -609,7 +665,7 @@ impl Solver<'_> {
             (I::Store { value, ptr, .. }, _) => {
                 self.tbaa_seed(inst, *value, *ptr) | self.unify_with_memory(*value, *ptr)
             }
-            (I::PtrAdd { ptr, offset, .. }, Some(r)) => self.visit_ptradd(*ptr, *offset, r),
+            (I::PtrAdd { ptr, offset, .. }, Some(r)) => self.visit_ptradd(inst, *ptr, *offset, r),
             (I::MemCopy { dst, src, len, .. }, _) => self.visit_memcpy(inst, *dst, *src, *len),
             (I::MemSet { dst, byte, len, .. }, _) => {
                 self.add_base(*dst, BaseType::Pointer)
@@ -659,7 +715,7 @@ impl Solver<'_> {
             (I::Return { value: Some(v) }, _) => {
                 let tree = self.tree(*v);
                 let ret = self.types.ret.clone();
-                self.types.ret.merge(&tree) | self.add(*v, &ret)
+                self.add_return(&tree) | self.add(*v, &ret)
             }
             _ => false,
         }
@@ -726,11 +782,23 @@ impl Solver<'_> {
         }
     }
 
-    fn visit_ptradd(&mut self, ptr: Value, offset: Value, r: Value) -> bool {
+    fn visit_ptradd(&mut self, inst: Inst, ptr: Value, offset: Value, r: Value) -> bool {
         let mut changed = self.add_base(ptr, BaseType::Pointer)
             | self.add_base(r, BaseType::Pointer)
             | self.add_base(offset, BaseType::Integer);
         let (base_memory, result_memory) = (self.pointee(ptr), self.pointee(r));
+        let walk_stride = const_int(self.func, offset)
+            .filter(|_| self.pointer_walks.contains(&inst))
+            .and_then(|c| u64::try_from(c.unsigned_abs()).ok())
+            .filter(|s| *s > 0);
+        if let Some(stride) = walk_stride {
+            // `p' = p + c` around a loop visits `p + c`, `p + 2c`, ...: shifting facts
+            // would add one offset per round up to the offset cap, so treat the walk as
+            // an array of `c`-byte elements, like `p + c * i`.
+            changed |= self.add_pointee(r, &modulo(&base_memory, stride, false));
+            changed |= self.add_pointee(ptr, &modulo(&result_memory, stride, true));
+            return changed;
+        }
         if let Some(c) = const_int(self.func, offset) {
             let Ok(c) = i64::try_from(c) else { return changed };
             changed |= self.add_pointee(r, &base_memory.shifted(c.saturating_neg()));
@@ -806,7 +874,7 @@ impl Solver<'_> {
                 changed |= self.add(*param, &arg_tree);
             } else if let Some(types) = self.others.functions.get_mut(&callee) {
                 if types.values.entry(*param).or_default().merge(&arg_tree) {
-                    self.touched.insert(callee);
+                    self.grown.push(Grown::Value(callee, *param));
                 }
             }
         }
@@ -819,10 +887,10 @@ impl Solver<'_> {
             changed |= self.add(r, &ret);
             let tree = self.tree(r);
             if callee == self.id {
-                changed |= self.types.ret.merge(&tree);
+                changed |= self.add_return(&tree);
             } else if let Some(types) = self.others.functions.get_mut(&callee) {
                 if types.ret.merge(&tree) {
-                    self.touched.insert(callee);
+                    self.grown.push(Grown::Return(callee));
                 }
             }
         }
@@ -1080,5 +1148,72 @@ mod tests {
         );
         assert_eq!(tree_of(&m, &a, "f", "z"), "{}");
         assert_eq!(tree_of(&m, &a, "f", "p"), "{[-1]:Pointer, [-1,0]:Float@double}");
+    }
+
+    /// `loops` loops in sequence, each walking two pointers by 8 bytes (one read as
+    /// doubles, one written with a double's bits as `i64`), indexing `%x` by a variable
+    /// offset and counting with an integer.
+    fn generated_loops(loops: usize) -> String {
+        let mut text = String::from(
+            "func @big(%x: ptr, %y: ptr, %n: i64) -> f64 {\n^entry:\n  %zero = const i64 0\n  %acc = const f64 0.0\n  jump ^head0(%zero, %x, %y, %acc)\n",
+        );
+        for k in 0..loops {
+            let exit = if k + 1 == loops {
+                format!("  jump ^done(%acc{k})\n")
+            } else {
+                format!("  jump ^head{}(%zero, %x, %y, %acc{k})\n", k + 1)
+            };
+            text += &format!(
+                "^head{k}(%i{k}: i64, %p{k}: ptr, %q{k}: ptr, %acc{k}: f64):
+  %more{k} = icmp slt i64 %i{k}, %n
+  brif %more{k}, ^body{k}, ^exit{k}
+^body{k}:
+  %v{k} = load f64, %p{k}, align 8
+  %c{k} = const f64 2.0
+  %w{k} = fmul f64 %v{k}, %c{k}
+  %bits{k} = bitcast %w{k} to i64
+  store %bits{k}, %q{k}, align 8
+  %eight{k} = const i64 8
+  %off{k} = mul i64 %i{k}, %eight{k}
+  %xi{k} = ptradd ptr %x, %off{k}
+  %xv{k} = load f64, %xi{k}, align 8
+  %sum{k} = fadd f64 %w{k}, %xv{k}
+  %accn{k} = fadd f64 %acc{k}, %sum{k}
+  %pn{k} = ptradd ptr %p{k}, %eight{k}
+  %qn{k} = ptradd ptr %q{k}, %eight{k}
+  %one{k} = const i64 1
+  %inc{k} = add i64 %i{k}, %one{k}
+  jump ^head{k}(%inc{k}, %pn{k}, %qn{k}, %accn{k})
+^exit{k}:
+{exit}"
+            );
+        }
+        text += "^done(%r: f64):\n  ret %r\n}\n";
+        text
+    }
+
+    #[test]
+    fn pointer_walk_becomes_an_array_in_few_visits() {
+        let (m, a) = analyze(&generated_loops(1));
+        assert_eq!(tree_of(&m, &a, "big", "p0"), "{[-1]:Pointer, [-1,-1]:Float@double}");
+        assert_eq!(tree_of(&m, &a, "big", "q0"), "{[-1]:Pointer, [-1,-1]:Float@double}");
+        assert_eq!(tree_of(&m, &a, "big", "bits0"), "{[-1]:Float@double}");
+        assert_eq!(tree_of(&m, &a, "big", "i0"), "{[-1]:Integer}");
+        assert!(a.worklist_visits() < 200, "{} visits", a.worklist_visits());
+    }
+
+    #[test]
+    fn worklist_visits_grow_linearly_with_function_size() {
+        let loops = 300;
+        let (m, a) = analyze(&generated_loops(loops));
+        let id = m.function_by_name("big").unwrap();
+        let insts = m.functions[id].layout.insts().count();
+        assert!(insts > 5000, "{insts} instructions");
+        // Every value's tree grows a bounded number of times and each growth re-visits
+        // only its few users: a small constant number of visits per instruction.
+        let visits = a.worklist_visits();
+        assert!(visits <= 8 * insts, "{visits} visits for {insts} instructions");
+        let last = format!("q{}", loops - 1);
+        assert_eq!(tree_of(&m, &a, "big", &last), "{[-1]:Pointer, [-1,-1]:Float@double}");
     }
 }

@@ -25,6 +25,7 @@
 //! cap surfaces later as an undeducible type, never as a wrong one).
 
 pub mod analysis;
+mod deps;
 pub mod print;
 
 use std::collections::{BTreeMap, BTreeSet};
