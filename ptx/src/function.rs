@@ -75,10 +75,13 @@ pub fn emit_function(
         locals: String::new(),
         edge_stubs: String::new(),
         next_label: 0,
+        next_block: None,
         pairs: Default::default(),
     };
     emitter.load_params()?;
-    for &block in func.layout.blocks() {
+    let blocks = func.layout.blocks();
+    for (index, &block) in blocks.iter().enumerate() {
+        emitter.next_block = blocks.get(index + 1).copied();
         emitter.emit_block(block)?;
     }
     Ok(format!(
@@ -101,6 +104,9 @@ pub struct FunctionEmitter<'a> {
     /// Edge blocks of the current block, appended after it.
     edge_stubs: String,
     next_label: u32,
+    /// The block laid out after the current one: a jump there falls through, unless edge
+    /// stubs are placed in between.
+    next_block: Option<Block>,
     /// Results of `cmpxchg` (an `{T, i1}` pair): the registers of both fields, which
     /// `extractvalue` reads.
     pub pairs: std::collections::HashMap<Value, (String, String)>,
@@ -234,8 +240,11 @@ impl FunctionEmitter<'_> {
         for line in self.edge_moves(dest, inst)? {
             self.line(line);
         }
-        let label = self.label(dest.block);
-        self.line(format!("bra.uni {label};"));
+        let falls_through = self.next_block == Some(dest.block) && self.edge_stubs.is_empty();
+        if !falls_through {
+            let label = self.label(dest.block);
+            self.line(format!("bra.uni {label};"));
+        }
         Ok(())
     }
 

@@ -27,7 +27,7 @@ pub fn emit(module: &Module, options: &PtxOptions) -> Result<String, PtxError> {
         if is_intrinsic(func) || func.attrs.contains(adc_ir::FuncAttrs::KERNEL) {
             continue;
         }
-        let prefix = if func.is_declaration() { ".extern" } else { linkage_directive(func) };
+        let prefix = if func.is_declaration() { ".extern " } else { linkage_directive(func) };
         out.push_str(&format!("{prefix}{};\n", func_prototype(func)?));
     }
     out.push('\n');

@@ -871,8 +871,13 @@ impl FunctionEmitter<'_> {
         };
         let sem = atomic_semantics(ordering);
         let used = result.is_some_and(|r| self.is_used(r));
-        if used {
-            let dst = self.result_reg(inst, result)?;
+        // `red` only knows the relaxed and release semantics.
+        let red_allowed = matches!(ordering, Ordering::Unordered | Ordering::Monotonic | Ordering::Release);
+        if used || !red_allowed {
+            let dst = match result {
+                Some(_) => self.result_reg(inst, result)?,
+                None => self.regs.fresh(class),
+            };
             self.line(format!("atom{sem}{space}.{suffix} {dst}, [{addr}], {operand};"));
         } else {
             // No one reads the old value: a reduction is cheaper.
