@@ -294,4 +294,118 @@ func @bad(%x: f64) -> f64 kernel {
     )
     .expect_err("kernels return void");
     assert!(err.to_string().contains("void"), "{err}");
+
+    let err = emit(
+        r#"
+func @wide() {
+^entry:
+  %u = const i128 0
+  ret
+}
+"#,
+    )
+    .expect_err("i128 has no register");
+    assert!(err.to_string().contains("%u = const") && err.to_string().contains("i128"), "{err}");
+}
+
+#[test]
+fn every_scalar_operation_assembles() {
+    // One function per family, written so that each instruction form the emitter selects
+    // is produced once; ptxas (when installed) checks every line.
+    let mut source = String::from(
+        "declare @llvm.nvvm.read.ptx.sreg.laneid() -> i32\n\
+         declare @llvm.nvvm.read.ptx.sreg.nctaid.z() -> i32\n",
+    );
+    for (ty, int) in [("i8", true), ("i16", true), ("i32", true), ("i64", true), ("f32", false), ("f64", false)] {
+        let ops: &[&str] = if int {
+            &["add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "shl", "lshr", "ashr", "and", "or", "xor", "smin", "smax", "umin", "umax"]
+        } else {
+            &["fadd", "fsub", "fmul", "fdiv", "fminnum", "fmaxnum", "copysign"]
+        };
+        let unary: &[&str] = match (ty, int) {
+            ("i32" | "i64", _) => &["ctpop", "ctlz", "cttz", "bswap", "bitreverse", "iabs", "freeze"],
+            (_, true) => &["freeze"],
+            _ => &["fneg", "fabs", "sqrt", "floor", "ceil", "ftrunc", "round", "roundeven"],
+        };
+        let conds: &[&str] = if int {
+            &["eq", "ne", "ugt", "uge", "ult", "ule", "sgt", "sge", "slt", "sle"]
+        } else {
+            &["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true"]
+        };
+        source.push_str(&format!("func @ops_{ty}(%a: {ty}, %b: {ty}, %p: ptr) {{\n^entry:\n"));
+        for (i, op) in ops.iter().enumerate() {
+            source.push_str(&format!("  %b{i} = {op} {ty} %a, %b\n  store %b{i}, %p, align 1\n"));
+        }
+        for (i, op) in unary.iter().enumerate() {
+            source.push_str(&format!("  %u{i} = {op} {ty} %a\n  store %u{i}, %p, align 1\n"));
+        }
+        let cmp = if int { "icmp" } else { "fcmp" };
+        for (i, cond) in conds.iter().enumerate() {
+            source.push_str(&format!(
+                "  %c{i} = {cmp} {cond} {ty} %a, %b\n  %s{i} = select {ty} %c{i}, %a, %b\n  store %s{i}, %p, align 1\n  store %c{i}, %p, align 1\n"
+            ));
+        }
+        if !int {
+            source.push_str(&format!("  %f = fma {ty} %a, %b, %a\n  store %f, %p, align 1\n"));
+            source.push_str(&format!("  %rmw = atomicrmw fsub {ty} %p, %a monotonic\n  store %rmw, %p, align 1\n"));
+        }
+        source.push_str("  ret\n}\n\n");
+    }
+    source.push_str(
+        r#"
+func @casts(%i8: i8, %i16: i16, %i32: i32, %i64: i64, %f: f32, %d: f64, %p: ptr, %q: ptr addrspace(1)) -> i1 {
+^entry:
+  %a = zext %i8 to i32
+  %b = sext %i16 to i64
+  %c = trunc %i64 to i8
+  %c2 = trunc %i16 to i8
+  %c3 = zext %i8 to i16
+  %t = trunc %i32 to i1
+  %e = zext %t to i64
+  %e2 = sext %t to i8
+  %g = fptoui %d to i64
+  %h = fptosi %f to i8
+  %h2 = fptoui %f to i16
+  %k = uitofp %i64 to f32
+  %k2 = sitofp %i8 to f64
+  %k3 = uitofp %t to f64
+  %m = fpext %f to f64
+  %n = bitcast %d to i64
+  %n2 = bitcast %i32 to f32
+  %o = ptrtoint %p to i64
+  %o2 = ptrtoint %p to i32
+  %r = inttoptr %i64 to ptr
+  %r2 = inttoptr %i32 to ptr
+  %s = addrspacecast %q to ptr
+  %s2 = addrspacecast %p to ptr addrspace(1)
+  %l = load volatile i1, %q, align 1
+  store volatile %l, %s2, align 1
+  %slot = alloca f64, align 8
+  %four = const i64 4
+  %arr = alloca i32, %four, align 4
+  store %d, %slot, align 8
+  %old = cmpxchg i64 %q, %i64, %o seq_cst monotonic
+  %old0 = extractvalue {i64, i1} %old, 0
+  %ok = extractvalue {i64, i1} %old, 1
+  %x = atomicrmw xchg i32 %arr, %i32 acq_rel
+  %y = atomicrmw umax i64 %q, %old0 monotonic
+  %z = atomicrmw sub i32 %p, %x release
+  fence seq_cst
+  fence acquire
+  %lane = call @llvm.nvvm.read.ptx.sreg.laneid()
+  %nz = call @llvm.nvvm.read.ptx.sreg.nctaid.z()
+  %f1 = const f32 -0.5
+  %d1 = const f64 1e300
+  %bits = and i1 %ok, %t
+  %same = icmp eq i1 %bits, %l
+  %sel = select i1 %same, %ok, %t
+  switch %i8, ^a [3: ^b, -1: ^b]
+^a:
+  ret %sel
+^b:
+  unreachable
+}
+"#,
+    );
+    check("every_op", &source, &["cvta.global.u64", "cvta.to.global.u64", "atom.acq_rel.gpu.global.cas.b64", "fence.sc.sys;"]);
 }
