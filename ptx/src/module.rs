@@ -128,8 +128,9 @@ fn constant_bytes(value: &Constant, ty: &Type, out: &mut Vec<u8>) -> Result<(), 
             }
         }
         (Constant::Address { .. }, _) => {
-            return Err("initializers holding addresses are not supported by the PTX emitter"
-                .to_string());
+            return Err(
+                "initializers holding addresses are not supported by the PTX emitter".to_string()
+            );
         }
         (other, ty) => return Err(format!("initializer {other:?} does not fit type {ty}")),
     }

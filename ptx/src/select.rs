@@ -8,7 +8,7 @@
 //! registers; instructions that read their high bits normalize them first.
 
 use adc_ir::{
-    AtomicRmwOp, BinaryOp, CastOp, Constant, FloatCC, InstFlags, Inst, InstructionData, IntCC,
+    AtomicRmwOp, BinaryOp, CastOp, Constant, FloatCC, Inst, InstFlags, InstructionData, IntCC,
     Ordering, Symbol, Type, UnaryOp, Value,
 };
 
@@ -129,7 +129,8 @@ impl FunctionEmitter<'_> {
                 let ty = self.value_type(args[0]).clone();
                 let ft = float_type(&ty)
                     .ok_or_else(|| self.unsupported(inst, format!("fma on {ty}")))?;
-                let [a, b, c] = [self.reg(args[0], inst)?, self.reg(args[1], inst)?, self.reg(args[2], inst)?];
+                let [a, b, c] =
+                    [self.reg(args[0], inst)?, self.reg(args[1], inst)?, self.reg(args[2], inst)?];
                 self.line(format!("fma.rn.{ft} {dst}, {a}, {b}, {c};"));
                 Ok(())
             }
@@ -144,7 +145,8 @@ impl FunctionEmitter<'_> {
             I::Select { args, .. } => {
                 let dst = self.result_reg(inst, result)?;
                 let ty = self.value_type(args[1]).clone();
-                let [c, a, b] = [self.reg(args[0], inst)?, self.reg(args[1], inst)?, self.reg(args[2], inst)?];
+                let [c, a, b] =
+                    [self.reg(args[0], inst)?, self.reg(args[1], inst)?, self.reg(args[2], inst)?];
                 if ty == Type::I1 {
                     self.line(format!("@{c} mov.pred {dst}, {a};"));
                     self.line(format!("@!{c} mov.pred {dst}, {b};"));
@@ -228,7 +230,9 @@ impl FunctionEmitter<'_> {
                 };
                 let class = RegClass::of(self.value_type(result.unwrap_or(*aggregate)));
                 match (indices.as_slice(), class) {
-                    ([0], Some(class)) => self.line(format!("mov{} {dst}, {value};", mov_type(class))),
+                    ([0], Some(class)) => {
+                        self.line(format!("mov{} {dst}, {value};", mov_type(class)))
+                    }
                     ([1], _) => self.line(format!("mov.pred {dst}, {flag};")),
                     _ => return Err(self.unsupported(inst, "cmpxchg results have fields 0 and 1")),
                 }
@@ -277,9 +281,11 @@ impl FunctionEmitter<'_> {
             | I::InsertValue { .. } => {
                 Err(self.unsupported(inst, "vectors and aggregates have no PTX registers here"))
             }
-            I::Jump { .. } | I::Brif { .. } | I::Switch { .. } | I::Return { .. } | I::Unreachable => {
-                Err(self.unsupported(inst, "terminator in the middle of a block"))
-            }
+            I::Jump { .. }
+            | I::Brif { .. }
+            | I::Switch { .. }
+            | I::Return { .. }
+            | I::Unreachable => Err(self.unsupported(inst, "terminator in the middle of a block")),
         }
     }
 
@@ -345,7 +351,10 @@ impl FunctionEmitter<'_> {
                 } else if *space != home {
                     return Err(self.unsupported(
                         inst,
-                        format!("address of @{} (space {home}) as a space-{space} pointer", global.name),
+                        format!(
+                            "address of @{} (space {home}) as a space-{space} pointer",
+                            global.name
+                        ),
                     ));
                 }
                 if *offset != 0 {
@@ -560,7 +569,14 @@ impl FunctionEmitter<'_> {
         Ok(())
     }
 
-    fn icmp(&mut self, inst: Inst, cond: IntCC, dst: &str, lhs: Value, rhs: Value) -> Result<(), PtxError> {
+    fn icmp(
+        &mut self,
+        inst: Inst,
+        cond: IntCC,
+        dst: &str,
+        lhs: Value,
+        rhs: Value,
+    ) -> Result<(), PtxError> {
         let ty = self.value_type(lhs).clone();
         let (a, b) = (self.reg(lhs, inst)?, self.reg(rhs, inst)?);
         if ty == Type::I1 {
@@ -575,8 +591,8 @@ impl FunctionEmitter<'_> {
             return Ok(());
         }
         let signed = matches!(cond, IntCC::Sgt | IntCC::Sge | IntCC::Slt | IntCC::Sle);
-        let it = int_type(&ty, signed)
-            .ok_or_else(|| self.unsupported(inst, format!("icmp on {ty}")))?;
+        let it =
+            int_type(&ty, signed).ok_or_else(|| self.unsupported(inst, format!("icmp on {ty}")))?;
         let (a, b) = (self.normalized(&a, &ty, signed), self.normalized(&b, &ty, signed));
         let cmp = match cond {
             IntCC::Eq => "eq",
@@ -594,7 +610,14 @@ impl FunctionEmitter<'_> {
         Ok(())
     }
 
-    fn fcmp(&mut self, inst: Inst, cond: FloatCC, dst: &str, lhs: Value, rhs: Value) -> Result<(), PtxError> {
+    fn fcmp(
+        &mut self,
+        inst: Inst,
+        cond: FloatCC,
+        dst: &str,
+        lhs: Value,
+        rhs: Value,
+    ) -> Result<(), PtxError> {
         let ty = self.value_type(lhs).clone();
         let ft = float_type(&ty).ok_or_else(|| self.unsupported(inst, format!("fcmp on {ty}")))?;
         let (a, b) = (self.reg(lhs, inst)?, self.reg(rhs, inst)?);
@@ -626,7 +649,14 @@ impl FunctionEmitter<'_> {
         Ok(())
     }
 
-    fn cast(&mut self, inst: Inst, op: CastOp, dst: &str, arg: Value, to: &Type) -> Result<(), PtxError> {
+    fn cast(
+        &mut self,
+        inst: Inst,
+        op: CastOp,
+        dst: &str,
+        arg: Value,
+        to: &Type,
+    ) -> Result<(), PtxError> {
         let from = self.value_type(arg).clone();
         let a = self.reg(arg, inst)?;
         let bad = |s: &Self| s.unsupported(inst, format!("{} from {from} to {to}", op.name()));
@@ -776,7 +806,9 @@ impl FunctionEmitter<'_> {
                 return Ok(());
             }
             _ if name.starts_with("llvm.") => {
-                return Err(self.unsupported(inst, format!("intrinsic @{name} has no PTX lowering")));
+                return Err(
+                    self.unsupported(inst, format!("intrinsic @{name} has no PTX lowering"))
+                );
             }
             _ => {}
         }
@@ -841,7 +873,8 @@ impl FunctionEmitter<'_> {
         }
         let addr = self.reg(ptr, inst)?;
         let mut operand = self.reg(value, inst)?;
-        let class = RegClass::of(&ty).ok_or_else(|| self.unsupported(inst, format!("atomics on {ty}")))?;
+        let class =
+            RegClass::of(&ty).ok_or_else(|| self.unsupported(inst, format!("atomics on {ty}")))?;
         let bits = match ty {
             Type::I32 | Type::F32 => 32,
             Type::I64 | Type::F64 | Type::Ptr(_) => 64,
@@ -850,7 +883,13 @@ impl FunctionEmitter<'_> {
         // Subtraction is an addition of the negated operand.
         if matches!(op, AtomicRmwOp::Sub | AtomicRmwOp::Fsub) {
             let neg = self.regs.fresh(class);
-            let nt = if ty.is_float() { float_type(&ty).unwrap_or("f64") } else if bits == 32 { "s32" } else { "s64" };
+            let nt = if ty.is_float() {
+                float_type(&ty).unwrap_or("f64")
+            } else if bits == 32 {
+                "s32"
+            } else {
+                "s64"
+            };
             self.line(format!("neg.{nt} {neg}, {operand};"));
             operand = neg;
         }
@@ -872,7 +911,8 @@ impl FunctionEmitter<'_> {
         let sem = atomic_semantics(ordering);
         let used = result.is_some_and(|r| self.is_used(r));
         // `red` only knows the relaxed and release semantics.
-        let red_allowed = matches!(ordering, Ordering::Unordered | Ordering::Monotonic | Ordering::Release);
+        let red_allowed =
+            matches!(ordering, Ordering::Unordered | Ordering::Monotonic | Ordering::Release);
         if used || !red_allowed {
             let dst = match result {
                 Some(_) => self.result_reg(inst, result)?,
@@ -887,10 +927,7 @@ impl FunctionEmitter<'_> {
     }
 
     fn is_used(&self, value: Value) -> bool {
-        self.func
-            .layout
-            .insts()
-            .any(|(_, inst)| self.func.inst(inst).args().contains(&value))
+        self.func.layout.insts().any(|(_, inst)| self.func.inst(inst).args().contains(&value))
     }
 }
 

@@ -316,21 +316,31 @@ fn every_scalar_operation_assembles() {
         "declare @llvm.nvvm.read.ptx.sreg.laneid() -> i32\n\
          declare @llvm.nvvm.read.ptx.sreg.nctaid.z() -> i32\n",
     );
-    for (ty, int) in [("i8", true), ("i16", true), ("i32", true), ("i64", true), ("f32", false), ("f64", false)] {
+    for (ty, int) in
+        [("i8", true), ("i16", true), ("i32", true), ("i64", true), ("f32", false), ("f64", false)]
+    {
         let ops: &[&str] = if int {
-            &["add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "shl", "lshr", "ashr", "and", "or", "xor", "smin", "smax", "umin", "umax"]
+            &[
+                "add", "sub", "mul", "udiv", "sdiv", "urem", "srem", "shl", "lshr", "ashr", "and",
+                "or", "xor", "smin", "smax", "umin", "umax",
+            ]
         } else {
             &["fadd", "fsub", "fmul", "fdiv", "fminnum", "fmaxnum", "copysign"]
         };
         let unary: &[&str] = match (ty, int) {
-            ("i32" | "i64", _) => &["ctpop", "ctlz", "cttz", "bswap", "bitreverse", "iabs", "freeze"],
+            ("i32" | "i64", _) => {
+                &["ctpop", "ctlz", "cttz", "bswap", "bitreverse", "iabs", "freeze"]
+            }
             (_, true) => &["freeze"],
             _ => &["fneg", "fabs", "sqrt", "floor", "ceil", "ftrunc", "round", "roundeven"],
         };
         let conds: &[&str] = if int {
             &["eq", "ne", "ugt", "uge", "ult", "ule", "sgt", "sge", "slt", "sle"]
         } else {
-            &["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true"]
+            &[
+                "false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge",
+                "ult", "ule", "une", "uno", "true",
+            ]
         };
         source.push_str(&format!("func @ops_{ty}(%a: {ty}, %b: {ty}, %p: ptr) {{\n^entry:\n"));
         for (i, op) in ops.iter().enumerate() {
@@ -347,7 +357,9 @@ fn every_scalar_operation_assembles() {
         }
         if !int {
             source.push_str(&format!("  %f = fma {ty} %a, %b, %a\n  store %f, %p, align 1\n"));
-            source.push_str(&format!("  %rmw = atomicrmw fsub {ty} %p, %a monotonic\n  store %rmw, %p, align 1\n"));
+            source.push_str(&format!(
+                "  %rmw = atomicrmw fsub {ty} %p, %a monotonic\n  store %rmw, %p, align 1\n"
+            ));
         }
         source.push_str("  ret\n}\n\n");
     }
@@ -407,5 +419,14 @@ func @casts(%i8: i8, %i16: i16, %i32: i32, %i64: i64, %f: f32, %d: f64, %p: ptr,
 }
 "#,
     );
-    check("every_op", &source, &["cvta.global.u64", "cvta.to.global.u64", "atom.acq_rel.gpu.global.cas.b64", "fence.sc.sys;"]);
+    check(
+        "every_op",
+        &source,
+        &[
+            "cvta.global.u64",
+            "cvta.to.global.u64",
+            "atom.acq_rel.gpu.global.cas.b64",
+            "fence.sc.sys;",
+        ],
+    );
 }

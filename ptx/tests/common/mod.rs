@@ -48,4 +48,3 @@ pub fn ptxas(ptxas: &Path, ptx_file: &Path, arch: Arch) -> Result<(), String> {
         Err(String::from_utf8_lossy(&output.stderr).into_owned())
     }
 }
-
