@@ -54,7 +54,7 @@ fn cuda_sources_assemble_with_ptxas() {
         .filter(|p| p.extension().is_some_and(|e| e == "cu"))
         .collect();
     sources.sort();
-    assert!(sources.len() >= 7, "expected the seven CUDA test sources, found {sources:?}");
+    assert!(sources.len() >= 8, "expected the eight CUDA test sources, found {sources:?}");
     let scratch = scratch_dir();
     let mut failures = Vec::new();
     for source in &sources {
