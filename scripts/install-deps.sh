@@ -32,3 +32,17 @@ if ! command -v cargo >/dev/null 2>&1; then
   echo "install-deps: adc needs Rust 1.95 or newer (cargo) from rustup; none found on PATH" >&2
   exit 1
 fi
+
+# ptxas for the PTX emitter's tests (adc-ptx): NVIDIA's PyPI package in a local venv at the
+# repository root (git-ignored). Idempotent: skipped when ptxas is already there.
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+if compgen -G "$repo_root/.venv/lib/python3*/site-packages/nvidia/cuda_nvcc/bin/ptxas" >/dev/null; then
+  echo "install-deps: ptxas present in .venv"
+else
+  echo "install-deps: installing ptxas (nvidia-cuda-nvcc-cu12) into $repo_root/.venv"
+  # Without network the PTX tests print SKIPPED instead of failing the whole set-up.
+  if ! { [ -x "$repo_root/.venv/bin/pip" ] || python3 -m venv "$repo_root/.venv"; } ||
+    ! "$repo_root/.venv/bin/pip" install -q nvidia-cuda-nvcc-cu12; then
+    echo "install-deps: warning: could not install ptxas; the PTX tests will be skipped" >&2
+  fi
+fi

@@ -29,7 +29,8 @@ pub struct ModuleCtx<'a> {
 
 /// Intrinsics that become instructions get no declaration; nvvm ones stay calls.
 pub fn is_expanded_intrinsic(name: &str) -> bool {
-    name.starts_with("llvm.") && !name.starts_with("llvm.nvvm.")
+    (name.starts_with("llvm.") && !name.starts_with("llvm.nvvm."))
+        || crate::intrinsics::nvvm_rounded_op(name).is_some()
 }
 
 fn linkage(l: &L) -> Linkage {

@@ -12,7 +12,10 @@
 //!   memory is released at return only (VLAs in loops grow the frame; fine for an oracle).
 //! - lifetime, assume, noalias.scope.decl, dbg.*, prefetch, trap (the `unreachable` after
 //!   it traps) are dropped; `llvm.expect*` is its first argument.
-//! - nvvm intrinsics are not handled here: they stay calls to declarations of that name.
+//! - nvvm intrinsics stay calls to declarations of that name (the PTX emitter selects
+//!   them), except the correctly rounded arithmetic `llvm.nvvm.{add,sub,mul,div,fma,
+//!   sqrt}.rn.{f,d}` that LLVM 19 does not auto-upgrade: they are exactly the IEEE
+//!   operations, so they become IR instructions without fast-math flags (no fusion).
 
 use adc_ir::{
     BinaryOp, BlockCall, CastOp, Constant, FloatCC, FuncAttrs, FuncId, Function, InstFlags,
@@ -42,6 +45,30 @@ fn is_type_suffix(s: &str) -> bool {
     let second = chars.next();
     matches!(first, Some('i' | 'f' | 'p' | 'v')) && second.is_some_and(|c| c.is_ascii_digit())
         || matches!(s, "x86_fp80" | "f128" | "bf16" | "ppcf128")
+}
+
+/// An nvvm correctly rounded (round-to-nearest-even, no flush to zero) operation.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum NvvmRounded {
+    Unary(UnaryOp),
+    Binary(BinaryOp),
+    Fma,
+}
+
+/// The IR operation equal to `llvm.nvvm.<op>.rn.<f|d>`; `.ftz` and other rounding modes
+/// (`.rz`, `.rm`, `.rp`) have no IR equivalent and stay calls.
+pub fn nvvm_rounded_op(name: &str) -> Option<NvvmRounded> {
+    let rest = name.strip_prefix("llvm.nvvm.")?;
+    let op = rest.strip_suffix(".rn.d").or_else(|| rest.strip_suffix(".rn.f"))?;
+    Some(match op {
+        "add" => NvvmRounded::Binary(BinaryOp::Fadd),
+        "sub" => NvvmRounded::Binary(BinaryOp::Fsub),
+        "mul" => NvvmRounded::Binary(BinaryOp::Fmul),
+        "div" => NvvmRounded::Binary(BinaryOp::Fdiv),
+        "fma" => NvvmRounded::Fma,
+        "sqrt" => NvvmRounded::Unary(UnaryOp::Sqrt),
+        _ => return None,
+    })
 }
 
 fn call_return_type(call: &Call) -> R<llvm_ir::TypeRef> {
@@ -87,6 +114,27 @@ impl<'a> FuncCtx<'_, 'a> {
     }
 
     pub fn intrinsic(&mut self, name: &str, call: &'a Call) -> R<()> {
+        if let Some(op) = nvvm_rounded_op(name) {
+            let exact = InstFlags::empty();
+            let value = match op {
+                NvvmRounded::Unary(op) => {
+                    let a = self.args(call, 1)?;
+                    self.un(op, exact, a[0])?
+                }
+                NvvmRounded::Binary(op) => {
+                    let a = self.args(call, 2)?;
+                    self.bin(op, exact, a[0], a[1])?
+                }
+                NvvmRounded::Fma => {
+                    let a = self.args(call, 3)?;
+                    self.val(D::Fma { flags: exact, args: [a[0], a[1], a[2]] })?
+                }
+            };
+            if let Some(dest) = &call.dest {
+                self.define(dest, value);
+            }
+            return Ok(());
+        }
         let base = base_name(name);
         let fmf = self.fmf();
         let none = InstFlags::empty();
@@ -489,6 +537,19 @@ impl crate::globals::ModuleCtx<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nvvm_rounded_ops_are_the_ieee_operations() {
+        assert_eq!(
+            nvvm_rounded_op("llvm.nvvm.div.rn.d"),
+            Some(NvvmRounded::Binary(BinaryOp::Fdiv))
+        );
+        assert_eq!(nvvm_rounded_op("llvm.nvvm.sqrt.rn.f"), Some(NvvmRounded::Unary(UnaryOp::Sqrt)));
+        assert_eq!(nvvm_rounded_op("llvm.nvvm.fma.rn.d"), Some(NvvmRounded::Fma));
+        assert_eq!(nvvm_rounded_op("llvm.nvvm.add.rn.ftz.f"), None);
+        assert_eq!(nvvm_rounded_op("llvm.nvvm.add.rz.d"), None);
+        assert_eq!(nvvm_rounded_op("llvm.nvvm.barrier0"), None);
+    }
 
     #[test]
     fn base_names_drop_type_suffixes() {

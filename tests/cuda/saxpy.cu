@@ -1,0 +1,6 @@
+// saxpy: y[i] = a * x[i] + y[i], one thread per element.
+__attribute__((global)) void saxpy(int n, float a, const float *x, float *y) {
+  int i = __nvvm_read_ptx_sreg_ctaid_x() * __nvvm_read_ptx_sreg_ntid_x() +
+          __nvvm_read_ptx_sreg_tid_x();
+  if (i < n) y[i] = a * x[i] + y[i];
+}
