@@ -29,6 +29,8 @@ pub enum Emit {
     Object,
     /// The module after every stage, in adc's text form.
     Ir,
+    /// PTX assembly for the given GPU architecture (the module is nvptx device code).
+    Ptx(adc_ptx::Arch),
 }
 
 #[derive(Clone, Debug)]
@@ -148,6 +150,12 @@ pub fn build(
         Emit::Ir => print_module(module).into_bytes(),
         Emit::Object => adc_backend::compile_object(module, name)
             .map_err(|d| BuildError::Backend(d.to_string()))?,
+        Emit::Ptx(arch) => {
+            let options = adc_ptx::PtxOptions { arch, ..Default::default() };
+            adc_ptx::emit_module(module, &options)
+                .map_err(|e| BuildError::Backend(e.to_string()))?
+                .into_bytes()
+        }
     };
     Ok(output)
 }

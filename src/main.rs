@@ -91,9 +91,13 @@ enum Command {
         /// The output file.
         #[arg(short, long)]
         output: PathBuf,
-        /// `obj` (default): a relocatable object; `ir`: the module after everything, as text.
-        #[arg(long, default_value = "obj", value_parser = ["obj", "ir"])]
+        /// `obj` (default): a relocatable object; `ir`: the module after everything, as text;
+        /// `ptx`: PTX assembly of nvptx device code (see --gpu-arch).
+        #[arg(long, default_value = "obj", value_parser = ["obj", "ir", "ptx"])]
         emit: String,
+        /// The GPU architecture of `--emit ptx`.
+        #[arg(long, default_value = "sm_80", value_parser = ["sm_80", "sm_90"])]
+        gpu_arch: String,
         /// Differentiate the imported module first, then run both pipelines (the reference
         /// point of ablations).
         #[arg(long)]
@@ -154,9 +158,16 @@ fn run(command: Command) -> Result<ExitCode> {
             write_output(output.as_deref(), &print_module(&module))?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Build { input, output, emit, ad_before_opt, pass_args } => {
+        Command::Build { input, output, emit, gpu_arch, ad_before_opt, pass_args } => {
             let mut module = load_any(&input)?;
-            let emit = if emit == "ir" { Emit::Ir } else { Emit::Object };
+            let emit = match emit.as_str() {
+                "ir" => Emit::Ir,
+                "ptx" => Emit::Ptx(
+                    adc_ptx::Arch::from_name(&gpu_arch)
+                        .ok_or_else(|| anyhow!("unknown GPU architecture {gpu_arch}"))?,
+                ),
+                _ => Emit::Object,
+            };
             let options = BuildOptions { pass_args, ad_before_opt, emit };
             let name = input.file_stem().and_then(|s| s.to_str()).unwrap_or("module");
             let mut synth = adc_ad::Differentiator::default();
