@@ -308,29 +308,16 @@ impl<'a> Solver<'a> {
             // Memory class -> one pointer it holds.
             let mut contents: HashMap<Value, Value> = HashMap::new();
             let mut merged = false;
-            let mut unify = |solver: &mut Self, slot: Value, held: Value| {
-                let slot = solver.find(slot);
-                match contents.get(&slot) {
-                    Some(&other) if solver.find(other) != solver.find(held) => {
-                        solver.union(other, held);
-                        merged = true;
-                    }
-                    Some(_) => {}
-                    None => {
-                        contents.insert(slot, held);
-                    }
-                }
-            };
             let mut copies = Vec::new();
             for (_, inst) in func.layout.insts() {
                 match func.inst(inst) {
                     InstructionData::Store { value, ptr, .. } if self.is_pointer_like(*value) => {
-                        unify(self, *ptr, *value)
+                        self.unify_content(&mut contents, &mut merged, *ptr, *value)
                     }
                     InstructionData::Load { ptr, .. } => {
                         if let Some(r) = func.dfg.inst_result(inst) {
                             if self.is_pointer_like(r) {
-                                unify(self, *ptr, r);
+                                self.unify_content(&mut contents, &mut merged, *ptr, r);
                             }
                         }
                     }
@@ -341,12 +328,34 @@ impl<'a> Solver<'a> {
             for (dst, src) in copies {
                 let held = [src, dst].iter().find_map(|p| contents.get(&self.find(*p)).copied());
                 if let Some(held) = held {
-                    unify(self, src, held);
-                    unify(self, dst, held);
+                    self.unify_content(&mut contents, &mut merged, src, held);
+                    self.unify_content(&mut contents, &mut merged, dst, held);
                 }
             }
             if !merged {
                 break;
+            }
+        }
+    }
+
+    /// Records that memory class of `slot` holds `held`, unifying it with what the class
+    /// is already known to hold.
+    fn unify_content(
+        &mut self,
+        contents: &mut HashMap<Value, Value>,
+        merged: &mut bool,
+        slot: Value,
+        held: Value,
+    ) {
+        let slot = self.find(slot);
+        match contents.get(&slot) {
+            Some(&other) if self.find(other) != self.find(held) => {
+                self.union(other, held);
+                *merged = true;
+            }
+            Some(_) => {}
+            None => {
+                contents.insert(slot, held);
             }
         }
     }
