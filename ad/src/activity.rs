@@ -259,6 +259,7 @@ impl<'a> Solver<'a> {
                 }
             }
         }
+        self.unify_pointer_contents();
         let params = func.params().to_vec();
         for (param, activity) in params.iter().zip(&self.request.args) {
             let class = self.find(*param);
@@ -295,6 +296,70 @@ impl<'a> Solver<'a> {
         }
     }
 
+    /// Puts the pointers stored into one memory class and the pointers loaded from it into
+    /// one class (unification, as in Steensgaard's points-to analysis), so that a pointer
+    /// that goes through memory keeps its class: at clang -O0 every pointer argument is
+    /// stored to a stack slot and reloaded before each use, and the reloaded pointer must
+    /// keep the argument's shadow. Copies between memory classes unify what they hold.
+    /// Unions rename classes, so this repeats until a pass unifies nothing.
+    fn unify_pointer_contents(&mut self) {
+        let func = self.func;
+        loop {
+            // Memory class -> one pointer it holds.
+            let mut contents: HashMap<Value, Value> = HashMap::new();
+            let mut merged = false;
+            let mut copies = Vec::new();
+            for (_, inst) in func.layout.insts() {
+                match func.inst(inst) {
+                    InstructionData::Store { value, ptr, .. } if self.is_pointer_like(*value) => {
+                        self.unify_content(&mut contents, &mut merged, *ptr, *value)
+                    }
+                    InstructionData::Load { ptr, .. } => {
+                        if let Some(r) = func.dfg.inst_result(inst) {
+                            if self.is_pointer_like(r) {
+                                self.unify_content(&mut contents, &mut merged, *ptr, r);
+                            }
+                        }
+                    }
+                    InstructionData::MemCopy { dst, src, .. } => copies.push((*dst, *src)),
+                    _ => {}
+                }
+            }
+            for (dst, src) in copies {
+                let held = [src, dst].iter().find_map(|p| contents.get(&self.find(*p)).copied());
+                if let Some(held) = held {
+                    self.unify_content(&mut contents, &mut merged, src, held);
+                    self.unify_content(&mut contents, &mut merged, dst, held);
+                }
+            }
+            if !merged {
+                break;
+            }
+        }
+    }
+
+    /// Records that memory class of `slot` holds `held`, unifying it with what the class
+    /// is already known to hold.
+    fn unify_content(
+        &mut self,
+        contents: &mut HashMap<Value, Value>,
+        merged: &mut bool,
+        slot: Value,
+        held: Value,
+    ) {
+        let slot = self.find(slot);
+        match contents.get(&slot) {
+            Some(&other) if self.find(other) != self.find(held) => {
+                self.union(other, held);
+                *merged = true;
+            }
+            Some(_) => {}
+            None => {
+                contents.insert(slot, held);
+            }
+        }
+    }
+
     /// Whether `value` may hold float bits (see the module documentation).
     fn may_hold_float(&self, value: Value) -> bool {
         let ty = self.func.dfg.value_type(value);
@@ -326,6 +391,11 @@ impl<'a> Solver<'a> {
     fn make_useful(&mut self, ptr: Value) -> bool {
         let class = self.find(ptr);
         self.useful.insert(class)
+    }
+
+    /// Whether `value` is a pointer whose class is shadowed and useful (it needs a shadow).
+    fn holds_needed_pointer(&self, value: Value) -> bool {
+        self.is_pointer_like(value) && self.is_shadowed(value) && self.is_useful(value)
     }
 
     fn carry(&mut self, value: Value) -> bool {
@@ -499,8 +569,8 @@ impl<'a> Solver<'a> {
                     changed |= self.reach(*v);
                 }
             }
-            (I::Load { ptr, .. }, Some(_)) => {
-                if result_reaches {
+            (I::Load { ptr, .. }, Some(r)) => {
+                if result_reaches || self.holds_needed_pointer(r) {
                     changed |= self.make_useful(*ptr);
                 }
             }
@@ -510,6 +580,11 @@ impl<'a> Solver<'a> {
                     if self.is_pointer_like(*value) {
                         changed |= self.make_useful(*value);
                     }
+                }
+                // The memory holding a pointer that needs a shadow (a stack slot at -O0)
+                // needs a shadow holding the shadow pointer.
+                if self.holds_needed_pointer(*value) {
+                    changed |= self.make_useful(*ptr);
                 }
             }
             (I::AtomicRmw { ptr, value, .. }, _) => {
@@ -583,6 +658,7 @@ impl<'a> Solver<'a> {
                 shadowed_values.insert(value);
             }
         }
+        drop_unneeded_integer_shadows(func, &mut shadowed_values);
         let mut active_values: HashSet<Value> =
             self.carries.intersection(&self.reaches).copied().collect();
         active_values.extend(shadowed_values.iter().copied());
@@ -612,6 +688,43 @@ impl<'a> Solver<'a> {
             }
         }
         Activity { function: self.id, active_values, active_insts, shadowed_values }
+    }
+}
+
+/// Removes the shadows of addresses held as integers (`ptrtoint`) whose uses never need
+/// one: comparisons (clang's vectorizer alias checks compare addresses), and integer
+/// arithmetic or casts whose results need no shadow either. Anything else that uses them
+/// (an `inttoptr`, a store, a call, a branch argument) keeps the shadow.
+fn drop_unneeded_integer_shadows(func: &Function, shadowed: &mut HashSet<Value>) {
+    let mut users: HashMap<Value, Vec<Inst>> = HashMap::new();
+    for (_, inst) in func.layout.insts() {
+        for arg in func.inst(inst).args() {
+            users.entry(arg).or_default().push(inst);
+        }
+    }
+    loop {
+        let unneeded: Vec<Value> = shadowed
+            .iter()
+            .copied()
+            .filter(|v| !func.dfg.value_type(*v).is_ptr())
+            .filter(|v| {
+                users.get(v).into_iter().flatten().all(|user| match func.inst(*user) {
+                    InstructionData::Icmp { .. } => true,
+                    InstructionData::Binary { .. }
+                    | InstructionData::Cast {
+                        op: CastOp::Trunc | CastOp::Zext | CastOp::Sext,
+                        ..
+                    } => func.dfg.inst_result(*user).is_some_and(|r| !shadowed.contains(&r)),
+                    _ => false,
+                })
+            })
+            .collect();
+        if unneeded.is_empty() {
+            break;
+        }
+        for value in unneeded {
+            shadowed.remove(&value);
+        }
     }
 }
 

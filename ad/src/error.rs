@@ -59,6 +59,9 @@ pub enum AdErrorKind {
     UnknownExternal { callee: String },
     #[error("cannot differentiate {what}")]
     Unsupported { what: String },
+    /// adc's analyses contradict each other; going on would give a wrong derivative.
+    #[error("internal error: {what}")]
+    Internal { what: String },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
