@@ -35,19 +35,21 @@ const LEVELS: &[(&str, &[&str], &[&str])] = &[
 /// The suites under `tests/c/`, each a directory of self-checking programs, and how many
 /// of [`LEVELS`] each runs at. Both include `tests/c/reverse/enzyme.h` (the API
 /// declarations and the checker).
-///
-/// Forward mode runs at -O0 and -O2 only: with `--ad-before-opt` on -O0 code, pointer
-/// arguments reach the primal through local slots (`store %p, %slot` / `load ptr, %slot`),
-/// which the activity analysis does not follow, so loads through the reloaded pointer get
-/// no tangent (06, 07, 12 and 13 fail that way). Not fixed yet: the two
-/// `ad-before-opt` levels are to be enabled for forward mode once it is.
-const SUITES: &[(&str, usize)] = &[("reverse", 4), ("forward", 2)];
+const SUITES: &[(&str, usize)] = &[("reverse", 4), ("forward", 4)];
 
 /// Cases that fail today, each with the reason, tracked in the open issues. They are
 /// ignored (shown as `[known failure]`) so CI tests everything else; run them with
 /// `cargo test --test reverse -- --include-ignored`. A case that starts passing should be
 /// removed from this list: nothing checks that automatically.
-const KNOWN_FAILURES: &[(&str, &str)] = &[];
+const KNOWN_FAILURES: &[(&str, &str)] = &[
+    // Issue 7: with AD before the pipelines, -O0 callees keep their arguments in stack
+    // slots whose shadows a split (augmented forward/reverse) callee cannot hold yet; adc
+    // stops with "cannot differentiate local memory that carries derivatives in a function
+    // called from differentiated code".
+    ("O0-ad-before-opt/31_lstm_cell", "issue 7: shadowed locals in split callees"),
+    ("O0-ad-before-opt/36_helper_calls", "issue 7: shadowed locals in split callees"),
+    ("O0-ad-before-opt/38_norm_licm", "issue 7: shadowed locals in split callees"),
+];
 
 /// The `.c` programs of one suite, sorted.
 fn programs_of(dir: &Path) -> Vec<PathBuf> {
