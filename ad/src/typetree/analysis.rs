@@ -72,6 +72,8 @@ use crate::error::{AdError, AdErrorKind, Site};
 /// Visits of any one instruction before the solver stops re-queuing it. The lattice is
 /// finite (caps), so this only guards against a bug; reaching it keeps the facts found.
 const MAX_INST_VISITS: usize = 1 << 14;
+/// Visits of one instruction after which constant-offset `ptradd`s widen to walks.
+const WIDEN_AFTER_VISITS: usize = 32;
 
 /// The trees of one function's values and of its return value.
 #[derive(Clone, Default, Debug)]
@@ -125,8 +127,9 @@ impl TypeAnalysis {
                 continue;
             }
             *count += 1;
+            let widen = *count > WIDEN_AFTER_VISITS;
             analysis.visits += 1;
-            for grown in analysis.visit_inst(module, &deps, id, inst) {
+            for grown in analysis.visit_inst(module, &deps, id, inst, widen) {
                 let mut enqueue = |at: (FuncId, Inst)| {
                     if queued.insert(at) {
                         queue.push_back(at);
@@ -265,12 +268,21 @@ impl TypeAnalysis {
         deps: &ModuleDeps,
         id: FuncId,
         inst: Inst,
+        widen: bool,
     ) -> Vec<Grown> {
         let Some(types) = self.functions.remove(&id) else { return Vec::new() };
         let func = &module.functions[id];
         let pointer_walks = &deps.functions[&id].pointer_walks;
-        let mut solver =
-            Solver { module, func, id, types, pointer_walks, others: self, grown: Vec::new() };
+        let mut solver = Solver {
+            module,
+            func,
+            id,
+            types,
+            pointer_walks,
+            widen,
+            others: self,
+            grown: Vec::new(),
+        };
         solver.visit(inst);
         let Solver { types, grown, .. } = solver;
         self.functions.insert(id, types);
@@ -539,6 +551,10 @@ struct Solver<'a> {
     types: FunctionTypes,
     /// Constant-offset `ptradd`s that walk a pointer around a loop.
     pointer_walks: &'a HashSet<Inst>,
+    /// The instruction was visited often: a constant-offset `ptradd` is read as a walk
+    /// too (a walk through memory, `p = load slot; store p + 8, slot`, escapes the SSA
+    /// cycle detection and would otherwise shift its facts one stride per visit).
+    widen: bool,
     others: &'a mut TypeAnalysis,
     /// The trees that grew during this visit, for the worklist.
     grown: Vec<Grown>,
@@ -788,7 +804,7 @@ impl Solver<'_> {
             | self.add_base(offset, BaseType::Integer);
         let (base_memory, result_memory) = (self.pointee(ptr), self.pointee(r));
         let walk_stride = const_int(self.func, offset)
-            .filter(|_| self.pointer_walks.contains(&inst))
+            .filter(|_| self.widen || self.pointer_walks.contains(&inst))
             .and_then(|c| u64::try_from(c.unsigned_abs()).ok())
             .filter(|s| *s > 0);
         if let Some(stride) = walk_stride {
