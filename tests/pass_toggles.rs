@@ -15,9 +15,9 @@ use std::process::Command;
 
 use adc::filetest::collect;
 use adc::invocation::{Expect, Invocation};
-use adc_ir::interp::{Interpreter, Val};
+use adc_ir::interp::Interpreter;
 use adc_ir::text::parse_module;
-use adc_ir::{Module, Type};
+use adc_ir::Module;
 use adc_passes::{resolve, run_passes, Options, Selection};
 
 /// One in this many corpus programs is in the sample.
@@ -147,15 +147,7 @@ fn each_pass_can_be_disabled_on_the_filetests() {
 fn interpret_main(module: &Module) -> Result<String, String> {
     let main = module.function_by_name("main").ok_or("no @main")?;
     let mut interp = Interpreter::new(module).map_err(|e| e.message())?;
-    let args = if module.functions[main].signature.params.len() >= 2 {
-        let name: Vec<Val> = b"prog\0".iter().map(|b| Val::Int(u128::from(*b))).collect();
-        let name = interp.alloc(&Type::I8, &name).map_err(|e| e.message())?;
-        let argv = interp.alloc(&Type::PTR, &[name, Val::Ptr(0)]).map_err(|e| e.message())?;
-        vec![Val::Int(1), argv]
-    } else {
-        Vec::new()
-    };
-    let result = interp.call(main, &args);
+    let result = interp.call_main(main);
     let output = interp.output().to_string();
     result.map(|_| output).map_err(|e| e.message())
 }

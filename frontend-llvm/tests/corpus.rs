@@ -211,8 +211,7 @@ impl Case {
 /// Verification and the differential run against the native program.
 mod pipeline {
     use super::*;
-    use adc_ir::interp::{Interpreter, Val};
-    use adc_ir::Type;
+    use adc_ir::interp::Interpreter;
 
     pub fn check(
         case: &Case,
@@ -253,15 +252,7 @@ mod pipeline {
         let main = module.function_by_name("main").ok_or("no main")?;
         let mut interp =
             Interpreter::new(module).map_err(|e| format!("interpreter: {}", e.message()))?;
-        let args = if module.functions[main].signature.params.len() >= 2 {
-            let name: Vec<Val> = b"prog\0".iter().map(|b| Val::Int(u128::from(*b))).collect();
-            let name = interp.alloc(&Type::I8, &name).map_err(|e| e.message())?;
-            let argv = interp.alloc(&Type::PTR, &[name, Val::Ptr(0)]).map_err(|e| e.message())?;
-            vec![Val::Int(1), argv]
-        } else {
-            Vec::new()
-        };
-        let result = interp.call(main, &args);
+        let result = interp.call_main(main);
         let output = interp.output().to_string();
         match result {
             Ok(_) => Ok(output),

@@ -302,6 +302,22 @@ impl<'m> Interpreter<'m> {
         self.run(func, args)
     }
 
+    /// Calls a C `main`: with `argc = 1, argv = {"prog", NULL}` when it takes two or more
+    /// parameters, with none otherwise. What it prints is in [`Interpreter::output`].
+    pub fn call_main(&mut self, main: FuncId) -> Result<Option<Val>, InterpError> {
+        let takes_argv =
+            self.module.functions.get(main).is_some_and(|f| f.signature.params.len() >= 2);
+        let args = if takes_argv {
+            let name: Vec<Val> = b"prog\0".iter().map(|b| Val::Int(u128::from(*b))).collect();
+            let name = self.alloc(&Type::I8, &name)?;
+            let argv = self.alloc(&Type::PTR, &[name, Val::Ptr(0)])?;
+            vec![Val::Int(1), argv]
+        } else {
+            Vec::new()
+        };
+        self.call(main, &args)
+    }
+
     /// Allocates a heap block holding `values` as consecutive elements of type `ty` (at
     /// `ty.size()` strides) and returns its address as a `Val::Ptr`. `free` accepts it.
     pub fn alloc(&mut self, ty: &Type, values: &[Val]) -> Result<Val, InterpError> {
