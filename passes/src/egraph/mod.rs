@@ -4,8 +4,11 @@
 //! adc instructions back. Per block, each pure integer/float expression tree (binary
 //! arithmetic and `fneg` whose operands are computed in the same block) becomes one egg
 //! expression; its leaves are the tree's inputs (`v12`) and constants (`i0`, `f3ff0...`
-//! with the raw IEEE bits, so every constant is exact). One e-graph per tree (so that
-//! constants of different types never meet), bounded by node, iteration and time limits;
+//! with the raw IEEE bits, so every constant is exact). Trees are disjoint: an operation is
+//! inlined into its user's tree only when that is its single use (same block, same type),
+//! and trees stop at `MAX_TREE_OPS` operations, so the pass is linear in the function.
+//! One e-graph per tree (so that constants of different types never meet), bounded by
+//! node and iteration limits and never by wall-clock time, so results do not depend on load;
 //! the cheapest equivalent (saturating cost: instructions, division dearer) is rebuilt
 //! before the tree's root when it is strictly cheaper, and the root's uses move to it.
 //! The old instructions stay for `dce`.
@@ -18,12 +21,12 @@
 //! post-AD factoring `a*w + b*w -> (a+b)*w`.
 //!
 //! Statistics: "expressions simplified", "instructions added", the stop reason of each
-//! run ("stop saturated", "stop iteration limit", "stop node limit", "stop time limit"),
+//! run ("stop saturated", "stop iteration limit", "stop node limit"),
 //! and one counter per rule that fired: "rule NAME".
 
 mod rules;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use egg::{CostFunction, Extractor, FromOp, Id, Language, RecExpr, Runner, StopReason, Symbol};
@@ -34,6 +37,7 @@ use adc_ir::{
 };
 
 use crate::manager::{FunctionContext, FunctionPass, Pass, PreservedAnalyses};
+use crate::scalar_util::{resolve, use_counts};
 
 egg::define_language! {
     /// adc's pure integer/float operations. `!` ops are the fast-math ones.
@@ -64,7 +68,6 @@ const FAST_NEEDED: InstFlags =
 
 pub const NODE_LIMIT: usize = 5_000;
 pub const ITER_LIMIT: usize = 8;
-pub const TIME_LIMIT: Duration = Duration::from_millis(50);
 
 /// Instructions, with division dearer; saturating so huge graphs cannot overflow.
 struct Cost;
@@ -142,58 +145,100 @@ struct Tree {
     size: usize,
 }
 
-/// The expression tree of `root` within its block.
-fn build_tree(func: &Function, root: Inst) -> Option<Tree> {
-    let block = func.layout.inst_block(root)?;
-    let ty = func.dfg.value_type(func.dfg.inst_result(root)?).clone();
-    let mut tree = Tree { expr: RecExpr::default(), leaves: HashMap::new(), size: 0 };
-    let mut memo: HashMap<Value, Id> = HashMap::new();
-    let id = add_value(func, block, &ty, func.dfg.inst_result(root)?, &mut tree, &mut memo, 0)?;
-    let _ = id;
-    Some(tree)
+/// The largest tree one e-graph gets; deeper operations become leaves here and roots of
+/// their own trees, so the work per function stays linear in its size.
+pub const MAX_TREE_OPS: usize = 48;
+
+/// Which values a tree may swallow: the result of a candidate operation whose only use is
+/// another candidate of the same type in the same block. Everything else (values with
+/// several uses, values used by other instructions or in other blocks) is a leaf of the
+/// trees that use it and the root of its own tree, so every operation is in exactly one
+/// tree.
+struct Forest {
+    absorbed: HashSet<Value>,
 }
 
-fn add_value(
-    func: &Function,
-    block: adc_ir::Block,
-    ty: &Type,
-    v: Value,
-    tree: &mut Tree,
-    memo: &mut HashMap<Value, Id>,
-    depth: usize,
-) -> Option<Id> {
-    if let Some(id) = memo.get(&v) {
-        return Some(*id);
+impl Forest {
+    fn new(func: &Function) -> Forest {
+        let counts = use_counts(func);
+        let mut absorbed = HashSet::new();
+        for (block, user) in func.layout.insts() {
+            let Some(result) = func.dfg.inst_result(user) else { continue };
+            let ty = func.dfg.value_type(result);
+            if op_of(&func.dfg.insts[user], ty).is_none() {
+                continue;
+            }
+            func.dfg.insts[user].for_each_arg(|arg| {
+                let ValueDef::Result(def) = func.dfg.value_def(arg) else { return };
+                if counts[arg] == 1
+                    && func.layout.inst_block(def) == Some(block)
+                    && func.dfg.value_type(arg) == ty
+                    && op_of(&func.dfg.insts[def], ty).is_some()
+                {
+                    absorbed.insert(arg);
+                }
+            });
+        }
+        Forest { absorbed }
     }
-    let inner = match func.dfg.value_def(v) {
-        ValueDef::Result(i) if func.layout.inst_block(i) == Some(block) && depth < 24 => Some(i),
-        _ => None,
-    };
-    let leaf = |tree: &mut Tree, name: String| {
-        tree.leaves.insert(name.clone(), v);
-        tree.expr.add(Op::Leaf(Symbol::from(name)))
-    };
-    let id = match inner.map(|i| &func.dfg.insts[i]) {
-        Some(data) => {
-            if let Some(name) = const_leaf(data) {
-                tree.expr.add(Op::Leaf(Symbol::from(name)))
-            } else if let Some((name, args)) =
-                op_of(data, ty).filter(|_| func.dfg.value_type(v) == ty)
-            {
+
+    /// The tree rooted at `root`; operations cut off by the size limit go to `spill`.
+    fn tree(&self, func: &Function, root: Inst, spill: &mut Vec<Inst>) -> Option<Tree> {
+        let result = func.dfg.inst_result(root)?;
+        let ty = func.dfg.value_type(result).clone();
+        let mut tree = Tree { expr: RecExpr::default(), leaves: HashMap::new(), size: 0 };
+        let mut memo: HashMap<Value, Id> = HashMap::new();
+        self.add_value(func, &ty, result, true, &mut tree, &mut memo, spill)?;
+        Some(tree)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn add_value(
+        &self,
+        func: &Function,
+        ty: &Type,
+        v: Value,
+        is_root: bool,
+        tree: &mut Tree,
+        memo: &mut HashMap<Value, Id>,
+        spill: &mut Vec<Inst>,
+    ) -> Option<Id> {
+        if let Some(id) = memo.get(&v) {
+            return Some(*id);
+        }
+        let def = match func.dfg.value_def(v) {
+            ValueDef::Result(i) => Some(i),
+            _ => None,
+        };
+        let constant = def.and_then(|i| const_leaf(&func.dfg.insts[i]));
+        let expandable = is_root || self.absorbed.contains(&v);
+        let id = if let Some(name) = constant.filter(|_| func.dfg.value_type(v) == ty) {
+            tree.expr.add(Op::Leaf(Symbol::from(name)))
+        } else if let (true, Some(inst)) = (expandable, def) {
+            if tree.size >= MAX_TREE_OPS {
+                spill.push(inst);
+                self.leaf(tree, v)
+            } else {
+                let (name, args) = op_of(&func.dfg.insts[inst], ty)?;
+                tree.size += 1;
                 let mut ids = Vec::new();
                 for a in args {
-                    ids.push(add_value(func, block, ty, a, tree, memo, depth + 1)?);
+                    ids.push(self.add_value(func, ty, a, false, tree, memo, spill)?);
                 }
-                tree.size += 1;
                 Op::from_op(name, ids).ok().map(|node| tree.expr.add(node))?
-            } else {
-                leaf(tree, format!("v{}", v.as_u32()))
             }
-        }
-        None => leaf(tree, format!("v{}", v.as_u32())),
-    };
-    memo.insert(v, id);
-    Some(id)
+        } else {
+            self.leaf(tree, v)
+        };
+        memo.insert(v, id);
+        Some(id)
+    }
+
+    fn leaf(&self, tree: &mut Tree, v: Value) -> Id {
+        let name = format!("v{}", v.as_u32());
+        tree.leaves.insert(name.clone(), v);
+        tree.expr.add(Op::Leaf(Symbol::from(name)))
+    }
 }
 
 impl FunctionPass for EGraphPass {
@@ -203,32 +248,36 @@ impl FunctionPass for EGraphPass {
         cx: &mut FunctionContext<'_>,
     ) -> Result<PreservedAnalyses, Diagnostic> {
         let rules = rules::rules();
-        let mut changed = false;
-        // Roots: every candidate instruction; inner nodes are simplified as part of the
-        // trees of their users, and again as their own roots when they have other users.
-        let roots: Vec<Inst> = func
+        let forest = Forest::new(func);
+        let mut roots: Vec<Inst> = func
             .layout
             .insts()
             .map(|(_, i)| i)
             .filter(|i| {
                 let Some(r) = func.dfg.inst_result(*i) else { return false };
                 op_of(&func.dfg.insts[*i], func.dfg.value_type(r)).is_some()
+                    && !forest.absorbed.contains(&r)
             })
             .collect();
-        for root in roots {
-            let Some(tree) = build_tree(func, root) else { continue };
+        // Replacements are applied once at the end: rewriting uses after every tree would
+        // walk the whole function per simplified expression.
+        let mut replaced: HashMap<Value, Value> = HashMap::new();
+        let mut removed = Vec::new();
+        while let Some(root) = roots.pop() {
+            let mut spill = Vec::new();
+            let Some(tree) = forest.tree(func, root, &mut spill) else { continue };
+            roots.extend(spill);
             let before = Cost.cost_rec(&tree.expr);
             let runner = Runner::default()
                 .with_node_limit(NODE_LIMIT)
                 .with_iter_limit(ITER_LIMIT)
-                .with_time_limit(TIME_LIMIT)
+                .with_time_limit(Duration::MAX)
                 .with_expr(&tree.expr)
                 .run(&rules);
             cx.stats.inc(match runner.stop_reason {
                 Some(StopReason::Saturated) => "stop saturated",
                 Some(StopReason::IterationLimit(_)) => "stop iteration limit",
                 Some(StopReason::NodeLimit(_)) => "stop node limit",
-                Some(StopReason::TimeLimit(_)) => "stop time limit",
                 _ => "stop other",
             });
             let extractor = Extractor::new(&runner.egraph, Cost);
@@ -248,14 +297,22 @@ impl FunctionPass for EGraphPass {
             let Some((value, added)) = rebuild(func, root, &ty, &best, &tree.leaves) else {
                 continue;
             };
-            func.dfg.replace_uses(result, value);
-            // The root itself is now unused; the rest of the tree is dce's.
-            func.layout.remove_inst(root);
+            replaced.insert(result, value);
+            removed.push(root);
             cx.stats.inc("expressions simplified");
             cx.stats.add("instructions added", added);
-            changed = true;
         }
-        Ok(if changed { PreservedAnalyses::Cfg } else { PreservedAnalyses::All })
+        if replaced.is_empty() {
+            return Ok(PreservedAnalyses::All);
+        }
+        for data in func.dfg.insts.values_mut() {
+            data.map_args(|v| resolve(&replaced, v));
+        }
+        // The roots are now unused; the rest of their trees is dce's.
+        for root in removed {
+            func.layout.remove_inst(root);
+        }
+        Ok(PreservedAnalyses::Cfg)
     }
 }
 
