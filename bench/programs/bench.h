@@ -6,6 +6,8 @@
  *   prog primal REPS [size|file]   run the objective REPS times; one "time <s>" line each,
  *                                  then "value <objective>"
  *   prog grad REPS [size|file]     the same for the gradient; then "value" and "gradsum"
+ *                                  (built with -DHEAP_METER and heap_meter.c, each "time"
+ *                                  line is followed by "heap <peak bytes above the start>")
  *   prog check                     gradient vs central finite differences on a small input
  *                                  generated in code; prints "maxerr <e>" then "ok" (exit 0)
  *                                  or "FAIL" (exit 1)
@@ -115,8 +117,28 @@ static double next_token(Tokens *t, const char *path) {
   return t->values[t->next++];
 }
 
-/* Prints the per-repetition times the runner parses. */
-static void report_time(double seconds) { printf("time %.9f\n", seconds); }
+#ifdef HEAP_METER
+/* bench/programs/heap_meter.c, linked by the runner with --wrap of the allocator. */
+void heap_meter_mark(void);
+long long heap_meter_peak_above_mark(void);
+#endif
+
+/* Starts one timed repetition; returns its start time. */
+static double start_rep(void) {
+#ifdef HEAP_METER
+  heap_meter_mark();
+#endif
+  return now_seconds();
+}
+
+/* Prints the per-repetition time (and, with the heap meter, the repetition's peak heap
+ * growth in bytes) that the runner parses. */
+static void report_time(double seconds) {
+  printf("time %.9f\n", seconds);
+#ifdef HEAP_METER
+  printf("heap %lld\n", heap_meter_peak_above_mark());
+#endif
+}
 
 /* Central finite differences on coordinates of x (at most `limit` of them, spread over
  * the vector) against the gradient `grad`; eval recomputes the objective at x. */

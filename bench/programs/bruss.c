@@ -82,7 +82,7 @@ int main(int argc, char **argv) {
   }
   double value = 0.0;
   for (int r = 0; r < reps; r++) {
-    double t0 = now_seconds();
+    double t0 = start_rep();
     if (mode == MODE_PRIMAL)
       value = eval_bruss(&b, initial);
     else

@@ -9,6 +9,7 @@ mod report;
 mod results;
 mod suite;
 mod toolchain;
+mod variants;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -16,9 +17,11 @@ use std::process::Command;
 use anyhow::{bail, Context, Result};
 use clap::Parser;
 
-use results::{CheckVerdicts, GradientResult, InputResult, Outcome, Report, BEFORE_OPT, DEFAULT};
+use measure::Samples;
+use results::{CheckVerdicts, GradientResult, InputResult, Outcome, Report};
 use suite::Benchmark;
 use toolchain::Toolchain;
+use variants::{Bitcode, Variant};
 
 #[derive(Parser)]
 #[command(name = "adc-bench", about = "Build, check, time and chart the adc benchmark suite")]
@@ -31,7 +34,8 @@ struct Args {
     /// Also write the results as JSON to this file (`-` for standard output).
     #[arg(long)]
     json: Option<String>,
-    /// The adc binary (default: $ADC, else target/release/adc, built when missing).
+    /// The adc binary (default: $ADC, else the debug build target/debug/adc, built with
+    /// `cargo build -p adc` when missing; any profile generates the same code).
     #[arg(long)]
     adc: Option<PathBuf>,
     /// The ADBench data directory (default: ../shared/data/adbench beside the repository).
@@ -63,7 +67,8 @@ fn load_average() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
-/// The adc binary to benchmark: --adc, $ADC, or the release build (built when absent).
+/// The adc binary to benchmark: --adc, $ADC, or the debug build (built when absent). The
+/// profile changes how long builds take, never the generated code.
 fn find_adc(explicit: Option<PathBuf>, root: &Path) -> Result<PathBuf> {
     if let Some(path) = explicit.or_else(|| std::env::var_os("ADC").map(PathBuf::from)) {
         if !path.exists() {
@@ -74,11 +79,11 @@ fn find_adc(explicit: Option<PathBuf>, root: &Path) -> Result<PathBuf> {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target"));
-    let release = target.join("release/adc");
-    if !release.exists() {
-        eprintln!("adc-bench: building {} (cargo build --release --bin adc)", release.display());
+    let debug = target.join("debug/adc");
+    if !debug.exists() {
+        eprintln!("adc-bench: building {} (cargo build -p adc)", debug.display());
         let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-            .args(["build", "--release", "--bin", "adc"])
+            .args(["build", "-p", "adc"])
             .current_dir(root)
             .status()
             .context("cannot run cargo to build adc")?;
@@ -86,14 +91,15 @@ fn find_adc(explicit: Option<PathBuf>, root: &Path) -> Result<PathBuf> {
             bail!("building adc failed");
         }
     }
-    Ok(release)
+    Ok(debug)
 }
 
 /// Builds every variant of one benchmark, checks the gradients, and times each input.
 fn run_benchmark(
     bench: &Benchmark,
     tools: &Toolchain,
-    ablations: &[String],
+    variants: &[Variant],
+    heap_meter: Option<&Path>,
     data: &Path,
     rounds: u32,
 ) -> (CheckVerdicts, Vec<InputResult>) {
@@ -101,24 +107,32 @@ fn run_benchmark(
     let stem = bench.name;
     eprintln!("== {stem}: building");
     let native = tools.native_primal(&source, stem).map_err(|e| e.to_string());
-    let adc_primal = tools
-        .bitcode(&source, stem, true)
-        .and_then(|bc| tools.adc_build(&bc, stem, "primal", &[]))
-        .map_err(|e| e.to_string());
-    let bitcode = tools.bitcode(&source, stem, false).map_err(|e| e.to_string());
+    let adc_primal = |level: Bitcode| {
+        tools
+            .bitcode(&source, stem, level, true)
+            .and_then(|bc| tools.adc_build(&bc, stem, &format!("primal-{}", level.tag()), &[], None))
+            .map_err(|e| e.to_string())
+    };
+    let primal_unoptimized = adc_primal(Bitcode::Unoptimized);
+    let primal_clang_o2 = adc_primal(Bitcode::Optimized);
+    let bitcode = |level: Bitcode| tools.bitcode(&source, stem, level, false).map_err(|e| e.to_string());
+    let (bitcode_unoptimized, bitcode_clang_o2) =
+        (bitcode(Bitcode::Unoptimized), bitcode(Bitcode::Optimized));
 
-    // Each gradient variant: its flags, then the executable or why there is none, and
-    // the finite-difference verdict.
-    let mut variants: Vec<(String, Vec<String>)> =
-        vec![(DEFAULT.into(), vec![]), (BEFORE_OPT.into(), vec!["--ad-before-opt".into()])];
-    variants.extend(ablations.iter().map(|a| (a.clone(), vec![format!("--passes={a}")])));
+    // Each gradient variant: the executable or why there is none, and the
+    // finite-difference verdict.
     let mut checks = Vec::new();
     let mut builds: Vec<(String, Result<PathBuf, Outcome>)> = Vec::new();
-    for (label, flags) in &variants {
-        let built = match &bitcode {
+    for variant in variants {
+        let label = &variant.label;
+        let bc = match variant.bitcode {
+            Bitcode::Unoptimized => &bitcode_unoptimized,
+            Bitcode::Optimized => &bitcode_clang_o2,
+        };
+        let built = match bc {
             Err(e) => Err(Outcome::BuildFailed(e.clone())),
             Ok(bc) => tools
-                .adc_build(bc, stem, &format!("grad{label}"), flags)
+                .adc_build(bc, stem, &format!("grad{label}"), &variant.adc_flags, heap_meter)
                 .map_err(|e| Outcome::BuildFailed(e.to_string())),
         };
         let checked = built.and_then(|exe| match measure::check(&exe, &tools.work) {
@@ -142,65 +156,66 @@ fn run_benchmark(
             Ok(_) => "ok".to_string(),
             Err(o) => format!("{}: {}", o.status(), o.detail()),
         };
-        eprintln!("   {label:<16} {status}");
+        eprintln!("   {label:<18} {status}");
         builds.push((label.clone(), checked));
     }
 
     let mut results = Vec::new();
     for input in &bench.inputs {
         eprintln!("== {stem} {}: timing ({rounds} rounds of {} runs)", input.label, input.reps);
-        // Slots: clang primal, adc primal, then every gradient variant. Rounds visit the
-        // slots in turn so that load from other processes falls on all variants alike.
-        let mut slots: Vec<(String, &str, Result<PathBuf, Outcome>)> = vec![
-            ("native".into(), "primal", native.clone().map_err(Outcome::BuildFailed)),
-            ("adc-primal".into(), "primal", adc_primal.clone().map_err(Outcome::BuildFailed)),
+        // Slots: the three primals, then every gradient variant. Rounds visit the slots in
+        // turn so that load from other processes falls on all variants alike.
+        let primal = |built: &Result<PathBuf, String>| built.clone().map_err(Outcome::BuildFailed);
+        let mut slots: Vec<(&str, Result<PathBuf, Outcome>)> = vec![
+            ("primal", primal(&native)),
+            ("primal", primal(&primal_unoptimized)),
+            ("primal", primal(&primal_clang_o2)),
         ];
-        slots.extend(builds.iter().map(|(label, built)| (label.clone(), "grad", built.clone())));
+        const PRIMAL_SLOTS: usize = 3;
+        slots.extend(builds.iter().map(|(_, built)| ("grad", built.clone())));
         if let Some(f) = input.file(data).filter(|f| !f.exists()) {
             let why = Outcome::Skipped(format!("input {} missing", f.display()));
             for slot in &mut slots {
-                if slot.2.is_ok() {
-                    slot.2 = Err(why.clone());
+                if slot.1.is_ok() {
+                    slot.1 = Err(why.clone());
                 }
             }
         }
         let arg = input.argument(data);
-        let mut samples: Vec<(Vec<f64>, u64)> = vec![(Vec::new(), 0); slots.len()];
+        let mut samples: Vec<Samples> = vec![Samples::default(); slots.len()];
         for _ in 0..rounds {
             for (slot, acc) in slots.iter_mut().zip(samples.iter_mut()) {
-                let Ok(exe) = &slot.2 else { continue };
-                let args = [slot.1.to_string(), input.reps.to_string(), arg.clone()];
+                let Ok(exe) = &slot.1 else { continue };
+                let args = [slot.0.to_string(), input.reps.to_string(), arg.clone()];
                 match measure::samples(exe, &args, &tools.work) {
-                    Ok((times, rss)) => {
-                        acc.0.extend(times);
-                        acc.1 = acc.1.max(rss);
-                    }
-                    Err(e) => slot.2 = Err(Outcome::RunFailed(e.to_string())),
+                    Ok(more) => acc.merge(more),
+                    Err(e) => slot.1 = Err(Outcome::RunFailed(e.to_string())),
                 }
             }
         }
         let mut outcomes: Vec<Outcome> = slots
             .into_iter()
             .zip(samples)
-            .map(|(slot, (times, rss))| match slot.2 {
+            .map(|(slot, samples)| match slot.1 {
                 Err(outcome) => outcome,
-                Ok(_) => measure::summarize(times, rss)
+                Ok(_) => measure::summarize(samples)
                     .map_or_else(|| Outcome::RunFailed("no samples".into()), Outcome::Timed),
             })
             .collect();
-        let gradient_outcomes = outcomes.split_off(2);
+        let gradient_outcomes = outcomes.split_off(PRIMAL_SLOTS);
         let gradients = builds
             .iter()
             .zip(gradient_outcomes)
             .map(|((label, _), outcome)| GradientResult { variant: label.clone(), outcome })
             .collect();
-        let adc_primal_outcome = outcomes.pop().expect("two primal slots");
-        let native_primal = outcomes.pop().expect("two primal slots");
+        let [native_primal, adc_primal, adc_primal_clang_o2]: [Outcome; PRIMAL_SLOTS] =
+            outcomes.try_into().expect("three primal slots");
         results.push(InputResult {
             bench: stem.to_string(),
             input: input.label.clone(),
             native_primal,
-            adc_primal: adc_primal_outcome,
+            adc_primal,
+            adc_primal_clang_o2,
             gradients,
         });
     }
@@ -238,15 +253,22 @@ fn main() -> Result<()> {
         adc: adc.clone(),
         work: work.clone(),
     };
-    let ablations: Vec<String> = if args.no_ablation {
-        Vec::new()
-    } else {
-        tools
-            .pipeline_passes()
-            .context("reading the pipelines from `adc passes`")?
-            .into_iter()
-            .map(|p| format!("-{p}"))
-            .collect()
+    let started = std::time::Instant::now();
+    let mut variants = variants::variants(
+        &tools.pipeline_passes().context("reading the pipelines from `adc passes`")?,
+    );
+    if args.no_ablation {
+        variants.retain(|v| !v.is_ablation);
+    }
+    let ablations: Vec<String> =
+        variants.iter().filter(|v| v.is_ablation).map(|v| v.label.clone()).collect();
+    let meter_source = root.join("bench/programs/heap_meter.c");
+    let heap_meter = match tools.heap_meter(&meter_source) {
+        Ok(object) => Some(object),
+        Err(e) => {
+            eprintln!("adc-bench: no heap meter (tape bytes not measured): {e}");
+            None
+        }
     };
 
     let mut report = Report {
@@ -255,17 +277,20 @@ fn main() -> Result<()> {
         load_before: load_average(),
         load_after: String::new(),
         adc: adc.display().to_string(),
-        ablations: ablations.clone(),
+        elapsed_s: 0.0,
+        ablations,
         checks: Vec::new(),
         results: Vec::new(),
     };
     for bench in selected {
-        let (checks, results) = run_benchmark(bench, &tools, &ablations, &data, args.rounds);
+        let (checks, results) =
+            run_benchmark(bench, &tools, &variants, heap_meter.as_deref(), &data, args.rounds);
         report.checks.push((bench.name.to_string(), checks));
         report.results.extend(results);
     }
 
     report.load_after = load_average();
+    report.elapsed_s = started.elapsed().as_secs_f64();
     let markdown = report::markdown(&report, &all);
     let md_path = out.join("latest.md");
     std::fs::write(&md_path, markdown)

@@ -1,6 +1,7 @@
 //! Running a benchmark executable: its per-repetition times (the program prints one
-//! `time <s>` line per repetition, so input parsing is never timed), its peak RSS (wait4's
-//! rusage of the child), and the gradient check's verdict.
+//! `time <s>` line per repetition, so input parsing is never timed), the heap growth of a
+//! repetition (`heap <bytes>` after each time, from bench/programs/heap_meter.c), its peak
+//! RSS (wait4's rusage of the child), and the gradient check's verdict.
 
 use std::fs::File;
 use std::path::Path;
@@ -30,7 +31,8 @@ pub struct RunOutput {
     pub peak_rss_kib: u64,
 }
 
-/// Median, minimum and maximum of the repetitions of one process, and its peak RSS.
+/// Median, minimum and maximum of the repetitions, the peak RSS over the processes, and
+/// the largest heap growth of one repetition (None when the build has no heap meter).
 #[derive(Debug, Clone)]
 pub struct Timing {
     pub median: f64,
@@ -38,6 +40,26 @@ pub struct Timing {
     pub max: f64,
     pub samples: usize,
     pub peak_rss_kib: u64,
+    pub heap_peak_bytes: Option<u64>,
+}
+
+/// What the timed processes of one variant printed and used, accumulated over rounds.
+#[derive(Debug, Clone, Default)]
+pub struct Samples {
+    pub times: Vec<f64>,
+    pub peak_rss_kib: u64,
+    pub heap_peak_bytes: Option<u64>,
+}
+
+impl Samples {
+    pub fn merge(&mut self, other: Samples) {
+        self.times.extend(other.times);
+        self.peak_rss_kib = self.peak_rss_kib.max(other.peak_rss_kib);
+        self.heap_peak_bytes = match (self.heap_peak_bytes, other.heap_peak_bytes) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+    }
 }
 
 /// Runs `exe args`, output to files in `work` (a check's mismatch list can outgrow a pipe),
@@ -81,8 +103,9 @@ fn first_line(text: &str) -> String {
     text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string()
 }
 
-/// Runs a timing command (`primal|grad REPS ARG`): its per-repetition times and peak RSS.
-pub fn samples(exe: &Path, args: &[String], work: &Path) -> Result<(Vec<f64>, u64), RunError> {
+/// Runs a timing command (`primal|grad REPS ARG`): its per-repetition times, heap growth
+/// and peak RSS.
+pub fn samples(exe: &Path, args: &[String], work: &Path) -> Result<Samples, RunError> {
     let output = run(exe, args, work)?;
     if output.exit_code != 0 {
         return Err(RunError::Status {
@@ -99,19 +122,33 @@ pub fn samples(exe: &Path, args: &[String], work: &Path) -> Result<(Vec<f64>, u6
     if samples.is_empty() {
         return Err(RunError::NoTimes);
     }
-    Ok((samples, output.peak_rss_kib))
+    let heap_peak_bytes = output
+        .stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("heap "))
+        .filter_map(|v| v.trim().parse::<i64>().ok())
+        .map(|b| b.max(0) as u64)
+        .max();
+    Ok(Samples { times: samples, peak_rss_kib: output.peak_rss_kib, heap_peak_bytes })
 }
 
 /// Median, min and max of the samples (None when there are none).
-pub fn summarize(mut samples: Vec<f64>, peak_rss_kib: u64) -> Option<Timing> {
-    if samples.is_empty() {
+pub fn summarize(samples: Samples) -> Option<Timing> {
+    let Samples { mut times, peak_rss_kib, heap_peak_bytes } = samples;
+    if times.is_empty() {
         return None;
     }
-    samples.sort_by(f64::total_cmp);
-    let n = samples.len();
-    let median =
-        if n % 2 == 1 { samples[n / 2] } else { 0.5 * (samples[n / 2 - 1] + samples[n / 2]) };
-    Some(Timing { median, min: samples[0], max: samples[n - 1], samples: n, peak_rss_kib })
+    times.sort_by(f64::total_cmp);
+    let n = times.len();
+    let median = if n % 2 == 1 { times[n / 2] } else { 0.5 * (times[n / 2 - 1] + times[n / 2]) };
+    Some(Timing {
+        median,
+        min: times[0],
+        max: times[n - 1],
+        samples: n,
+        peak_rss_kib,
+        heap_peak_bytes,
+    })
 }
 
 /// The verdict of `prog check`: Ok(max error) or Err(why it is wrong).

@@ -2,14 +2,10 @@
 //! (timed, or why it was not), and the derived ratios the report and charts show.
 
 use crate::measure::Timing;
+pub use crate::variants::{AFTER_CLANG_O2, BEFORE_OPT, DEFAULT};
 
 /// Per variant: Ok(max relative error against finite differences) or why it failed.
 pub type CheckVerdicts = Vec<(String, Result<f64, String>)>;
-
-/// Label of the default pipeline's gradient (AD after optimization).
-pub const DEFAULT: &str = "default";
-/// Label of the reference pipeline (AD before optimization).
-pub const BEFORE_OPT: &str = "ad-before-opt";
 
 /// What happened to one variant on one input.
 #[derive(Debug, Clone)]
@@ -67,7 +63,10 @@ pub struct InputResult {
     pub bench: String,
     pub input: String,
     pub native_primal: Outcome,
+    /// adc's pipelines on unoptimized bitcode (what the default gradient starts from).
     pub adc_primal: Outcome,
+    /// adc's pipelines on clang -O2 bitcode.
+    pub adc_primal_clang_o2: Outcome,
     pub gradients: Vec<GradientResult>,
 }
 
@@ -76,23 +75,29 @@ impl InputResult {
         self.gradients.iter().find(|g| g.variant == variant).map(|g| &g.outcome)
     }
 
-    fn gradient_median(&self, variant: &str) -> Option<f64> {
+    pub fn gradient_median(&self, variant: &str) -> Option<f64> {
         self.gradient(variant).and_then(Outcome::median)
     }
 
-    /// adc gradient time over adc primal time.
+    /// adc gradient time over adc primal time, both from unoptimized bitcode.
     pub fn gradient_primal_ratio(&self) -> Option<f64> {
         Some(self.gradient_median(DEFAULT)? / self.adc_primal.median()?)
     }
 
-    /// adc gradient time over the clang -O2 primal time.
-    pub fn gradient_native_ratio(&self) -> Option<f64> {
-        Some(self.gradient_median(DEFAULT)? / self.native_primal.median()?)
+    /// `variant`'s gradient time over the clang -O2 primal time.
+    pub fn gradient_native_ratio(&self, variant: &str) -> Option<f64> {
+        Some(self.gradient_median(variant)? / self.native_primal.median()?)
     }
 
-    /// How much faster AD after optimization is than AD before it.
+    /// How much faster `variant`'s gradient is than AD before optimization (both
+    /// `DEFAULT` and `BEFORE_OPT` start from the same unoptimized bitcode).
+    pub fn speedup_over_before(&self, variant: &str) -> Option<f64> {
+        Some(self.gradient_median(BEFORE_OPT)? / self.gradient_median(variant)?)
+    }
+
+    /// How much faster AD after optimization is than AD before it, on the same bitcode.
     pub fn after_vs_before_speedup(&self) -> Option<f64> {
-        Some(self.gradient_median(BEFORE_OPT)? / self.gradient_median(DEFAULT)?)
+        self.speedup_over_before(DEFAULT)
     }
 
     /// Gradient time without `pass` over the default gradient time (> 1: the pass helps).
@@ -108,10 +113,13 @@ pub struct Report {
     /// Timing rounds (each runs every variant once, in turn).
     pub rounds: u32,
     pub adc: String,
+    /// Wall-clock seconds of the whole run (builds, checks, timing).
+    pub elapsed_s: f64,
     /// /proc/loadavg before and after the run: timings on a loaded machine are noisy.
     pub load_before: String,
     pub load_after: String,
-    /// Ablation variants, `-name` for each pass of the default pipelines.
+    /// Ablation labels: `-name` for each pass of the default pipelines, then the extra
+    /// ablations of `variants::EXTRA_ABLATIONS`.
     pub ablations: Vec<String>,
     /// Per benchmark: the gradient check of each variant (variant, Ok(max error) or why not).
     pub checks: Vec<(String, CheckVerdicts)>,

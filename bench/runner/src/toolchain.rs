@@ -1,17 +1,16 @@
-//! Building the benchmark executables: the native primal (clang -O2), the adc primal, and
-//! one adc gradient build per pipeline variant. A failed build keeps the tool's own error
-//! line so the report can show why.
+//! Building the benchmark executables: the native primal (clang -O2), the adc primals, and
+//! one adc gradient build per variant, linked with the heap meter. A failed build keeps
+//! the tool's own error line so the report can show why.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use thiserror::Error;
 
-/// Flags for the bitcode adc consumes: -O2 without vectorization and unrolling, the
-/// pre-AD pipeline Enzyme itself assumes (vectorized loops carry pointer arithmetic that
-/// reverse mode cannot shadow yet).
-pub const BITCODE_FLAGS: &[&str] =
-    &["-O2", "-fno-vectorize", "-fno-slp-vectorize", "-fno-unroll-loops"];
+use crate::variants::Bitcode;
+
+/// The linker's --wrap of the allocator for bench/programs/heap_meter.c.
+const HEAP_METER_LINK_FLAG: &str = "-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free";
 
 #[derive(Debug, Error)]
 pub enum BuildError {
@@ -79,31 +78,43 @@ impl Toolchain {
         Ok(exe)
     }
 
-    /// The bitcode adc builds from; `primal_only` compiles the AD calls out.
+    /// The bitcode adc builds from. `primal_only` compiles the AD calls out; the gradient
+    /// bitcode reports each repetition's heap growth (`-DHEAP_METER`).
     pub fn bitcode(
         &self,
         source: &Path,
         stem: &str,
+        level: Bitcode,
         primal_only: bool,
     ) -> Result<PathBuf, BuildError> {
         let suffix = if primal_only { "-primal" } else { "" };
-        let bc = self.work.join(format!("{stem}{suffix}.bc"));
+        let bc = self.work.join(format!("{stem}{suffix}-{}.bc", level.tag()));
         let mut command = Command::new(&self.clang);
-        command.args(BITCODE_FLAGS).args(["-c", "-emit-llvm"]);
-        if primal_only {
-            command.arg("-DPRIMAL_ONLY");
-        }
+        command.args(level.clang_flags()).args(["-c", "-emit-llvm"]);
+        command.arg(if primal_only { "-DPRIMAL_ONLY" } else { "-DHEAP_METER" });
         run_tool(&self.clang, command.arg(source).arg("-o").arg(&bc))?;
         Ok(bc)
     }
 
-    /// `adc build <bc> [flags]` then `cc -lm`; `tag` names the variant in file names.
+    /// Compiles bench/programs/heap_meter.c (natively: it is measuring, not measured).
+    pub fn heap_meter(&self, source: &Path) -> Result<PathBuf, BuildError> {
+        let object = self.work.join("heap_meter.o");
+        run_tool(
+            &self.clang,
+            Command::new(&self.clang).args(["-O2", "-c"]).arg(source).arg("-o").arg(&object),
+        )?;
+        Ok(object)
+    }
+
+    /// `adc build <bc> [flags]` then `cc -lm`, with the heap meter when one is given;
+    /// `tag` names the variant in file names.
     pub fn adc_build(
         &self,
         bc: &Path,
         stem: &str,
         tag: &str,
         flags: &[String],
+        heap_meter: Option<&Path>,
     ) -> Result<PathBuf, BuildError> {
         let safe_tag: String =
             tag.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
@@ -113,7 +124,12 @@ impl Toolchain {
             "adc",
             Command::new(&self.adc).arg("build").arg(bc).arg("-o").arg(&object).args(flags),
         )?;
-        run_tool(&self.cc, Command::new(&self.cc).arg(&object).arg("-lm").arg("-o").arg(&exe))?;
+        let mut link = Command::new(&self.cc);
+        link.arg(&object);
+        if let Some(meter) = heap_meter {
+            link.arg(meter).arg(HEAP_METER_LINK_FLAG);
+        }
+        run_tool(&self.cc, link.arg("-lm").arg("-o").arg(&exe))?;
         Ok(exe)
     }
 
