@@ -1,208 +1,177 @@
 //! SVG charts (plotters): a Figure-10-style relative-speed chart (per benchmark input, the
 //! speed of the gradient with AD after optimization, with AD before it, and of the clang
-//! primal, on a log scale) and an ablation chart (geometric-mean slowdown with each pass
-//! disabled).
+//! primal) and an ablation chart (geometric-mean slowdown with each pass disabled). Both
+//! are grouped bar charts on a log axis with a red reference line at 1.
 
 use std::path::Path;
 
 use anyhow::{anyhow, Result};
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::results::{InputResult, Outcome, Report, AFTER_CLANG_O2, BEFORE_OPT, DEFAULT};
 
-/// One bar per label, a value label on each, and a dashed-looking reference line at 1.
-fn bar_chart(
-    path: &Path,
-    title: &str,
-    y_desc: &str,
-    labels: &[String],
-    values: &[f64],
-) -> Result<()> {
-    let draw_error = |e: &dyn std::fmt::Display| anyhow!("drawing {}: {e}", path.display());
-    let root = SVGBackend::new(path, (960, 520)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| draw_error(&e))?;
-    let count = labels.len().max(1);
-    let top = values.iter().copied().filter(|v| v.is_finite()).fold(1.0_f64, f64::max) * 1.2;
-    let caption = if labels.is_empty() {
-        format!("{title} (no data: nothing was timed)")
-    } else {
-        title.to_string()
-    };
-    let mut chart = ChartBuilder::on(&root)
-        .caption(caption, ("sans-serif", 22))
-        .margin(16)
-        .x_label_area_size(70)
-        .y_label_area_size(64)
-        .build_cartesian_2d((0..count).into_segmented(), 0.0..top)
-        .map_err(|e| draw_error(&e))?;
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .y_desc(y_desc)
-        .x_labels(count)
-        .x_label_formatter(&|v| match v {
-            SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
-            _ => String::new(),
-        })
-        .draw()
-        .map_err(|e| draw_error(&e))?;
-    chart
-        .draw_series(
-            Histogram::vertical(&chart)
-                .style(BLUE.mix(0.6).filled())
-                .margin(12)
-                .data(values.iter().enumerate().map(|(i, v)| (i, *v))),
-        )
-        .map_err(|e| draw_error(&e))?;
-    chart
-        .draw_series(values.iter().enumerate().map(|(i, v)| {
-            Text::new(
-                format!("{v:.2}x"),
-                (SegmentValue::CenterOf(i), *v),
-                ("sans-serif", 14).into_font(),
-            )
-        }))
-        .map_err(|e| draw_error(&e))?;
-    chart
-        .draw_series(LineSeries::new(
-            [(SegmentValue::Exact(0), 1.0), (SegmentValue::Last, 1.0)],
-            RED.stroke_width(1),
-        ))
-        .map_err(|e| draw_error(&e))?;
-    root.present().map_err(|e| draw_error(&e))?;
-    Ok(())
-}
-
-/// The bars of one group in the relative-speed chart: legend text, colour, and how to
-/// read the variant's time from one input's results.
+/// One kind of bar: its legend text and colour.
 struct Series {
     legend: &'static str,
     colour: RGBColor,
-    time: fn(&InputResult) -> Option<f64>,
 }
 
-const SPEED_SERIES: [Series; 4] = [
-    Series {
-        legend: "gradient, AD after opt (-O0 bitcode)",
-        colour: RGBColor(31, 119, 180),
-        time: |r| r.gradient_median(DEFAULT),
-    },
-    Series {
-        legend: "gradient, AD after opt (clang -O2 bitcode)",
-        colour: RGBColor(44, 160, 44),
-        time: |r| r.gradient_median(AFTER_CLANG_O2),
-    },
-    Series {
-        legend: "gradient, AD before opt (-O0 bitcode)",
-        colour: RGBColor(214, 39, 40),
-        time: |r| r.gradient_median(BEFORE_OPT),
-    },
-    Series {
-        legend: "primal, clang -O2",
-        colour: RGBColor(127, 127, 127),
-        time: |r| r.native_primal.median(),
-    },
-];
+/// A grouped bar chart: `values[group][series]`, a missing value draws no bar.
+struct BarChart<'a> {
+    title: &'a str,
+    y_desc: &'a str,
+    groups: &'a [String],
+    series: &'a [Series],
+    values: &'a [Vec<Option<f64>>],
+}
 
-/// Figure-10 style: per input, the speed of each gradient variant and of the clang primal
-/// relative to the clang primal (= 1), on a log axis, so the gap between the after and
-/// before bars is the after-vs-before speedup. A variant that was not timed has no bar.
-pub fn relative_speed(report: &Report, path: &Path) -> Result<()> {
+/// Draws `chart` to an SVG file. Bars are placed in pixels (each group's slot split into
+/// one bar per series), which keeps the x axis free of plotters' segment arithmetic.
+fn draw(path: &Path, chart: &BarChart) -> Result<()> {
     let draw_error = |e: &dyn std::fmt::Display| anyhow!("drawing {}: {e}", path.display());
-    let inputs: Vec<&InputResult> =
-        report.results.iter().filter(|r| matches!(r.native_primal, Outcome::Timed(_))).collect();
-    // speeds[input][series]: clang primal time / variant time.
-    let speeds: Vec<Vec<Option<f64>>> = inputs
-        .iter()
-        .map(|r| {
-            let primal = r.native_primal.median();
-            SPEED_SERIES.iter().map(|s| primal.zip((s.time)(r)).map(|(p, t)| p / t)).collect()
-        })
-        .collect();
-    let present = || speeds.iter().flatten().flatten().copied().filter(|v| *v > 0.0);
-    let low = present().fold(1.0_f64, f64::min) / 2.0;
-    let high = present().fold(1.0_f64, f64::max) * 2.0;
-
-    let root = SVGBackend::new(path, (1100, 600)).into_drawing_area();
+    let present = || chart.values.iter().flatten().flatten().copied().filter(|v| *v > 0.0);
+    let low = present().fold(1.0_f64, f64::min) / 1.6;
+    let high = present().fold(1.0_f64, f64::max) * 1.6;
+    let legend_rows = chart.series.len().div_ceil(2) as u32;
+    let height = 540 + 30 * legend_rows;
+    let root = SVGBackend::new(path, (1100, height)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| draw_error(&e))?;
-    let (chart_area, legend_area) = root.split_vertically(510);
-    let count = inputs.len().max(1);
-    let caption = if inputs.is_empty() {
-        "Relative speed (no data: nothing was timed)".to_string()
+    let (plot_area, legend_area) = root.split_vertically(540);
+    let groups = chart.groups.len().max(1);
+    let caption = if chart.groups.is_empty() {
+        format!("{} (no data: nothing was timed)", chart.title)
     } else {
-        "Relative speed, clang -O2 primal = 1 (log scale, higher is faster)".to_string()
+        chart.title.to_string()
     };
-    let mut chart = ChartBuilder::on(&chart_area)
+    let mut plot = ChartBuilder::on(&plot_area)
         .caption(caption, ("sans-serif", 22))
         .margin(16)
-        .x_label_area_size(40)
+        .x_label_area_size(70)
         .y_label_area_size(70)
-        .build_cartesian_2d((0..count).into_segmented(), (low..high).log_scale())
+        .build_cartesian_2d(0.0..groups as f64, (low..high).log_scale())
         .map_err(|e| draw_error(&e))?;
-    chart
-        .configure_mesh()
+    plot.configure_mesh()
         .disable_x_mesh()
-        .y_desc("speed relative to the clang primal")
+        .x_labels(0)
+        .y_desc(chart.y_desc)
         .y_label_formatter(&|v| format!("{v:.3}"))
-        .x_labels(count)
-        .x_label_formatter(&|v| match v {
-            SegmentValue::CenterOf(i) => {
-                inputs.get(*i).map(|r| format!("{} {}", r.bench, r.input)).unwrap_or_default()
-            }
-            _ => String::new(),
-        })
         .draw()
         .map_err(|e| draw_error(&e))?;
+    plot.draw_series(LineSeries::new([(0.0, 1.0), (groups as f64, 1.0)], RED.stroke_width(1)))
+        .map_err(|e| draw_error(&e))?;
 
-    // Bars are drawn in pixels: each input's segment is split into one slot per series.
-    let segment_width = {
-        let left = chart.backend_coord(&(SegmentValue::Exact(0), 1.0)).0;
-        let right = chart.backend_coord(&(SegmentValue::Exact(1), 1.0)).0;
-        (right - left).max(8)
+    let pixel = |x: f64, y: f64| plot.backend_coord(&(x, y));
+    let baseline = pixel(0.0, low).1;
+    let bar_width = {
+        let group_width = pixel(1.0, 1.0).0 - pixel(0.0, 1.0).0;
+        ((group_width * 8 / 10) / chart.series.len().max(1) as i32).max(2)
     };
-    let bar_width = (segment_width * 8 / 10) / SPEED_SERIES.len() as i32;
-    let baseline = chart.backend_coord(&(SegmentValue::Exact(0), low)).1;
-    for (i, input_speeds) in speeds.iter().enumerate() {
-        let segment_left = chart.backend_coord(&(SegmentValue::Exact(i), 1.0)).0 + segment_width / 10;
-        for (k, speed) in input_speeds.iter().enumerate() {
-            let Some(speed) = speed else { continue };
-            let x0 = segment_left + k as i32 * bar_width;
-            let top = chart.backend_coord(&(SegmentValue::Exact(i), *speed)).1;
-            let style = SPEED_SERIES[k].colour.filled();
-            root.draw(&Rectangle::new([(x0, top), (x0 + bar_width - 2, baseline)], style))
+    let value_font = ("sans-serif", 11).into_font();
+    let group_font = ("sans-serif", 13)
+        .into_font()
+        .into_text_style(&root)
+        .pos(Pos::new(HPos::Center, VPos::Top));
+    for (g, (name, values)) in chart.groups.iter().zip(chart.values).enumerate() {
+        let left = pixel(g as f64 + 0.1, 1.0).0;
+        for (k, value) in values.iter().enumerate() {
+            let Some(value) = value.filter(|v| *v > 0.0) else { continue };
+            let x0 = left + k as i32 * bar_width;
+            let top = pixel(g as f64, value).1;
+            let colour = chart.series[k].colour.filled();
+            root.draw(&Rectangle::new([(x0, top), (x0 + bar_width - 2, baseline)], colour))
                 .map_err(|e| draw_error(&e))?;
-            let label = if *speed >= 0.1 { format!("{speed:.2}") } else { format!("{speed:.1e}") };
-            root.draw(&Text::new(label, (x0, top - 14), ("sans-serif", 11).into_font()))
+            let label = if value >= 0.1 { format!("{value:.2}") } else { format!("{value:.1e}") };
+            root.draw(&Text::new(label, (x0, top - 14), value_font.clone()))
+                .map_err(|e| draw_error(&e))?;
+        }
+        let centre = pixel(g as f64 + 0.5, 1.0).0;
+        root.draw(&Text::new(name.clone(), (centre, baseline + 8), group_font.clone()))
+            .map_err(|e| draw_error(&e))?;
+    }
+    if chart.series.len() > 1 {
+        for (k, series) in chart.series.iter().enumerate() {
+            let x = 90 + (k as i32 % 2) * 480;
+            let y = 6 + (k as i32 / 2) * 30;
+            legend_area
+                .draw(&Rectangle::new([(x, y), (x + 18, y + 14)], series.colour.filled()))
+                .map_err(|e| draw_error(&e))?;
+            legend_area
+                .draw(&Text::new(series.legend, (x + 26, y), ("sans-serif", 15).into_font()))
                 .map_err(|e| draw_error(&e))?;
         }
     }
-    for (k, series) in SPEED_SERIES.iter().enumerate() {
-        let x = 90 + (k as i32 % 2) * 480;
-        let y = 12 + (k as i32 / 2) * 30;
-        legend_area
-            .draw(&Rectangle::new([(x, y), (x + 18, y + 14)], series.colour.filled()))
-            .map_err(|e| draw_error(&e))?;
-        legend_area
-            .draw(&Text::new(series.legend, (x + 26, y), ("sans-serif", 15).into_font()))
-            .map_err(|e| draw_error(&e))?;
-    }
     root.present().map_err(|e| draw_error(&e))?;
     Ok(())
+}
+
+/// The bars of the relative-speed chart, with how to read each one's time from an input.
+const SPEED_SERIES: [(Series, fn(&InputResult) -> Option<f64>); 4] = [
+    (
+        Series { legend: "gradient, AD after opt (-O0 bitcode)", colour: RGBColor(31, 119, 180) },
+        |r| r.gradient_median(DEFAULT),
+    ),
+    (
+        Series {
+            legend: "gradient, AD after opt (clang -O2 bitcode)",
+            colour: RGBColor(44, 160, 44),
+        },
+        |r| r.gradient_median(AFTER_CLANG_O2),
+    ),
+    (
+        Series { legend: "gradient, AD before opt (-O0 bitcode)", colour: RGBColor(214, 39, 40) },
+        |r| r.gradient_median(BEFORE_OPT),
+    ),
+    (Series { legend: "primal, clang -O2", colour: RGBColor(127, 127, 127) }, |r| {
+        r.native_primal.median()
+    }),
+];
+
+/// Figure-10 style: per input, the speed of each gradient variant and of the clang primal
+/// relative to the clang primal (= 1), on a log axis, so that the gap between the after
+/// and before bars is the after-vs-before speedup. A variant not timed has no bar.
+pub fn relative_speed(report: &Report, path: &Path) -> Result<()> {
+    let inputs: Vec<&InputResult> =
+        report.results.iter().filter(|r| matches!(r.native_primal, Outcome::Timed(_))).collect();
+    let groups: Vec<String> = inputs.iter().map(|r| format!("{} {}", r.bench, r.input)).collect();
+    let values: Vec<Vec<Option<f64>>> = inputs
+        .iter()
+        .map(|r| {
+            let primal = r.native_primal.median();
+            SPEED_SERIES.iter().map(|(_, time)| primal.zip(time(r)).map(|(p, t)| p / t)).collect()
+        })
+        .collect();
+    let series: Vec<Series> =
+        SPEED_SERIES.iter().map(|(s, _)| Series { legend: s.legend, colour: s.colour }).collect();
+    draw(
+        path,
+        &BarChart {
+            title: "Relative speed, clang -O2 primal = 1 (log scale, higher is faster)",
+            y_desc: "speed relative to the clang primal",
+            groups: &groups,
+            series: &series,
+            values: &values,
+        },
+    )
 }
 
 /// Geometric-mean gradient slowdown over the timed inputs with each pass (or other
 /// ablation) disabled.
 pub fn ablation(report: &Report, path: &Path) -> Result<()> {
-    let (labels, values): (Vec<String>, Vec<f64>) = report
+    let (groups, values): (Vec<String>, Vec<Vec<Option<f64>>>) = report
         .ablations
         .iter()
-        .filter_map(|a| report.ablation_geomean(a).map(|g| (a.clone(), g)))
+        .filter_map(|a| report.ablation_geomean(a).map(|g| (a.clone(), vec![Some(g)])))
         .unzip();
-    bar_chart(
+    let series = [Series { legend: "slowdown", colour: RGBColor(31, 119, 180) }];
+    draw(
         path,
-        "Gradient slowdown with one pass disabled (geometric mean, 1.0 = default)",
-        "slowdown",
-        &labels,
-        &values,
+        &BarChart {
+            title: "Gradient slowdown with one pass disabled (geometric mean, 1 = default)",
+            y_desc: "slowdown (log scale)",
+            groups: &groups,
+            series: &series,
+            values: &values,
+        },
     )
 }

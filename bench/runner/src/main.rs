@@ -110,12 +110,15 @@ fn run_benchmark(
     let adc_primal = |level: Bitcode| {
         tools
             .bitcode(&source, stem, level, true)
-            .and_then(|bc| tools.adc_build(&bc, stem, &format!("primal-{}", level.tag()), &[], None))
+            .and_then(|bc| {
+                tools.adc_build(&bc, stem, &format!("primal-{}", level.tag()), &[], None)
+            })
             .map_err(|e| e.to_string())
     };
     let primal_unoptimized = adc_primal(Bitcode::Unoptimized);
     let primal_clang_o2 = adc_primal(Bitcode::Optimized);
-    let bitcode = |level: Bitcode| tools.bitcode(&source, stem, level, false).map_err(|e| e.to_string());
+    let bitcode =
+        |level: Bitcode| tools.bitcode(&source, stem, level, false).map_err(|e| e.to_string());
     let (bitcode_unoptimized, bitcode_clang_o2) =
         (bitcode(Bitcode::Unoptimized), bitcode(Bitcode::Optimized));
 

@@ -2,7 +2,9 @@
 
 use std::fmt::Write;
 
-use crate::results::{geometric_mean, InputResult, Outcome, Report, AFTER_CLANG_O2, BEFORE_OPT, DEFAULT};
+use crate::results::{
+    geometric_mean, InputResult, Outcome, Report, AFTER_CLANG_O2, BEFORE_OPT, DEFAULT,
+};
 use crate::suite::Benchmark;
 use crate::variants::Bitcode;
 
@@ -55,7 +57,10 @@ fn memory_cell(outcome: Option<&Outcome>) -> String {
 }
 
 /// The geometric mean of `speedup` over the inputs where it exists, with their count.
-fn speedup_geomean(report: &Report, speedup: impl Fn(&InputResult) -> Option<f64>) -> (usize, Option<f64>) {
+fn speedup_geomean(
+    report: &Report,
+    speedup: impl Fn(&InputResult) -> Option<f64>,
+) -> (usize, Option<f64>) {
     let values: Vec<f64> = report.results.iter().filter_map(speedup).collect();
     (values.len(), geometric_mean(values.iter().copied()))
 }
@@ -117,9 +122,7 @@ pub fn markdown(report: &Report, suite: &[Benchmark]) -> String {
                 Err(why) if is_ablation && default_verdict == Some(&Err(why.clone())) => {
                     failed_like_default.push(variant.clone())
                 }
-                Ok(err) if is_ablation => {
-                    passed_ablations.push(format!("{variant} ({err:.1e})"))
-                }
+                Ok(err) if is_ablation => passed_ablations.push(format!("{variant} ({err:.1e})")),
                 Ok(err) => {
                     let _ = writeln!(md, "| {bench} | {variant} | ok (max rel. error {err:.1e}) |");
                 }
@@ -190,7 +193,8 @@ pub fn markdown(report: &Report, suite: &[Benchmark]) -> String {
         "| benchmark | input | adc primal (-O0 bc) / clang primal | adc primal (clang -O2 bc) / clang primal | gradient / adc primal (-O0 bc) | gradient / clang primal | gradient (clang -O2 bc) / clang primal | after-vs-before speedup | after (clang -O2 bc)-vs-before speedup |\n|---|---|---|---|---|---|---|---|---|"
     );
     for r in &report.results {
-        let over_native = |o: &Outcome| o.median().zip(r.native_primal.median()).map(|(a, n)| a / n);
+        let over_native =
+            |o: &Outcome| o.median().zip(r.native_primal.median()).map(|(a, n)| a / n);
         let _ = writeln!(
             md,
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
@@ -376,10 +380,7 @@ pub fn json(report: &Report) -> String {
                 ("gradient_primal_ratio", number(r.gradient_primal_ratio())),
                 ("gradient_clang_primal_ratio", number(r.gradient_native_ratio(DEFAULT))),
                 ("after_vs_before_speedup", number(r.after_vs_before_speedup())),
-                (
-                    "after_clang_o2_vs_before_speedup",
-                    number(r.speedup_over_before(AFTER_CLANG_O2)),
-                ),
+                ("after_clang_o2_vs_before_speedup", number(r.speedup_over_before(AFTER_CLANG_O2))),
             ])
         })
         .collect();
