@@ -105,8 +105,11 @@ fn draw(path: &Path, chart: &BarChart) -> Result<()> {
     Ok(())
 }
 
+/// How to read one bar's time from an input's results.
+type TimeOf = fn(&InputResult) -> Option<f64>;
+
 /// The bars of the relative-speed chart, with how to read each one's time from an input.
-const SPEED_SERIES: [(Series, fn(&InputResult) -> Option<f64>); 4] = [
+const SPEED_SERIES: [(Series, TimeOf); 4] = [
     (
         Series { legend: "gradient, AD after opt (-O0 bitcode)", colour: RGBColor(31, 119, 180) },
         |r| r.gradient_median(DEFAULT),

@@ -170,3 +170,24 @@ pub fn check(exe: &Path, work: &Path) -> Result<Result<f64, String>, RunError> {
         )),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merged_samples_keep_every_time_and_the_largest_memory() {
+        let mut all = Samples::default();
+        all.merge(Samples { times: vec![3.0, 1.0], peak_rss_kib: 10, heap_peak_bytes: None });
+        all.merge(Samples { times: vec![2.0], peak_rss_kib: 7, heap_peak_bytes: Some(64) });
+        all.merge(Samples { times: vec![4.0], peak_rss_kib: 9, heap_peak_bytes: Some(32) });
+        let timing = summarize(all).expect("samples");
+        assert_eq!((timing.median, timing.min, timing.max, timing.samples), (2.5, 1.0, 4.0, 4));
+        assert_eq!((timing.peak_rss_kib, timing.heap_peak_bytes), (10, Some(64)));
+    }
+
+    #[test]
+    fn no_samples_no_timing() {
+        assert!(summarize(Samples::default()).is_none());
+    }
+}
