@@ -112,21 +112,21 @@ type TimeOf = fn(&InputResult) -> Option<f64>;
 const SPEED_SERIES: [(Series, TimeOf); 4] = [
     (
         Series { legend: "gradient, AD after opt (-O0 bitcode)", colour: RGBColor(31, 119, 180) },
-        |r| r.gradient_median(DEFAULT),
+        |r| r.gradient_best(DEFAULT),
     ),
     (
         Series {
             legend: "gradient, AD after opt (clang -O2 bitcode)",
             colour: RGBColor(44, 160, 44),
         },
-        |r| r.gradient_median(AFTER_CLANG_O2),
+        |r| r.gradient_best(AFTER_CLANG_O2),
     ),
     (
         Series { legend: "gradient, AD before opt (-O0 bitcode)", colour: RGBColor(214, 39, 40) },
-        |r| r.gradient_median(BEFORE_OPT),
+        |r| r.gradient_best(BEFORE_OPT),
     ),
     (Series { legend: "primal, clang -O2", colour: RGBColor(127, 127, 127) }, |r| {
-        r.native_primal.median()
+        r.native_primal.best()
     }),
 ];
 
@@ -140,7 +140,7 @@ pub fn relative_speed(report: &Report, path: &Path) -> Result<()> {
     let values: Vec<Vec<Option<f64>>> = inputs
         .iter()
         .map(|r| {
-            let primal = r.native_primal.median();
+            let primal = r.native_primal.best();
             SPEED_SERIES.iter().map(|(_, time)| primal.zip(time(r)).map(|(p, t)| p / t)).collect()
         })
         .collect();

@@ -22,9 +22,12 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    pub fn median(&self) -> Option<f64> {
+    /// The time ratios are computed from: the fastest repetition. On a machine shared
+    /// with other work, interference only ever adds time, so the minimum is the estimate
+    /// least disturbed by it (the median is shown beside it).
+    pub fn best(&self) -> Option<f64> {
         match self {
-            Outcome::Timed(t) => Some(t.median),
+            Outcome::Timed(t) => Some(t.min),
             _ => None,
         }
     }
@@ -75,24 +78,24 @@ impl InputResult {
         self.gradients.iter().find(|g| g.variant == variant).map(|g| &g.outcome)
     }
 
-    pub fn gradient_median(&self, variant: &str) -> Option<f64> {
-        self.gradient(variant).and_then(Outcome::median)
+    pub fn gradient_best(&self, variant: &str) -> Option<f64> {
+        self.gradient(variant).and_then(Outcome::best)
     }
 
     /// adc gradient time over adc primal time, both from unoptimized bitcode.
     pub fn gradient_primal_ratio(&self) -> Option<f64> {
-        Some(self.gradient_median(DEFAULT)? / self.adc_primal.median()?)
+        Some(self.gradient_best(DEFAULT)? / self.adc_primal.best()?)
     }
 
     /// `variant`'s gradient time over the clang -O2 primal time.
     pub fn gradient_native_ratio(&self, variant: &str) -> Option<f64> {
-        Some(self.gradient_median(variant)? / self.native_primal.median()?)
+        Some(self.gradient_best(variant)? / self.native_primal.best()?)
     }
 
     /// How much faster `variant`'s gradient is than AD before optimization (both
     /// `DEFAULT` and `BEFORE_OPT` start from the same unoptimized bitcode).
     pub fn speedup_over_before(&self, variant: &str) -> Option<f64> {
-        Some(self.gradient_median(BEFORE_OPT)? / self.gradient_median(variant)?)
+        Some(self.gradient_best(BEFORE_OPT)? / self.gradient_best(variant)?)
     }
 
     /// How much faster AD after optimization is than AD before it, on the same bitcode.
@@ -102,7 +105,7 @@ impl InputResult {
 
     /// Gradient time without `pass` over the default gradient time (> 1: the pass helps).
     pub fn ablation_slowdown(&self, pass_variant: &str) -> Option<f64> {
-        Some(self.gradient_median(pass_variant)? / self.gradient_median(DEFAULT)?)
+        Some(self.gradient_best(pass_variant)? / self.gradient_best(DEFAULT)?)
     }
 }
 
@@ -139,6 +142,11 @@ impl Report {
     /// Geometric mean over inputs of the slowdown without `pass_variant`.
     pub fn ablation_geomean(&self, pass_variant: &str) -> Option<f64> {
         geometric_mean(self.results.iter().filter_map(|r| r.ablation_slowdown(pass_variant)))
+    }
+
+    /// On how many inputs both the ablation and the default were timed.
+    pub fn ablation_inputs(&self, pass_variant: &str) -> usize {
+        self.results.iter().filter(|r| r.ablation_slowdown(pass_variant).is_some()).count()
     }
 
     /// Ablation variants ordered by geometric-mean slowdown, largest first.
