@@ -87,7 +87,7 @@ int main(int argc, char **argv) {
       value = eval_bruss(&b, initial);
     else
       gradient(&b, initial, dinitial);
-    report_time(now_seconds() - t0);
+    report_time(cpu_seconds() - t0);
   }
   if (mode == MODE_GRAD)
     value = eval_bruss(&b, initial), printf("gradsum %.12e\n", vector_sum(dinitial, (int)size));

@@ -77,7 +77,7 @@ int main(int argc, char **argv) {
       value = eval_fft(&f, signal);
     else
       gradient(&f, signal, dsignal);
-    report_time(now_seconds() - t0);
+    report_time(cpu_seconds() - t0);
   }
   if (mode == MODE_GRAD)
     value = eval_fft(&f, signal), printf("gradsum %.12e\n", vector_sum(dsignal, 2 * f.n));

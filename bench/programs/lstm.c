@@ -138,7 +138,7 @@ int main(int argc, char **argv) {
       value = eval_lstm(&s, params);
     else
       gradient(&s, params, dparams, count);
-    report_time(now_seconds() - t0);
+    report_time(cpu_seconds() - t0);
   }
   if (mode == MODE_GRAD)
     value = eval_lstm(&s, params), printf("gradsum %.12e\n", vector_sum(dparams, count));

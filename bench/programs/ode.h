@@ -58,7 +58,7 @@ int main(int argc, char **argv) {
       value = eval_ode(&o, inputs);
     else
       gradient(&o, inputs, dinputs);
-    report_time(now_seconds() - t0);
+    report_time(cpu_seconds() - t0);
   }
   if (mode == MODE_GRAD)
     value = eval_ode(&o, inputs), printf("gradsum %.12e\n", vector_sum(dinputs, NINPUT));
