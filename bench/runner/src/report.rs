@@ -410,3 +410,75 @@ pub fn json(report: &Report) -> String {
         ("after_clang_o2_vs_before_geomean", number(clang_o2)),
     ])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::Timing;
+    use crate::results::GradientResult;
+
+    fn timed(min: f64) -> Outcome {
+        Outcome::Timed(Timing {
+            median: min * 1.5,
+            min,
+            max: min * 2.0,
+            samples: 3,
+            peak_rss_kib: 2048,
+            heap_peak_bytes: Some(4096),
+        })
+    }
+
+    fn report() -> Report {
+        let gradient = |variant: &str, outcome| GradientResult { variant: variant.into(), outcome };
+        Report {
+            quick: true,
+            rounds: 1,
+            adc: "adc".into(),
+            elapsed_s: 1.0,
+            load_before: "1 1 1".into(),
+            load_after: "1 1 1".into(),
+            ablations: vec!["-licm".into()],
+            checks: vec![],
+            results: vec![InputResult {
+                bench: "bruss".into(),
+                input: "8x8".into(),
+                native_primal: timed(0.001),
+                adc_primal: timed(0.002),
+                adc_primal_clang_o2: timed(0.001),
+                gradients: vec![
+                    gradient(DEFAULT, timed(0.01)),
+                    gradient(BEFORE_OPT, timed(0.04)),
+                    gradient(AFTER_CLANG_O2, Outcome::BuildFailed("no | way".into())),
+                    gradient("-licm", timed(0.03)),
+                ],
+            }],
+        }
+    }
+
+    #[test]
+    fn ratios_come_from_the_fastest_repetition() {
+        let md = markdown(&report(), &crate::suite::suite(true));
+        // after vs before 0.04 / 0.01; gradient / adc primal 0.01 / 0.002; -licm 0.03 / 0.01.
+        assert!(md.contains("| 4.00x | — |"), "{md}");
+        assert!(md.contains("| 5.00x |"), "{md}");
+        assert!(md.contains("| `-licm` | 3.00x | 3.00x (1) |"), "{md}");
+        assert!(md.contains("2.0 MiB / 4.0 KiB"), "{md}");
+        assert!(md.contains("no \\| way"), "a pipe in an error must not split the table: {md}");
+    }
+
+    #[test]
+    fn json_carries_every_variant_and_the_geomeans() {
+        let json = json(&report());
+        assert!(json.contains("\"after_vs_before_speedup\":4e0"), "{json}");
+        assert!(json.contains("\"after_clang_o2_vs_before_speedup\":null"), "{json}");
+        assert!(
+            json.contains(
+                "\"default-clang-O2\":{\"status\":\"build failed\",\"detail\":\"no | way\"}"
+            ),
+            "{json}"
+        );
+        assert!(json.contains("\"heap_peak_bytes\":4096"), "{json}");
+        // 3 up to the rounding of exp(ln 3).
+        assert!(json.contains("\"ablation_geomean_slowdown\":{\"-licm\":3"), "{json}");
+    }
+}
