@@ -238,6 +238,16 @@ impl<'a> FuncCtx<'_, 'a> {
                     let to = self.convert_type(&call_return_type(call)?)?;
                     Some(self.cast_value(CastOp::Fptosi, r, to)?)
                 }
+                "is.fpclass" => {
+                    let x = self.args(call, 1)?[0];
+                    let Some(C::Int { value: mask, .. }) =
+                        call.arguments.get(1).and_then(|(op, _)| op.as_constant())
+                    else {
+                        return Err("llvm.is.fpclass with a mask that is not a constant".into());
+                    };
+                    let mask = *mask as u32;
+                    Some(self.is_fpclass(x, mask)?)
+                }
                 "powi" => {
                     let a = self.args(call, 2)?;
                     Some(self.powi(a[0], a[1])?)
@@ -427,6 +437,66 @@ impl<'a> FuncCtx<'_, 'a> {
                 self.select(ov, sat, r)
             }
         }
+    }
+
+    /// `llvm.is.fpclass(x, mask)` on the bits of `x`: the mask's classes are, from bit 0,
+    /// signalling NaN, quiet NaN, -inf, -normal, -subnormal, -0, +0, +subnormal, +normal,
+    /// +inf. Each class is a compare on the magnitude bits, and on the sign for the signed
+    /// ones.
+    fn is_fpclass(&mut self, x: Value, mask: u32) -> R<Value> {
+        let ty = self.ty(x);
+        let (int_ty, mantissa_bits, total_bits) = match ty {
+            Type::F32 => (Type::I32, 23, 32),
+            Type::F64 => (Type::I64, 52, 64),
+            _ => return Err(format!("llvm.is.fpclass on {ty} is not supported")),
+        };
+        let none = InstFlags::empty();
+        let bits = self.cast_value(CastOp::Bitcast, x, int_ty.clone())?;
+        let magnitude_mask = self.iconst(&int_ty, (1i128 << (total_bits - 1)) - 1);
+        let magnitude = self.bin(BinaryOp::And, none, bits, magnitude_mask)?;
+        let zero = self.iconst(&int_ty, 0);
+        let negative = self.icmp(IntCC::Slt, bits, zero)?;
+        let infinity_bits = (1i128 << (total_bits - 1)) - (1i128 << mantissa_bits);
+        let infinity = self.iconst(&int_ty, infinity_bits);
+        let quiet = self.iconst(&int_ty, infinity_bits | (1i128 << (mantissa_bits - 1)));
+        let min_normal = self.iconst(&int_ty, 1i128 << mantissa_bits);
+        let mut result = self.constant(Type::I1, Constant::Int(0));
+        for bit in 0..10u32 {
+            if mask & (1 << bit) == 0 {
+                continue;
+            }
+            let class = match bit {
+                0 => {
+                    let nan = self.icmp(IntCC::Ugt, magnitude, infinity)?;
+                    let not_quiet = self.icmp(IntCC::Ult, magnitude, quiet)?;
+                    self.bin(BinaryOp::And, none, nan, not_quiet)?
+                }
+                1 => self.icmp(IntCC::Uge, magnitude, quiet)?,
+                2 | 9 => self.icmp(IntCC::Eq, magnitude, infinity)?,
+                3 | 8 => {
+                    let at_least = self.icmp(IntCC::Uge, magnitude, min_normal)?;
+                    let finite = self.icmp(IntCC::Ult, magnitude, infinity)?;
+                    self.bin(BinaryOp::And, none, at_least, finite)?
+                }
+                4 | 7 => {
+                    let nonzero = self.icmp(IntCC::Ne, magnitude, zero)?;
+                    let below = self.icmp(IntCC::Ult, magnitude, min_normal)?;
+                    self.bin(BinaryOp::And, none, nonzero, below)?
+                }
+                _ => self.icmp(IntCC::Eq, magnitude, zero)?,
+            };
+            let class = match bit {
+                2..=5 => self.bin(BinaryOp::And, none, class, negative)?,
+                6..=9 => {
+                    let one = self.constant(Type::I1, Constant::Int(1));
+                    let positive = self.bin(BinaryOp::Xor, none, negative, one)?;
+                    self.bin(BinaryOp::And, none, class, positive)?
+                }
+                _ => class,
+            };
+            result = self.bin(BinaryOp::Or, none, result, class)?;
+        }
+        Ok(result)
     }
 
     fn reduce(&mut self, kind: &str, call: &Call) -> R<Value> {
