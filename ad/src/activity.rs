@@ -504,7 +504,11 @@ impl<'a> Solver<'a> {
                         }
                     }
                 }
-                if effects.writes_args && (any_carry || any_shadowed) {
+                // A callee that writes memory it reached through loaded pointers (clang
+                // -O0 keeps its arguments in stack slots) counts as writing "other" memory,
+                // which may be what its pointer arguments point to.
+                let may_write_args = effects.writes_args || effects.writes_other;
+                if may_write_args && (any_carry || any_shadowed) {
                     for arg in args {
                         if self.is_pointer_like(*arg) {
                             changed |= self.shadow(*arg);
@@ -604,7 +608,9 @@ impl<'a> Solver<'a> {
             }
             (I::Call { callee, args, attrs }, _) => {
                 let effects = self.call_effects(*callee, *attrs);
-                let writes_useful = effects.writes_args && args.iter().any(|a| self.is_useful(*a));
+                // As in `forward`: writes to "other" memory may reach the arguments.
+                let may_write_args = effects.writes_args || effects.writes_other;
+                let writes_useful = may_write_args && args.iter().any(|a| self.is_useful(*a));
                 if result_reaches || writes_useful || effects.writes_other {
                     for arg in args {
                         changed |= self.reach(*arg);

@@ -82,9 +82,8 @@ impl Synthesize for Differentiator {
         if request.mode == DiffMode::Forward {
             // Forward synthesis declares its own libm callees and verifies its result.
             let name = fresh_name(module, &format!("__adc_forward_{primal_name}"));
-            let id = crate::forward::synthesize_forward(module, request, &name)?;
-            self.memo.insert(request.clone(), id);
-            return Ok(id);
+            // Callee derivatives are memoised next to the API requests.
+            return crate::forward::synthesize_forward_with(module, request, &name, &mut self.memo);
         }
         let runtime = declare_runtime(module, &primal_name)?;
         declare_rule_externs(module, request.function, &primal_name)?;

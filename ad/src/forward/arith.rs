@@ -33,6 +33,27 @@ impl Synth<'_> {
                 },
             ));
         }
+        for lane in self.lanes() {
+            self.lane = lane;
+            let result = self.lane_tangent(inst, data.clone(), result);
+            self.lane = 0;
+            if let Some(tangent) = result? {
+                self.lane = lane;
+                self.record_shadow(primal_result, tangent);
+                self.lane = 0;
+            }
+        }
+        Ok(())
+    }
+
+    /// The tangent of a value operation in the current lane; `None` when it has none.
+    fn lane_tangent(
+        &mut self,
+        inst: Inst,
+        data: InstructionData,
+        result: Value,
+    ) -> Result<Option<Value>, AdError> {
+        use InstructionData as I;
         let tangent = match data {
             I::Unary { op, arg, .. } => {
                 self.rule_tangent(inst, Differentiable::Unary(op), &[arg], result)?
@@ -92,10 +113,9 @@ impl Synth<'_> {
                     },
                 ))
             }
-            _ => return Ok(()),
+            _ => return Ok(None),
         };
-        self.record_shadow(primal_result, tangent);
-        Ok(())
+        Ok(Some(tangent))
     }
 
     /// The tangent of an operation with a rule: `Σ ∂f/∂x_i · dx_i` over the active operands,
