@@ -156,8 +156,19 @@ pub fn lower_enzyme_calls(
     synth: &mut dyn Synthesize,
 ) -> Result<LoweringReport, AdError> {
     let mut report = LoweringReport::default();
-    for (caller, call) in find_api_calls(module) {
+    let mut pending: std::collections::VecDeque<(FuncId, Inst)> = find_api_calls(module).into();
+    // Innermost first (see `nesting.rs`); when every pending call waits for another one (a
+    // cycle), they are lowered anyway and synthesis reports what it cannot differentiate.
+    let mut deferred_in_a_row = 0;
+    while let Some((caller, call)) = pending.pop_front() {
         let decoded = decode_call(module, caller, call)?;
+        if deferred_in_a_row <= pending.len() && nesting::reaches_api_call(module, decoded.function)
+        {
+            pending.push_back((caller, call));
+            deferred_in_a_row += 1;
+            continue;
+        }
+        deferred_in_a_row = 0;
         let derivative = synth.derivative(module, &decoded.request)?;
         let site = Site::inst(module, &module.functions[caller], call);
         let signatures: Vec<Signature> =
@@ -993,4 +1004,5 @@ fn is_used(func: &Function, value: Value) -> bool {
 
 #[cfg(test)]
 mod tests;
+mod nesting;
 mod width;

@@ -111,14 +111,17 @@ impl Synth<'_> {
         let primal_result = self.primal.dfg.inst_result(inst);
         let ret = match primal_result {
             Some(r) if self.wants_shadow(r) && contains_ptr(&self.primal_type(r)) => {
-                return Err(self.unsupported(
-                    inst,
-                    &format!(
-                        "the call to @{}: it returns a pointer into memory whose derivative is \
-                         tracked (forward mode does not return shadow pointers from calls)",
-                        self.module.functions[callee].name
-                    ),
-                ))
+                if !self.primal_type(r).is_ptr() {
+                    return Err(self.unsupported(
+                        inst,
+                        &format!(
+                            "the call to @{}: it returns an aggregate holding pointers into \
+                             memory whose derivative is tracked",
+                            self.module.functions[callee].name
+                        ),
+                    ));
+                }
+                RetActivity::Dup
             }
             Some(r) if self.wants_shadow(r) && contains_float(&self.primal_type(r)) => {
                 RetActivity::Dup

@@ -317,6 +317,10 @@ pub(crate) fn derivative_signature(
         (RetActivity::Active | RetActivity::Dup, None) => {
             return Err(bad(format!("@{} returns void; its return must be const", primal.name)))
         }
+        // Calls inside derivatives only: a pointer result and its shadow pointers.
+        (RetActivity::Dup, Some(ty)) if ty.is_ptr() => {
+            Some(Type::structure(vec![ty.clone(); width + 1], false))
+        }
         (RetActivity::Active | RetActivity::Dup, Some(ty)) if !contains_float(ty) => {
             return Err(bad(format!(
                 "@{} returns {ty}, which has no tangent; its return must be const",
