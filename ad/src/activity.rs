@@ -336,7 +336,8 @@ impl<'a> Solver<'a> {
                     // The tape helper returns an address inside the block its header (the
                     // first argument) holds: the header holds what is stored there.
                     InstructionData::Call { callee, args, .. } if self.is_tape_push(*callee) => {
-                        if let (Some(r), Some(header)) = (func.dfg.inst_result(inst), args.first()) {
+                        if let (Some(r), Some(header)) = (func.dfg.inst_result(inst), args.first())
+                        {
                             self.unify_content(&mut contents, &mut merged, *header, r);
                         }
                     }

@@ -1002,7 +1002,7 @@ fn is_used(func: &Function, value: Value) -> bool {
     })
 }
 
+mod nesting;
 #[cfg(test)]
 mod tests;
-mod nesting;
 mod width;

@@ -30,7 +30,7 @@ mod memory;
 mod tests;
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 
 use adc_ir::builder::FunctionBuilder;
 use adc_ir::dominance::DomTree;
@@ -242,9 +242,7 @@ fn synthesize_body(
             shadows: vec![HashMap::new(); width],
             lane: 0,
             blocks: HashMap::new(),
-            pointer_slots: HashSet::new(),
         };
-        synth.pointer_slots = synth.find_pointer_slots();
         synth.run()?;
     }
     Ok(derivative)
@@ -433,9 +431,6 @@ pub(crate) struct Synth<'a> {
     /// The lane whose shadows `shadow`, `record_shadow` and friends use now.
     pub(crate) lane: usize,
     pub(crate) blocks: HashMap<Block, Block>,
-    /// Allocas that hold a pointer with a shadow: its shadow pointer lives in their shadow
-    /// memory, whatever the activity analysis says about the slot itself.
-    pub(crate) pointer_slots: HashSet<Value>,
 }
 
 impl Synth<'_> {
@@ -511,32 +506,6 @@ impl Synth<'_> {
                 self.lane = 0;
             }
         }
-    }
-
-    /// The allocas (through `ptradd` chains) into which a pointer that keeps a shadow is
-    /// stored.
-    fn find_pointer_slots(&self) -> HashSet<Value> {
-        let mut slots = HashSet::new();
-        for (_, inst) in self.primal.layout.insts() {
-            let InstructionData::Store { value, ptr, .. } = self.primal.inst(inst) else {
-                continue;
-            };
-            if !self.primal_type(*value).is_ptr() || !self.wants_shadow(*value) {
-                continue;
-            }
-            let mut base = *ptr;
-            while let ValueDef::Result(def) = self.primal.dfg.value_def(base) {
-                match self.primal.inst(def) {
-                    InstructionData::PtrAdd { ptr, .. } => base = *ptr,
-                    InstructionData::Alloca { .. } => {
-                        slots.insert(base);
-                        break;
-                    }
-                    _ => break,
-                }
-            }
-        }
-        slots
     }
 
     fn record(&mut self, primal: Value, value: Value) {
@@ -627,7 +596,6 @@ impl Synth<'_> {
     pub(crate) fn wants_shadow(&self, primal: Value) -> bool {
         self.activity.is_active_value(primal)
             || (contains_ptr(&self.primal_type(primal)) && self.activity.needs_shadow(primal))
-            || self.pointer_slots.contains(&primal)
     }
 
     /// Whether the value is active and of a type whose derivative must not be lost.
