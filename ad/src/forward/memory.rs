@@ -19,20 +19,15 @@ impl Synth<'_> {
     pub(crate) fn translate_memory(&mut self, inst: Inst) -> Result<(), AdError> {
         use InstructionData as I;
         let data = self.primal.inst(inst).clone();
-        match data {
-            I::AtomicRmw { ptr, value, .. } => {
-                if self.has_shadow(ptr) || self.carries(value) {
-                    return Err(
-                        self.unsupported(inst, "an atomic read-modify-write of active memory")
-                    );
-                }
-            }
-            I::CmpXchg { ptr, new, .. } => {
-                if self.has_shadow(ptr) || self.carries(new) {
-                    return Err(self.unsupported(inst, "a compare-and-exchange of active memory"));
-                }
-            }
-            _ => {}
+        let active_atomic = match data {
+            I::AtomicRmw { ptr, value, .. } => self.has_shadow(ptr) || self.carries(value),
+            I::CmpXchg { ptr, new, .. } => self.has_shadow(ptr) || self.carries(new),
+            _ => false,
+        };
+        if active_atomic {
+            let what =
+                format!("{} of active memory (atomics are not differentiated)", data.opcode_name());
+            return Err(self.unsupported(inst, &what));
         }
         self.copy_primal(inst);
         for lane in self.lanes() {
