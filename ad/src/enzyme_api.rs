@@ -491,7 +491,14 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
             Some(Marker::Out) => ArgActivity::Active,
             Some(Marker::Dup) => ArgActivity::Dup,
             Some(Marker::DupNoNeed) => ArgActivity::DupNoNeed,
-            Some(Marker::Width | Marker::DupV) => unreachable!("handled before the value"),
+            // Both are consumed with their operands before a value is read.
+            Some(marker @ (Marker::Width | Marker::DupV)) => {
+                return Err(bad_call(
+                    api_name,
+                    site(),
+                    describe(&format!("{} where a value was expected", marker.name())),
+                ))
+            }
             None if param_ty.is_ptr() => ArgActivity::Dup,
             // Forward mode: an unmarked float is followed by its tangent (see the module
             // comment for Enzyme's rule).

@@ -34,14 +34,12 @@ impl Synth<'_> {
             ));
         }
         for lane in self.lanes() {
-            self.lane = lane;
-            let result = self.lane_tangent(inst, data.clone(), result);
-            self.lane = 0;
-            if let Some(tangent) = result? {
-                self.lane = lane;
-                self.record_shadow(primal_result, tangent);
-                self.lane = 0;
-            }
+            self.in_lane(lane, |s| {
+                if let Some(tangent) = s.lane_tangent(inst, data.clone(), result)? {
+                    s.record_shadow(primal_result, tangent);
+                }
+                Ok::<(), AdError>(())
+            })?;
         }
         Ok(())
     }

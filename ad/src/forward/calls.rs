@@ -143,10 +143,7 @@ impl Synth<'_> {
             call_args.push(self.value(*arg));
             if activity.has_shadow() {
                 for lane in self.lanes() {
-                    self.lane = lane;
-                    let shadow = self.shadow(*arg, inst);
-                    self.lane = 0;
-                    call_args.push(shadow?);
+                    call_args.push(self.in_lane(lane, |s| s.shadow(*arg, inst))?);
                 }
             }
         }
@@ -163,9 +160,7 @@ impl Synth<'_> {
         self.values.insert(primal_result, primal);
         for lane in self.lanes() {
             let tangent = self.extract_field(result, 1 + lane as u32);
-            self.lane = lane;
-            self.record_shadow(primal_result, tangent);
-            self.lane = 0;
+            self.in_lane(lane, |s| s.record_shadow(primal_result, tangent));
         }
         Ok(())
     }
@@ -203,31 +198,30 @@ impl Synth<'_> {
             return Ok(());
         }
         for lane in self.lanes() {
-            self.lane = lane;
-            let mut shadow_args: Vec<Value> = args.iter().map(|a| self.value(*a)).collect();
-            if matches!(heap, HeapCall::Free | HeapCall::Realloc) {
-                let shadow = self.shadow(args[0], inst);
-                match shadow {
-                    Ok(shadow) => shadow_args[0] = shadow,
-                    Err(e) => {
-                        self.lane = 0;
-                        return Err(e);
+            self.in_lane(lane, |s| {
+                let mut shadow_args: Vec<Value> = args.iter().map(|a| s.value(*a)).collect();
+                if matches!(heap, HeapCall::Free | HeapCall::Realloc) {
+                    shadow_args[0] = s.shadow(args[0], inst)?;
+                }
+                let len = shadow_args[0];
+                let data = InstructionData::Call { callee, args: shadow_args, attrs };
+                let shadow = s.b.ins(data).1;
+                if let (Some(r), Some(shadow)) = (primal_result, shadow) {
+                    if heap == HeapCall::Malloc {
+                        // Tangents of memory the primal has not written yet read as zero.
+                        let byte = s.b.constant(Type::I8, Constant::Int(0));
+                        s.b.ins(InstructionData::MemSet {
+                            dst: shadow,
+                            byte,
+                            len,
+                            volatile: false,
+                        });
                     }
+                    s.record_shadow(r, shadow);
                 }
-            }
-            let data = InstructionData::Call { callee, args: shadow_args.clone(), attrs };
-            let shadow = self.b.ins(data).1;
-            if let (Some(r), Some(shadow)) = (primal_result, shadow) {
-                if heap == HeapCall::Malloc {
-                    // Tangents of memory the primal has not written yet read as zero.
-                    let byte = self.b.constant(Type::I8, Constant::Int(0));
-                    let len = shadow_args[0];
-                    self.b.ins(InstructionData::MemSet { dst: shadow, byte, len, volatile: false });
-                }
-                self.record_shadow(r, shadow);
-            }
+                Ok::<(), AdError>(())
+            })?;
         }
-        self.lane = 0;
         Ok(())
     }
 
@@ -243,13 +237,11 @@ impl Synth<'_> {
             return Ok(());
         }
         for lane in self.lanes() {
-            self.lane = lane;
-            let tangent = self.rule_tangent(inst, Differentiable::Call(&name), args, result);
-            if let Ok(tangent) = tangent {
-                self.record_shadow(primal_result, tangent);
-            }
-            self.lane = 0;
-            tangent?;
+            self.in_lane(lane, |s| {
+                let tangent = s.rule_tangent(inst, Differentiable::Call(&name), args, result)?;
+                s.record_shadow(primal_result, tangent);
+                Ok::<(), AdError>(())
+            })?;
         }
         Ok(())
     }

@@ -21,17 +21,12 @@ impl Synth<'_> {
             let params = self.primal.dfg.block_params(target.block);
             let mut shadows = Vec::new();
             for lane in self.lanes() {
-                self.lane = lane;
                 for (param, arg) in params.iter().zip(&target.args) {
                     if self.wants_shadow(*param) {
-                        let shadow = self.shadow(*arg, inst);
-                        self.lane = 0;
-                        shadows.push(shadow?);
-                        self.lane = lane;
+                        shadows.push(self.in_lane(lane, |s| s.shadow(*arg, inst))?);
                     }
                 }
             }
-            self.lane = 0;
             extra.push(shadows);
         }
         data.map_args(|v| self.values[&v]);
@@ -56,10 +51,7 @@ impl Synth<'_> {
                     fields.push(self.value(v));
                 }
                 for lane in self.lanes() {
-                    self.lane = lane;
-                    let tangent = self.shadow(v, inst);
-                    self.lane = 0;
-                    fields.push(tangent?);
+                    fields.push(self.in_lane(lane, |s| s.shadow(v, inst))?);
                 }
                 let ty = self.b.func.signature.ret.clone().expect("checked with the signature");
                 let mut aggregate = self.b.constant(ty, adc_ir::Constant::Undef);

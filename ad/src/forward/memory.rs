@@ -31,10 +31,7 @@ impl Synth<'_> {
         }
         self.copy_primal(inst);
         for lane in self.lanes() {
-            self.lane = lane;
-            let result = self.lane_memory(inst, data.clone());
-            self.lane = 0;
-            result?;
+            self.in_lane(lane, |s| s.lane_memory(inst, data.clone()))?;
         }
         Ok(())
     }

@@ -478,16 +478,16 @@ impl Synth<'_> {
                 self.record(param, value);
             }
             for lane in self.lanes() {
-                self.lane = lane;
-                for &param in params {
-                    if self.wants_shadow(param) {
-                        let ty = self.primal.dfg.value_type(param).clone();
-                        let shadow = self.b.append_block_param(new, ty);
-                        self.record_shadow(param, shadow);
+                self.in_lane(lane, |s| {
+                    for &param in params {
+                        if s.wants_shadow(param) {
+                            let ty = s.primal.dfg.value_type(param).clone();
+                            let shadow = s.b.append_block_param(new, ty);
+                            s.record_shadow(param, shadow);
+                        }
                     }
-                }
+                });
             }
-            self.lane = 0;
         }
     }
 
@@ -499,11 +499,11 @@ impl Synth<'_> {
             self.record(param, value);
             if activity.has_shadow() {
                 for lane in self.lanes() {
-                    self.lane = lane;
-                    let shadow = self.b.append_block_param(entry, ty.clone());
-                    self.record_shadow(param, shadow);
+                    self.in_lane(lane, |s| {
+                        let shadow = s.b.append_block_param(entry, ty.clone());
+                        s.record_shadow(param, shadow);
+                    });
                 }
-                self.lane = 0;
             }
         }
     }
@@ -524,6 +524,15 @@ impl Synth<'_> {
             self.b.func.dfg.set_value_name(shadow, &name);
         }
         self.shadows[self.lane].insert(primal, shadow);
+    }
+
+    /// Runs `f` with `lane` as the current lane, then returns to lane 0 (whatever `f`
+    /// returns, errors included), so that lane-independent code always sees lane 0.
+    pub(crate) fn in_lane<T>(&mut self, lane: usize, f: impl FnOnce(&mut Self) -> T) -> T {
+        self.lane = lane;
+        let result = f(self);
+        self.lane = 0;
+        result
     }
 
     /// The lanes of vector forward mode: `0..width`.
