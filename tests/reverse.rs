@@ -49,6 +49,11 @@ const KNOWN_FAILURES: &[(&str, &str)] = &[
     ("O0-ad-before-opt/31_lstm_cell", "issue 7: shadowed locals in split callees"),
     ("O0-ad-before-opt/36_helper_calls", "issue 7: shadowed locals in split callees"),
     ("O0-ad-before-opt/38_norm_licm", "issue 7: shadowed locals in split callees"),
+    // The forward derivative called from the reverse one keeps -O0 stack slots too.
+    (
+        "O0-ad-before-opt/forward/30_reverse_over_forward",
+        "issue 7: shadowed locals in split callees",
+    ),
 ];
 
 /// The `.c` programs of one suite, sorted.

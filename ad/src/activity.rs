@@ -131,7 +131,14 @@ fn check_request(func: &Function, request: &DiffRequest) -> Result<(), AdError> 
             return bad(format!("argument {index} of type {ty} as {activity:?}"));
         }
     }
-    if request.ret != RetActivity::Const && !func.signature.ret.as_ref().is_some_and(has_float) {
+    // Forward mode may return a pointer with its shadow (a callee inside a derivative).
+    let shadowed_pointer_return = request.mode == DiffMode::Forward
+        && request.ret == RetActivity::Dup
+        && func.signature.ret.as_ref().is_some_and(Type::is_ptr);
+    if request.ret != RetActivity::Const
+        && !shadowed_pointer_return
+        && !func.signature.ret.as_ref().is_some_and(has_float)
+    {
         return bad(format!("an active return of @{}, which returns no float", func.name));
     }
     Ok(())
@@ -206,6 +213,10 @@ impl<'a> Solver<'a> {
         if ra != rb {
             self.parent.insert(ra, rb);
         }
+    }
+
+    fn is_tape_push(&self, callee: FuncId) -> bool {
+        self.module.functions.get(callee).is_some_and(|f| f.name == crate::cache::TAPE_PUSH)
     }
 
     fn is_pointer_like(&self, value: Value) -> bool {
@@ -322,6 +333,14 @@ impl<'a> Solver<'a> {
                         }
                     }
                     InstructionData::MemCopy { dst, src, .. } => copies.push((*dst, *src)),
+                    // The tape helper returns an address inside the block its header (the
+                    // first argument) holds: the header holds what is stored there.
+                    InstructionData::Call { callee, args, .. } if self.is_tape_push(*callee) => {
+                        if let (Some(r), Some(header)) = (func.dfg.inst_result(inst), args.first())
+                        {
+                            self.unify_content(&mut contents, &mut merged, *header, r);
+                        }
+                    }
                     _ => {}
                 }
             }
@@ -491,6 +510,14 @@ impl<'a> Solver<'a> {
                     changed |= self.shadow(*dst);
                 }
             }
+            (I::Call { callee, args, .. }, Some(r))
+                if self.is_tape_push(*callee) && self.is_shadowed(r) =>
+            {
+                // A tape that holds derivatives (forward over reverse) needs a shadow tape.
+                if let Some(header) = args.first() {
+                    changed |= self.shadow(*header) | self.make_useful(*header);
+                }
+            }
             (I::Call { callee, args, attrs }, result) => {
                 let effects = self.call_effects(*callee, *attrs);
                 let reads = effects.reads();
@@ -504,7 +531,11 @@ impl<'a> Solver<'a> {
                         }
                     }
                 }
-                if effects.writes_args && (any_carry || any_shadowed) {
+                // A callee that writes memory it reached through loaded pointers (clang
+                // -O0 keeps its arguments in stack slots) counts as writing "other" memory,
+                // which may be what its pointer arguments point to.
+                let may_write_args = effects.writes_args || effects.writes_other;
+                if may_write_args && (any_carry || any_shadowed) {
                     for arg in args {
                         if self.is_pointer_like(*arg) {
                             changed |= self.shadow(*arg);
@@ -567,6 +598,9 @@ impl<'a> Solver<'a> {
             (I::Return { value: Some(v) }, _) => {
                 if self.request.ret != RetActivity::Const {
                     changed |= self.reach(*v);
+                    if func.dfg.value_type(*v).is_ptr() {
+                        changed |= self.shadow(*v) | self.make_useful(*v);
+                    }
                 }
             }
             (I::Load { ptr, .. }, Some(r)) => {
@@ -604,7 +638,9 @@ impl<'a> Solver<'a> {
             }
             (I::Call { callee, args, attrs }, _) => {
                 let effects = self.call_effects(*callee, *attrs);
-                let writes_useful = effects.writes_args && args.iter().any(|a| self.is_useful(*a));
+                // As in `forward`: writes to "other" memory may reach the arguments.
+                let may_write_args = effects.writes_args || effects.writes_other;
+                let writes_useful = may_write_args && args.iter().any(|a| self.is_useful(*a));
                 if result_reaches || writes_useful || effects.writes_other {
                     for arg in args {
                         changed |= self.reach(*arg);

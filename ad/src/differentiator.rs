@@ -2,7 +2,8 @@
 //! [`Synthesize`] for the Enzyme API lowering, memoises derivatives per request, declares
 //! the runtime functions the derivative calls (`malloc`, `realloc`, `free`, the tape
 //! helper), runs reverse-mode synthesis (`crate::reverse`) and verifies the result before
-//! adding it to the module. Forward requests go to `crate::forward::synthesize_forward`.
+//! adding it to the module. Forward requests go to `crate::forward::synthesize_forward_with`
+//! (with this memo, so that forward callee derivatives are shared across requests).
 //!
 //! Derivatives are named `__adc_reverse_<function>` (`__adc_forward_<function>`), with `.1`, `.2`, ... appended for
 //! further distinct requests on the same function, and have internal linkage.
@@ -82,9 +83,8 @@ impl Synthesize for Differentiator {
         if request.mode == DiffMode::Forward {
             // Forward synthesis declares its own libm callees and verifies its result.
             let name = fresh_name(module, &format!("__adc_forward_{primal_name}"));
-            let id = crate::forward::synthesize_forward(module, request, &name)?;
-            self.memo.insert(request.clone(), id);
-            return Ok(id);
+            // Callee derivatives are memoised next to the API requests.
+            return crate::forward::synthesize_forward_with(module, request, &name, &mut self.memo);
         }
         let runtime = declare_runtime(module, &primal_name)?;
         declare_rule_externs(module, request.function, &primal_name)?;

@@ -74,6 +74,10 @@ pub enum Marker {
     DupNoNeed,
     Const,
     Out,
+    /// `enzyme_width, N`: vector forward mode (see `width.rs`).
+    Width,
+    /// `enzyme_dupv, stride, x, dx`: `N` shadows at a byte stride from `dx`.
+    DupV,
 }
 
 impl Marker {
@@ -85,6 +89,8 @@ impl Marker {
             "enzyme_dupnoneed" => Some(Ok(Marker::DupNoNeed)),
             "enzyme_const" => Some(Ok(Marker::Const)),
             "enzyme_out" => Some(Ok(Marker::Out)),
+            "enzyme_width" => Some(Ok(Marker::Width)),
+            "enzyme_dupv" => Some(Ok(Marker::DupV)),
             other if other.starts_with("enzyme_") => Some(Err(other.to_string())),
             _ => None,
         }
@@ -96,6 +102,8 @@ impl Marker {
             Marker::DupNoNeed => "enzyme_dupnoneed",
             Marker::Const => "enzyme_const",
             Marker::Out => "enzyme_out",
+            Marker::Width => "enzyme_width",
+            Marker::DupV => "enzyme_dupv",
         }
     }
 }
@@ -114,7 +122,10 @@ enum Origin {
 #[derive(Clone, Debug)]
 struct DecodedArg {
     value: Value,
-    shadow: Option<Value>,
+    /// One shadow per lane of vector forward mode (one for `enzyme_dupv`: the base).
+    shadows: Vec<Value>,
+    /// `enzyme_dupv`'s byte stride between the shadows of consecutive lanes.
+    stride: Option<Value>,
     activity: ArgActivity,
 }
 
@@ -145,8 +156,19 @@ pub fn lower_enzyme_calls(
     synth: &mut dyn Synthesize,
 ) -> Result<LoweringReport, AdError> {
     let mut report = LoweringReport::default();
-    for (caller, call) in find_api_calls(module) {
+    let mut pending: std::collections::VecDeque<(FuncId, Inst)> = find_api_calls(module).into();
+    // Innermost first (see `nesting.rs`); when every pending call waits for another one (a
+    // cycle), they are lowered anyway and synthesis reports what it cannot differentiate.
+    let mut deferred_in_a_row = 0;
+    while let Some((caller, call)) = pending.pop_front() {
         let decoded = decode_call(module, caller, call)?;
+        if deferred_in_a_row <= pending.len() && nesting::reaches_api_call(module, decoded.function)
+        {
+            pending.push_back((caller, call));
+            deferred_in_a_row += 1;
+            continue;
+        }
+        deferred_in_a_row = 0;
         let derivative = synth.derivative(module, &decoded.request)?;
         let site = Site::inst(module, &module.functions[caller], call);
         let signatures: Vec<Signature> =
@@ -363,6 +385,8 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
     }
     let params = &target.signature.params;
     let mut rest = args[1..].iter().copied().peekable();
+    let width = width::take_width(module, func, mode, &mut rest)
+        .map_err(|reason| bad_call(api_name, site(), reason))?;
     let mut decoded = Vec::with_capacity(params.len());
     for (index, param_ty) in params.iter().enumerate() {
         let describe =
@@ -380,6 +404,44 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
             ));
         };
         let (marker, value) = match origin(module, func, first) {
+            Origin::Marker(Marker::Width) => {
+                return Err(bad_call(
+                    api_name,
+                    site(),
+                    describe(
+                        "enzyme_width must come right after the function, before its arguments",
+                    ),
+                ))
+            }
+            Origin::Marker(Marker::DupV) => {
+                let stride = width::take_stride(module, func, &mut rest)
+                    .map_err(|reason| bad_call(api_name, site(), describe(&reason)))?;
+                let value = rest.next();
+                let base = rest.next();
+                let (Some(value), Some(base)) = (value, base) else {
+                    return Err(bad_call(
+                        api_name,
+                        site(),
+                        describe("enzyme_dupv, stride: the argument list ends before the value and its shadow"),
+                    ));
+                };
+                if !param_ty.is_ptr() || !func.dfg.value_type(base).is_ptr() {
+                    return Err(bad_call(
+                        api_name,
+                        site(),
+                        describe(
+                            "enzyme_dupv needs a pointer parameter and a pointer to its shadows",
+                        ),
+                    ));
+                }
+                decoded.push(DecodedArg {
+                    value,
+                    shadows: vec![base],
+                    stride: Some(stride),
+                    activity: ArgActivity::Dup,
+                });
+                continue;
+            }
             Origin::Marker(marker) => match rest.next() {
                 Some(value) => (Some(marker), value),
                 None => {
@@ -429,6 +491,14 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
             Some(Marker::Out) => ArgActivity::Active,
             Some(Marker::Dup) => ArgActivity::Dup,
             Some(Marker::DupNoNeed) => ArgActivity::DupNoNeed,
+            // Both are consumed with their operands before a value is read.
+            Some(marker @ (Marker::Width | Marker::DupV)) => {
+                return Err(bad_call(
+                    api_name,
+                    site(),
+                    describe(&format!("{} where a value was expected", marker.name())),
+                ))
+            }
             None if param_ty.is_ptr() => ArgActivity::Dup,
             // Forward mode: an unmarked float is followed by its tangent (see the module
             // comment for Enzyme's rule).
@@ -450,7 +520,7 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
                 describe("enzyme_out needs a floating-point parameter"),
             ));
         }
-        let shadow = if activity.has_shadow() {
+        let shadows = if activity.has_shadow() {
             let marker_name = marker.map_or("enzyme_dup", Marker::name);
             // Forward mode passes a float's tangent by value; everything else duplicated is
             // a pointer with a shadow pointer.
@@ -467,45 +537,49 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
                     describe(&format!("{marker_name} needs {needs}")),
                 ));
             }
-            let Some(shadow) = rest.next() else {
-                let what = if by_value { "tangent" } else { "shadow" };
-                return Err(bad_call(
-                    api_name,
-                    site(),
-                    describe(&format!("duplicated, but the argument list ends before its {what}")),
-                ));
-            };
-            let shadow_ty = func.dfg.value_type(shadow);
-            if let Origin::Marker(m) = origin(module, func, shadow) {
-                return Err(bad_call(
-                    api_name,
-                    site(),
-                    describe(&format!(
-                        "duplicated, but a marker ({}) stands where its {} should",
-                        m.name(),
-                        if by_value { "tangent" } else { "shadow" }
-                    )),
-                ));
+            let mut shadows = Vec::new();
+            for lane in 0..width {
+                let Some(shadow) = rest.next() else {
+                    let what = if by_value { "tangent" } else { "shadow" };
+                    return Err(bad_call(
+                        api_name,
+                        site(),
+                        describe(&width::missing_shadow(what, lane, width)),
+                    ));
+                };
+                let shadow_ty = func.dfg.value_type(shadow);
+                if let Origin::Marker(m) = origin(module, func, shadow) {
+                    return Err(bad_call(
+                        api_name,
+                        site(),
+                        describe(&format!(
+                            "duplicated, but a marker ({}) stands where its {} should",
+                            m.name(),
+                            if by_value { "tangent" } else { "shadow" }
+                        )),
+                    ));
+                }
+                if by_value && !converts_to(shadow_ty, param_ty) {
+                    return Err(bad_call(
+                        api_name,
+                        site(),
+                        describe(&format!("its tangent has type {shadow_ty}, not {param_ty}")),
+                    ));
+                }
+                if !by_value && !shadow_ty.is_ptr() {
+                    return Err(bad_call(
+                        api_name,
+                        site(),
+                        describe(&format!("its shadow has type {shadow_ty}, not a pointer")),
+                    ));
+                }
+                shadows.push(shadow);
             }
-            if by_value && !converts_to(shadow_ty, param_ty) {
-                return Err(bad_call(
-                    api_name,
-                    site(),
-                    describe(&format!("its tangent has type {shadow_ty}, not {param_ty}")),
-                ));
-            }
-            if !by_value && !shadow_ty.is_ptr() {
-                return Err(bad_call(
-                    api_name,
-                    site(),
-                    describe(&format!("its shadow has type {shadow_ty}, not a pointer")),
-                ));
-            }
-            Some(shadow)
+            shadows
         } else {
-            None
+            Vec::new()
         };
-        decoded.push(DecodedArg { value, shadow, activity });
+        decoded.push(DecodedArg { value, shadows, stride: None, activity });
     }
     if let Some(extra) = rest.next() {
         return Err(bad_call(
@@ -531,7 +605,7 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
         mode,
         args: decoded.iter().map(|a| a.activity).collect(),
         ret,
-        width: 1,
+        width,
     };
     Ok(DecodedCall { mode, function, args: decoded, sret, request })
 }
@@ -753,7 +827,9 @@ fn replace_call(
         .get(derivative.as_u32() as usize)
         .cloned()
         .ok_or_else(|| "internal: synthesis returned an unknown function".to_string())?;
-    let arg_count: usize = decoded.args.iter().map(|a| 1 + usize::from(a.shadow.is_some())).sum();
+    let width = decoded.request.width as usize;
+    let arg_count: usize =
+        decoded.args.iter().map(|a| 1 + if a.activity.has_shadow() { width } else { 0 }).sum();
     if arg_count != derivative_sig.params.len() {
         return Err(format!(
             "internal: the derivative takes {} parameters, the request implies {arg_count}",
@@ -785,9 +861,12 @@ fn replace_call(
     let mut args = Vec::new();
     for (arg, param_ty) in decoded.args.iter().zip(&target_sig.params) {
         args.push(ins.convert(arg.value, param_ty)?);
-        if let Some(shadow) = arg.shadow {
+        if let Some(stride) = arg.stride {
+            args.extend(width::strided_shadows(&mut ins, arg.shadows[0], stride, width)?);
+        }
+        for shadow in arg.shadows.iter().filter(|_| arg.stride.is_none()) {
             // A forward-mode tangent of a `float` arrives promoted to `double`.
-            args.push(ins.convert(shadow, param_ty)?);
+            args.push(ins.convert(*shadow, param_ty)?);
         }
     }
     let (_, result) = ins.ins(InstructionData::Call {
@@ -930,5 +1009,7 @@ fn is_used(func: &Function, value: Value) -> bool {
     })
 }
 
+mod nesting;
 #[cfg(test)]
 mod tests;
+mod width;

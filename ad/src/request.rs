@@ -10,8 +10,9 @@
 //!   is `void`, one is that float type, several are a struct of them. An `Active` return
 //!   is seeded with 1.0 inside the derivative (Enzyme's `__enzyme_autodiff`).
 //! - Forward mode parameters: as reverse mode, but `Dup` arguments of scalar float type
-//!   carry a tangent too; the return is the tangent of the primal result (or a struct
-//!   `{primal, tangent}` when `RetActivity::Dup`).
+//!   carry a tangent too, and with `width` N every `Dup` argument is followed by N
+//!   shadows; the return is the tangent of the primal result (a struct of N tangents for
+//!   N > 1), or a struct `{primal, tangent...}` when `RetActivity::Dup`.
 
 use std::fmt;
 

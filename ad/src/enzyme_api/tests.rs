@@ -419,7 +419,8 @@ fn two_markers_in_a_row_and_unknown_markers_are_errors() {
   ret %r
 }",
     );
-    assert!(err.contains("enzyme_width is not supported"), "{err}");
+    // Vector mode is forward mode only (see `width.rs`).
+    assert!(err.contains("enzyme_width (vector mode) is supported in forward mode only"), "{err}");
 }
 
 #[test]

@@ -33,6 +33,25 @@ impl Synth<'_> {
                 },
             ));
         }
+        for lane in self.lanes() {
+            self.in_lane(lane, |s| {
+                if let Some(tangent) = s.lane_tangent(inst, data.clone(), result)? {
+                    s.record_shadow(primal_result, tangent);
+                }
+                Ok::<(), AdError>(())
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The tangent of a value operation in the current lane; `None` when it has none.
+    fn lane_tangent(
+        &mut self,
+        inst: Inst,
+        data: InstructionData,
+        result: Value,
+    ) -> Result<Option<Value>, AdError> {
+        use InstructionData as I;
         let tangent = match data {
             I::Unary { op, arg, .. } => {
                 self.rule_tangent(inst, Differentiable::Unary(op), &[arg], result)?
@@ -92,10 +111,9 @@ impl Synth<'_> {
                     },
                 ))
             }
-            _ => return Ok(()),
+            _ => return Ok(None),
         };
-        self.record_shadow(primal_result, tangent);
-        Ok(())
+        Ok(Some(tangent))
     }
 
     /// The tangent of an operation with a rule: `Σ ∂f/∂x_i · dx_i` over the active operands,

@@ -19,9 +19,28 @@ impl Synth<'_> {
     pub(crate) fn translate_memory(&mut self, inst: Inst) -> Result<(), AdError> {
         use InstructionData as I;
         let data = self.primal.inst(inst).clone();
+        let active_atomic = match data {
+            I::AtomicRmw { ptr, value, .. } => self.has_shadow(ptr) || self.carries(value),
+            I::CmpXchg { ptr, new, .. } => self.has_shadow(ptr) || self.carries(new),
+            _ => false,
+        };
+        if active_atomic {
+            let what =
+                format!("{} of active memory (atomics are not differentiated)", data.opcode_name());
+            return Err(self.unsupported(inst, &what));
+        }
+        self.copy_primal(inst);
+        for lane in self.lanes() {
+            self.in_lane(lane, |s| s.lane_memory(inst, data.clone()))?;
+        }
+        Ok(())
+    }
+
+    /// The shadow-memory side of a memory operation, in the current lane.
+    fn lane_memory(&mut self, inst: Inst, data: InstructionData) -> Result<(), AdError> {
+        use InstructionData as I;
         match data {
             I::Alloca { ty, count, align } => {
-                self.copy_primal(inst);
                 let primal_result = self.primal.dfg.inst_result(inst).expect("alloca result");
                 if !self.wants_shadow(primal_result) {
                     return Ok(());
@@ -41,7 +60,6 @@ impl Synth<'_> {
                 self.record_shadow(primal_result, shadow);
             }
             I::Load { ty, ptr, align, volatile } => {
-                self.copy_primal(inst);
                 let primal_result = self.primal.dfg.inst_result(inst).expect("load result");
                 if !self.wants_shadow(primal_result) {
                     return Ok(());
@@ -52,7 +70,6 @@ impl Synth<'_> {
                 self.record_shadow(primal_result, shadow);
             }
             I::Store { value, ptr, align, volatile } => {
-                self.copy_primal(inst);
                 if self.has_shadow_memory(ptr, inst)? {
                     let shadow_value = self.shadow(value, inst)?;
                     let shadow_ptr = self.shadow(ptr, inst)?;
@@ -61,11 +78,10 @@ impl Synth<'_> {
                 }
             }
             I::PtrAdd { flags, ptr, offset } => {
-                self.copy_primal(inst);
                 let primal_result = self.primal.dfg.inst_result(inst).expect("ptradd result");
                 // Offsets into memory with a shadow keep one (cheap, and stores through
                 // them must reach the shadow whatever the analysis says of the offset).
-                if !self.wants_shadow(primal_result) && !self.shadows.contains_key(&ptr) {
+                if !self.wants_shadow(primal_result) && !self.has_shadow(ptr) {
                     return Ok(());
                 }
                 let shadow_ptr = self.shadow(ptr, inst)?;
@@ -75,10 +91,9 @@ impl Synth<'_> {
                 self.record_shadow(primal_result, shadow);
             }
             I::MemCopy { dst, src, len, may_overlap, volatile } => {
-                self.copy_primal(inst);
                 let len = self.value(len);
                 let dst_shadowed = self.has_shadow_memory(dst, inst)?;
-                match (dst_shadowed, self.shadows.contains_key(&src)) {
+                match (dst_shadowed, self.has_shadow(src)) {
                     (true, true) => {
                         let dst = self.shadow(dst, inst)?;
                         let src = self.shadow(src, inst)?;
@@ -94,27 +109,13 @@ impl Synth<'_> {
                 }
             }
             I::MemSet { dst, len, .. } => {
-                self.copy_primal(inst);
                 if self.has_shadow_memory(dst, inst)? {
                     let len = self.value(len);
                     let dst = self.shadow(dst, inst)?;
                     self.zero_memory(dst, len);
                 }
             }
-            I::AtomicRmw { ptr, value, .. } => {
-                if self.shadows.contains_key(&ptr) || self.carries(value) {
-                    return Err(
-                        self.unsupported(inst, "an atomic read-modify-write of active memory")
-                    );
-                }
-                self.copy_primal(inst);
-            }
-            I::CmpXchg { ptr, new, .. } => {
-                if self.shadows.contains_key(&ptr) || self.carries(new) {
-                    return Err(self.unsupported(inst, "a compare-and-exchange of active memory"));
-                }
-                self.copy_primal(inst);
-            }
+            I::AtomicRmw { .. } | I::CmpXchg { .. } => {}
             other => {
                 return Err(self.unsupported(
                     inst,
@@ -134,7 +135,7 @@ impl Synth<'_> {
     /// shadow. A pointer that the activity analysis says needs one but that has none (a
     /// global, a heap block) cannot be mirrored: an error, or the derivative would be lost.
     fn has_shadow_memory(&self, ptr: Value, inst: Inst) -> Result<bool, AdError> {
-        if self.shadows.contains_key(&ptr) {
+        if self.has_shadow(ptr) {
             return Ok(true);
         }
         if self.activity.is_active_value(ptr) || self.activity.needs_shadow(ptr) {

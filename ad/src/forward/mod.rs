@@ -22,13 +22,15 @@
 //! memcpy/memset) and `control.rs` (branches, returns, other calls).
 
 mod arith;
+mod calls;
 mod control;
 mod memory;
 
 #[cfg(test)]
 mod tests;
 
-use std::collections::{HashMap, HashSet};
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
 
 use adc_ir::builder::FunctionBuilder;
 use adc_ir::dominance::DomTree;
@@ -43,86 +45,211 @@ use crate::typetree::TypeAnalysis;
 use crate::{AdError, AdErrorKind, ArgActivity, DiffMode, DiffRequest, RetActivity, Site};
 
 /// Synthesizes the forward-mode derivative of `request.function` as a new internal
-/// function named `name` and returns its id.
-///
-/// Signature (see [`crate::request`]): each primal parameter, followed by its shadow when
-/// its activity is `Dup`/`DupNoNeed` (the tangent for a float, a shadow pointer for a
-/// pointer); the result is the primal's for `RetActivity::Const`, the tangent of the
-/// result for `Active`, and `{primal, tangent}` for `Dup`.
+/// function named `name` and returns its id, with the forward derivatives of the
+/// functions it calls (see [`synthesize_forward_with`]).
 pub fn synthesize_forward(
     module: &mut Module,
     request: &DiffRequest,
     name: &str,
 ) -> Result<FuncId, AdError> {
-    let primal_id = request.function;
-    let primal_name = module.functions.get(primal_id).map(|f| f.name.clone()).ok_or_else(|| {
-        AdError::new(
-            Site::function(name),
-            AdErrorKind::BadApiCall {
-                api: "__enzyme_fwddiff".into(),
-                reason: format!("the request names {primal_id}, which is not in the module"),
-            },
-        )
-    })?;
-    let site = Site::function(&primal_name);
-    let signature = derivative_signature(module, request, &site)?;
-    // Synthesis walks the primal assuming SSA dominance and well-typed operands.
-    adc_ir::verify::verify_function(module, &module.functions[primal_id]).map_err(|d| {
-        AdError::new(
-            site.clone(),
-            AdErrorKind::Unsupported { what: format!("a function that does not verify: {d}") },
-        )
-    })?;
+    synthesize_forward_with(module, request, name, &mut HashMap::new())
+}
+
+/// As [`synthesize_forward`], memoised in `memo`: a request already there is answered
+/// from it, and the derivative and every callee derivative synthesized for it are added.
+///
+/// Signature (see [`crate::request`]): each primal parameter, followed by its `width`
+/// shadows when its activity is `Dup`/`DupNoNeed` (tangents for a float, shadow pointers
+/// for a pointer); the result is the primal's for `RetActivity::Const`, the tangent of the
+/// result for `Active` (a struct of `width` tangents when the width is above 1), and
+/// `{primal, tangent, ...}` for `Dup`.
+///
+/// A call with active operands to a defined function calls that function's forward
+/// derivative, requested per (callee, activity, width). Their ids are reserved past the
+/// end of the module while the caller is built and added as declarations right after it;
+/// their bodies follow from a worklist. So a recursive call finds its own derivative's id.
+pub fn synthesize_forward_with(
+    module: &mut Module,
+    request: &DiffRequest,
+    name: &str,
+    memo: &mut HashMap<DiffRequest, FuncId>,
+) -> Result<FuncId, AdError> {
+    if let Some(id) = memo.get(request) {
+        return Ok(*id);
+    }
+    let primal_name =
+        module.functions.get(request.function).map(|f| f.name.clone()).ok_or_else(|| {
+            AdError::new(
+                Site::function(name),
+                AdErrorKind::BadApiCall {
+                    api: "__enzyme_fwddiff".into(),
+                    reason: format!(
+                        "the request names {}, which is not in the module",
+                        request.function
+                    ),
+                },
+            )
+        })?;
     if module.function_by_name(name).is_some() {
         return Err(AdError::new(
-            site,
+            Site::function(&primal_name),
             AdErrorKind::Unsupported {
                 what: format!("the derivative: a function named @{name} already exists"),
             },
         ));
     }
-    declare_rule_callees(module, primal_id)?;
+    declare_rule_callees(module, request.function)?;
+    let id = FuncId::from_u32(module.functions.len() as u32);
+    let signature = derivative_signature(module, request, &Site::function(&primal_name))?;
+    let registry = RefCell::new(CalleeRegistry::new(memo.clone(), module.functions.len() + 1));
+    registry.borrow_mut().reserve(request, id, signature);
+    let function = synthesize_body(module, request, name, &registry)?;
+    let added = module.add_function(function);
+    debug_assert_eq!(added, id, "the derivative takes the id reserved for it");
+    memo.insert(request.clone(), id);
+    let mut queue = add_pending(module, registry.into_inner(), memo);
+    let mut synthesized = vec![(id, primal_name)];
+    while let Some((callee_request, callee_id)) = queue.pop_front() {
+        declare_rule_callees(module, callee_request.function)?;
+        let registry = RefCell::new(CalleeRegistry::new(memo.clone(), module.functions.len()));
+        let callee_name = module.functions[callee_id].name.clone();
+        let function = synthesize_body(module, &callee_request, &callee_name, &registry)?;
+        module.functions[callee_id] = function;
+        queue.extend(add_pending(module, registry.into_inner(), memo));
+        synthesized.push((callee_id, module.functions[callee_request.function].name.clone()));
+    }
+    // Verified last: until every reserved callee exists, a call to one would not resolve.
+    for (id, primal_name) in synthesized {
+        adc_ir::verify::verify_function(module, &module.functions[id]).map_err(|d| {
+            AdError::new(
+                Site::function(&primal_name),
+                AdErrorKind::Unsupported {
+                    what: format!(
+                        "this function: the synthesized derivative does not verify (a bug in \
+                         adc): {d}"
+                    ),
+                },
+            )
+        })?;
+    }
+    Ok(id)
+}
 
+/// Forward derivatives of callees: the ones known (memoised or reserved) and the ones
+/// reserved by the synthesis in progress, whose ids lie past the end of the module.
+#[derive(Debug)]
+pub(crate) struct CalleeRegistry {
+    known: HashMap<DiffRequest, FuncId>,
+    reserved: Vec<(DiffRequest, FuncId, Signature)>,
+    /// How many of `reserved` are already in the module (the derivative being built).
+    already_added: usize,
+    next_id: u32,
+}
+
+impl CalleeRegistry {
+    fn new(known: HashMap<DiffRequest, FuncId>, next_id: usize) -> CalleeRegistry {
+        CalleeRegistry { known, reserved: Vec::new(), already_added: 0, next_id: next_id as u32 }
+    }
+
+    /// Records the id of the derivative being built, so that recursion finds it.
+    fn reserve(&mut self, request: &DiffRequest, id: FuncId, signature: Signature) {
+        self.known.insert(request.clone(), id);
+        self.reserved.push((request.clone(), id, signature));
+        self.already_added = 1;
+    }
+
+    /// The id of the forward derivative for `request`, reserving one when it is new.
+    pub(crate) fn id_for(&mut self, request: &DiffRequest, signature: Signature) -> FuncId {
+        if let Some(id) = self.known.get(request) {
+            return *id;
+        }
+        let id = FuncId::from_u32(self.next_id);
+        self.next_id += 1;
+        self.known.insert(request.clone(), id);
+        self.reserved.push((request.clone(), id, signature));
+        id
+    }
+
+    fn signature_of(&self, id: FuncId) -> Option<Signature> {
+        self.reserved.iter().find(|(_, i, _)| *i == id).map(|(_, _, s)| s.clone())
+    }
+}
+
+/// Adds the callee derivatives a synthesis reserved, as declarations in id order, and
+/// returns them for the worklist.
+fn add_pending(
+    module: &mut Module,
+    registry: CalleeRegistry,
+    memo: &mut HashMap<DiffRequest, FuncId>,
+) -> VecDeque<(DiffRequest, FuncId)> {
+    let mut queue = VecDeque::new();
+    for (request, id, signature) in registry.reserved.into_iter().skip(registry.already_added) {
+        let callee = module.functions[request.function].name.clone();
+        let name = fresh_name(module, &format!("__adc_forward_{callee}"));
+        let mut declaration = Function::new(&name, signature);
+        declaration.linkage = Linkage::Internal;
+        let added = module.add_function(declaration);
+        debug_assert_eq!(added, id, "callee derivatives are added in reservation order");
+        memo.insert(request.clone(), id);
+        queue.push_back((request, id));
+    }
+    queue
+}
+
+/// `base`, or `base.N` for the first N that no function of the module uses.
+fn fresh_name(module: &Module, base: &str) -> String {
+    (0..)
+        .map(|n| if n == 0 { base.to_string() } else { format!("{base}.{n}") })
+        .find(|n| module.function_by_name(n).is_none())
+        .unwrap_or_default()
+}
+
+/// Builds the body of one derivative (not yet added to the module).
+fn synthesize_body(
+    module: &Module,
+    request: &DiffRequest,
+    name: &str,
+    registry: &RefCell<CalleeRegistry>,
+) -> Result<Function, AdError> {
+    let primal = &module.functions[request.function];
+    let site = Site::function(&primal.name);
+    let signature = derivative_signature(module, request, &site)?;
+    // Synthesis walks the primal assuming SSA dominance and well-typed operands.
+    adc_ir::verify::verify_function(module, primal).map_err(|d| {
+        AdError::new(
+            site.clone(),
+            AdErrorKind::Unsupported { what: format!("a function that does not verify: {d}") },
+        )
+    })?;
     // Which values need a tangent and which pointers a shadow: the activity analysis, on
     // the type analysis (which tells integer-typed moves of floats from integers).
     let types = TypeAnalysis::analyze(module);
     let activity = Activity::analyze(module, request, &types)?;
-    let primal = &module.functions[primal_id];
     let mut derivative = Function::new(name, signature);
     derivative.linkage = Linkage::Internal;
     {
-        let module_ref: &Module = module;
-        let sigs = |id: FuncId| module_ref.signature(id);
+        let sigs = |id: FuncId| module.signature(id).or_else(|| registry.borrow().signature_of(id));
         let builder = FunctionBuilder::new(&mut derivative, &sigs);
+        let width = request.width.max(1) as usize;
         let mut synth = Synth {
-            module: module_ref,
+            module,
             primal,
             request,
             activity: &activity,
+            registry,
             b: builder,
             values: HashMap::new(),
-            shadows: HashMap::new(),
+            shadows: vec![HashMap::new(); width],
+            lane: 0,
             blocks: HashMap::new(),
-            pointer_slots: HashSet::new(),
         };
-        synth.pointer_slots = synth.find_pointer_slots();
         synth.run()?;
     }
-    adc_ir::verify::verify_function(module, &derivative).map_err(|d| {
-        AdError::new(
-            Site::function(&primal_name),
-            AdErrorKind::Unsupported {
-                what: format!(
-                    "this function: the synthesized derivative does not verify (a bug in adc): {d}"
-                ),
-            },
-        )
-    })?;
-    Ok(module.add_function(derivative))
+    Ok(derivative)
 }
 
 /// The derivative's signature, or why the request does not fit the primal.
-fn derivative_signature(
+pub(crate) fn derivative_signature(
     module: &Module,
     request: &DiffRequest,
     site: &Site,
@@ -137,14 +264,10 @@ fn derivative_signature(
     if request.mode != DiffMode::Forward {
         return Err(bad("the request is not for forward mode".into()));
     }
-    if request.width != 1 {
-        return Err(AdError::new(
-            site.clone(),
-            AdErrorKind::Unsupported {
-                what: format!("vector forward mode (width {}) is not implemented", request.width),
-            },
-        ));
+    if request.width == 0 {
+        return Err(bad("a vector width of 0".into()));
     }
+    let width = request.width as usize;
     if primal.is_declaration() {
         return Err(AdError::new(
             site.clone(),
@@ -183,7 +306,7 @@ fn derivative_signature(
                 if !carries_derivative(ty) && !ty.is_int() {
                     return Err(bad(format!("argument {index} of type {ty} cannot have a shadow")));
                 }
-                params.push(ty.clone());
+                params.extend(std::iter::repeat_n(ty.clone(), width));
             }
         }
     }
@@ -192,14 +315,19 @@ fn derivative_signature(
         (RetActivity::Active | RetActivity::Dup, None) => {
             return Err(bad(format!("@{} returns void; its return must be const", primal.name)))
         }
+        // Calls inside derivatives only: a pointer result and its shadow pointers.
+        (RetActivity::Dup, Some(ty)) if ty.is_ptr() => {
+            Some(Type::structure(vec![ty.clone(); width + 1], false))
+        }
         (RetActivity::Active | RetActivity::Dup, Some(ty)) if !contains_float(ty) => {
             return Err(bad(format!(
                 "@{} returns {ty}, which has no tangent; its return must be const",
                 primal.name
             )))
         }
-        (RetActivity::Active, Some(ty)) => Some(ty.clone()),
-        (RetActivity::Dup, Some(ty)) => Some(Type::structure(vec![ty.clone(), ty.clone()], false)),
+        (RetActivity::Active, Some(ty)) if width == 1 => Some(ty.clone()),
+        (RetActivity::Active, Some(ty)) => Some(Type::structure(vec![ty.clone(); width], false)),
+        (RetActivity::Dup, Some(ty)) => Some(Type::structure(vec![ty.clone(); width + 1], false)),
     };
     Ok(Signature::new(params, ret))
 }
@@ -292,15 +420,17 @@ pub(crate) struct Synth<'a> {
     pub(crate) primal: &'a Function,
     pub(crate) request: &'a DiffRequest,
     pub(crate) activity: &'a Activity,
+    /// The forward derivatives of callees, shared with the builder's signature lookup.
+    pub(crate) registry: &'a RefCell<CalleeRegistry>,
     pub(crate) b: FunctionBuilder<'a>,
     /// Primal value -> the same value in the derivative.
     pub(crate) values: HashMap<Value, Value>,
-    /// Primal value -> its shadow (tangent or shadow pointer) in the derivative.
-    pub(crate) shadows: HashMap<Value, Value>,
+    /// Per lane of vector forward mode: primal value -> its shadow (tangent or shadow
+    /// pointer) in the derivative. Every lane has the same keys.
+    pub(crate) shadows: Vec<HashMap<Value, Value>>,
+    /// The lane whose shadows `shadow`, `record_shadow` and friends use now.
+    pub(crate) lane: usize,
     pub(crate) blocks: HashMap<Block, Block>,
-    /// Allocas that hold a pointer with a shadow: its shadow pointer lives in their shadow
-    /// memory, whatever the activity analysis says about the slot itself.
-    pub(crate) pointer_slots: HashSet<Value>,
 }
 
 impl Synth<'_> {
@@ -347,12 +477,16 @@ impl Synth<'_> {
                 let value = self.b.append_block_param(new, ty);
                 self.record(param, value);
             }
-            for &param in params {
-                if self.wants_shadow(param) {
-                    let ty = self.primal.dfg.value_type(param).clone();
-                    let shadow = self.b.append_block_param(new, ty);
-                    self.record_shadow(param, shadow);
-                }
+            for lane in self.lanes() {
+                self.in_lane(lane, |s| {
+                    for &param in params {
+                        if s.wants_shadow(param) {
+                            let ty = s.primal.dfg.value_type(param).clone();
+                            let shadow = s.b.append_block_param(new, ty);
+                            s.record_shadow(param, shadow);
+                        }
+                    }
+                });
             }
         }
     }
@@ -364,36 +498,14 @@ impl Synth<'_> {
             let value = self.b.append_block_param(entry, ty.clone());
             self.record(param, value);
             if activity.has_shadow() {
-                let shadow = self.b.append_block_param(entry, ty);
-                self.record_shadow(param, shadow);
-            }
-        }
-    }
-
-    /// The allocas (through `ptradd` chains) into which a pointer that keeps a shadow is
-    /// stored.
-    fn find_pointer_slots(&self) -> HashSet<Value> {
-        let mut slots = HashSet::new();
-        for (_, inst) in self.primal.layout.insts() {
-            let InstructionData::Store { value, ptr, .. } = self.primal.inst(inst) else {
-                continue;
-            };
-            if !self.primal_type(*value).is_ptr() || !self.wants_shadow(*value) {
-                continue;
-            }
-            let mut base = *ptr;
-            while let ValueDef::Result(def) = self.primal.dfg.value_def(base) {
-                match self.primal.inst(def) {
-                    InstructionData::PtrAdd { ptr, .. } => base = *ptr,
-                    InstructionData::Alloca { .. } => {
-                        slots.insert(base);
-                        break;
-                    }
-                    _ => break,
+                for lane in self.lanes() {
+                    self.in_lane(lane, |s| {
+                        let shadow = s.b.append_block_param(entry, ty.clone());
+                        s.record_shadow(param, shadow);
+                    });
                 }
             }
         }
-        slots
     }
 
     fn record(&mut self, primal: Value, value: Value) {
@@ -405,9 +517,32 @@ impl Synth<'_> {
 
     pub(crate) fn record_shadow(&mut self, primal: Value, shadow: Value) {
         if let Some(name) = self.primal.dfg.value_name(primal) {
-            self.b.func.dfg.set_value_name(shadow, &format!("d.{name}"));
+            let name = match self.lane {
+                0 => format!("d.{name}"),
+                lane => format!("d{lane}.{name}"),
+            };
+            self.b.func.dfg.set_value_name(shadow, &name);
         }
-        self.shadows.insert(primal, shadow);
+        self.shadows[self.lane].insert(primal, shadow);
+    }
+
+    /// Runs `f` with `lane` as the current lane, then returns to lane 0 (whatever `f`
+    /// returns, errors included), so that lane-independent code always sees lane 0.
+    pub(crate) fn in_lane<T>(&mut self, lane: usize, f: impl FnOnce(&mut Self) -> T) -> T {
+        self.lane = lane;
+        let result = f(self);
+        self.lane = 0;
+        result
+    }
+
+    /// The lanes of vector forward mode: `0..width`.
+    pub(crate) fn lanes(&self) -> std::ops::Range<usize> {
+        0..self.request.width.max(1) as usize
+    }
+
+    /// Whether the primal value has a shadow (in every lane, or in none).
+    pub(crate) fn has_shadow(&self, primal: Value) -> bool {
+        self.shadows[self.lane].contains_key(&primal)
     }
 
     /// The derivative's copy of a primal value.
@@ -425,7 +560,7 @@ impl Synth<'_> {
     /// (floats and integers: constants have no tangent; a null pointer: a null shadow).
     /// An inactive pointer other than null has no shadow memory to offer: an error.
     pub(crate) fn shadow(&mut self, primal: Value, inst: Inst) -> Result<Value, AdError> {
-        if let Some(shadow) = self.shadows.get(&primal) {
+        if let Some(shadow) = self.shadows[self.lane].get(&primal) {
             return Ok(*shadow);
         }
         let ty = self.primal_type(primal);
@@ -461,7 +596,7 @@ impl Synth<'_> {
     /// The shadow when the primal value is active, `None` otherwise (for tangent rules,
     /// which skip inactive operands).
     pub(crate) fn active_shadow(&self, primal: Value) -> Option<Value> {
-        self.shadows.get(&primal).copied()
+        self.shadows[self.lane].get(&primal).copied()
     }
 
     /// Whether the derivative keeps a shadow for this primal value: an active value, or a
@@ -470,12 +605,11 @@ impl Synth<'_> {
     pub(crate) fn wants_shadow(&self, primal: Value) -> bool {
         self.activity.is_active_value(primal)
             || (contains_ptr(&self.primal_type(primal)) && self.activity.needs_shadow(primal))
-            || self.pointer_slots.contains(&primal)
     }
 
     /// Whether the value is active and of a type whose derivative must not be lost.
     pub(crate) fn carries(&self, primal: Value) -> bool {
-        self.shadows.contains_key(&primal) && carries_derivative(&self.primal_type(primal))
+        self.has_shadow(primal) && carries_derivative(&self.primal_type(primal))
     }
 
     pub(crate) fn describe_value(&self, primal: Value) -> String {

@@ -69,12 +69,57 @@ fn store_to_a_global_is_rejected() {
 }
 
 #[test]
-fn vector_width_is_not_implemented() {
+fn vector_width_gives_one_tangent_per_lane() {
+    let mut m = parse_module(
+        "declare @sin(f64) -> f64\n\
+         func @f(%x: f64, %y: f64) -> f64 {\n^e:\n  %s = call @sin(%x)\n  %p = fmul f64 %s, %y\n  ret %p\n}\n",
+    )
+    .unwrap();
+    let mut req = request(&m, "f", vec![ArgActivity::Dup, ArgActivity::Dup], RetActivity::Active);
+    req.width = 2;
+    synthesize_forward(&mut m, &req, "f.fwd").expect("synthesis");
+    let (x, y) = (0.3f64, 1.7f64);
+    let args =
+        [Val::F64(x), Val::F64(1.0), Val::F64(0.0), Val::F64(y), Val::F64(0.0), Val::F64(1.0)];
+    let out = call(&m, "f.fwd", &args);
+    assert_eq!(out, Some(Val::Aggregate(vec![Val::F64(x.cos() * y), Val::F64(x.sin())])));
+}
+
+#[test]
+fn zero_width_is_rejected() {
     let mut m = parse_module("func @f(%x: f64) -> f64 {\n^e:\n  ret %x\n}\n").unwrap();
     let mut req = request(&m, "f", vec![ArgActivity::Dup], RetActivity::Active);
-    req.width = 4;
+    req.width = 0;
     let err = synthesize_forward(&mut m, &req, "f.fwd").unwrap_err();
-    assert!(err.to_string().contains("width 4"), "{err}");
+    assert!(err.to_string().contains("width of 0"), "{err}");
+}
+
+#[test]
+fn recursive_calls_share_one_callee_derivative() {
+    // p(x, n) = x · p(x, n - 1), p(x, 0) = 1: x^n.
+    let mut m = parse_module(
+        "func @p(%x: f64, %n: i64) -> f64 {\n^e:\n  %z = const i64 0\n  %done = icmp eq i64 %n, %z\n\
+         \x20 brif %done, ^base, ^rec\n^base:\n  %one = const f64 1.0\n  ret %one\n\
+         ^rec:\n  %k = const i64 1\n  %m = sub i64 %n, %k\n  %r = call @p(%x, %m)\n\
+         \x20 %y = fmul f64 %x, %r\n  ret %y\n}\n",
+    )
+    .unwrap();
+    let req = request(&m, "p", vec![ArgActivity::Dup, ArgActivity::Const], RetActivity::Active);
+    synthesize_forward(&mut m, &req, "p.fwd").expect("synthesis");
+    adc_ir::verify::verify_module(&m).expect("verifies");
+    // The top request returns the tangent only; the recursive calls need the primal too,
+    // so one more derivative (`{primal, tangent}`) serves all of them.
+    let callees: Vec<&str> = m
+        .functions
+        .values()
+        .map(|f| f.name.as_str())
+        .filter(|n| n.starts_with("__adc_forward_p"))
+        .collect();
+    assert_eq!(callees, ["__adc_forward_p"]);
+    let Some(Val::F64(t)) = call(&m, "p.fwd", &[Val::F64(1.5), Val::F64(1.0), Val::Int(5)]) else {
+        panic!()
+    };
+    assert!((t - 5.0 * 1.5f64.powi(4)).abs() < 1e-12, "{t}");
 }
 
 #[test]

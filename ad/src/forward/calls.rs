@@ -1,0 +1,248 @@
+//! Forward mode for calls. A libm call gets its tangent from the rule table; an
+//! integer-valued libm call (`lround`) stays as it is; the C heap functions get shadow
+//! blocks next to the primal's (`malloc`/`calloc` a zeroed block of the same size,
+//! `realloc` resizes the shadow too, `free` frees both); a call with active operands to a
+//! defined function calls that function's forward derivative, requested from the
+//! [`super::CalleeRegistry`] for the call's activity (an operand with a shadow is
+//! duplicated, others are constant) and width. Anything else with an active operand is an
+//! error naming the callee.
+
+use adc_ir::{Constant, FuncId, Inst, InstructionData, Type, Value};
+
+use crate::rules::{self, Differentiable};
+use crate::{AdError, AdErrorKind, ArgActivity, DiffMode, DiffRequest, RetActivity, Site};
+
+use super::{carries_derivative, contains_float, contains_ptr, derivative_signature, Synth};
+
+/// The C heap functions whose blocks get shadow blocks.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+enum HeapCall {
+    Malloc,
+    Calloc,
+    Realloc,
+    Free,
+}
+
+impl HeapCall {
+    fn from_name(name: &str) -> Option<HeapCall> {
+        match name {
+            "malloc" => Some(HeapCall::Malloc),
+            "calloc" => Some(HeapCall::Calloc),
+            "realloc" => Some(HeapCall::Realloc),
+            "free" => Some(HeapCall::Free),
+            _ => None,
+        }
+    }
+}
+
+impl Synth<'_> {
+    pub(crate) fn translate_call(&mut self, inst: Inst) -> Result<(), AdError> {
+        let data = self.primal.inst(inst).clone();
+        let callee_id = match &data {
+            InstructionData::Call { callee, .. } => Some(*callee),
+            _ => None,
+        };
+        let callee = callee_id.and_then(|id| self.module.functions.get(id));
+        let callee_name = callee.map(|f| f.name.clone());
+        if callee_name.as_deref().is_some_and(|n| rules::lookup_call(n).is_some()) {
+            return self.translate_arith_call(inst, &data);
+        }
+        // `lround(x)` and friends: an integer result of floats, nothing written to
+        // memory: the derivative is zero wherever it exists, the call stays as it is.
+        let integer_result_only = callee.is_some_and(|f| {
+            rules::non_differentiable_call(&f.name).is_some()
+                && f.signature.ret.as_ref().is_some_and(|t| !carries_derivative(t))
+                && !f.signature.params.iter().any(contains_ptr)
+        });
+        if integer_result_only {
+            self.copy_primal(inst);
+            return Ok(());
+        }
+        let heap = callee.filter(|f| f.is_declaration()).and_then(|f| HeapCall::from_name(&f.name));
+        if let Some(heap) = heap {
+            return self.translate_heap_call(inst, heap);
+        }
+        let args = data.args();
+        let Some(&first) = args.iter().find(|a| self.has_shadow(**a)) else {
+            self.copy_primal(inst);
+            return Ok(());
+        };
+        match (callee_id, callee) {
+            (Some(id), Some(f)) if !f.is_declaration() => self.call_derivative(inst, id, &args),
+            // Pointers into shadowed memory that a library function only reads, and
+            // integers: no derivative flows through the call.
+            _ if !args.iter().any(|a| self.carries(*a)) => {
+                self.copy_primal(inst);
+                Ok(())
+            }
+            (_, Some(f)) => {
+                let operand = self.describe_value(first);
+                let kind = match rules::non_differentiable_call(&f.name) {
+                    Some(reason) => AdErrorKind::Unsupported {
+                        what: format!("the call to @{} on the active {operand}: {reason}", f.name),
+                    },
+                    None => AdErrorKind::UnknownExternal { callee: f.name.clone() },
+                };
+                Err(self.error(inst, kind))
+            }
+            _ => {
+                let operand = self.describe_value(first);
+                Err(self.unsupported(
+                    inst,
+                    &format!("an indirect call with the active operand {operand}"),
+                ))
+            }
+        }
+    }
+
+    /// A call of a defined function with active operands: a call of its forward
+    /// derivative for this call's activity, which returns `{primal, tangents...}` when
+    /// the result is active.
+    fn call_derivative(
+        &mut self,
+        inst: Inst,
+        callee: FuncId,
+        args: &[Value],
+    ) -> Result<(), AdError> {
+        let activities: Vec<ArgActivity> = args
+            .iter()
+            .map(|a| if self.has_shadow(*a) { ArgActivity::Dup } else { ArgActivity::Const })
+            .collect();
+        let primal_result = self.primal.dfg.inst_result(inst);
+        let ret = match primal_result {
+            Some(r) if self.wants_shadow(r) && contains_ptr(&self.primal_type(r)) => {
+                if !self.primal_type(r).is_ptr() {
+                    return Err(self.unsupported(
+                        inst,
+                        &format!(
+                            "the call to @{}: it returns an aggregate holding pointers into \
+                             memory whose derivative is tracked",
+                            self.module.functions[callee].name
+                        ),
+                    ));
+                }
+                RetActivity::Dup
+            }
+            Some(r) if self.wants_shadow(r) && contains_float(&self.primal_type(r)) => {
+                RetActivity::Dup
+            }
+            _ => RetActivity::Const,
+        };
+        let request = DiffRequest {
+            function: callee,
+            mode: DiffMode::Forward,
+            args: activities.clone(),
+            ret,
+            width: self.request.width,
+        };
+        let site = Site::inst(self.module, self.primal, inst);
+        let signature = derivative_signature(self.module, &request, &site)?;
+        let derivative = self.registry.borrow_mut().id_for(&request, signature);
+        let mut call_args = Vec::new();
+        for (arg, activity) in args.iter().zip(&activities) {
+            call_args.push(self.value(*arg));
+            if activity.has_shadow() {
+                for lane in self.lanes() {
+                    call_args.push(self.in_lane(lane, |s| s.shadow(*arg, inst))?);
+                }
+            }
+        }
+        let (new_inst, result) = self.b.call(derivative, call_args);
+        if let Some(loc) = self.primal.dfg.debug_locs.get(inst).cloned().flatten() {
+            self.b.func.dfg.debug_locs[new_inst] = Some(loc);
+        }
+        let (Some(primal_result), Some(result)) = (primal_result, result) else { return Ok(()) };
+        if ret == RetActivity::Const {
+            self.values.insert(primal_result, result);
+            return Ok(());
+        }
+        let primal = self.extract_field(result, 0);
+        self.values.insert(primal_result, primal);
+        for lane in self.lanes() {
+            let tangent = self.extract_field(result, 1 + lane as u32);
+            self.in_lane(lane, |s| s.record_shadow(primal_result, tangent));
+        }
+        Ok(())
+    }
+
+    fn extract_field(&mut self, aggregate: Value, index: u32) -> Value {
+        let data = InstructionData::ExtractValue { aggregate, indices: vec![index] };
+        self.b.ins(data).1.expect("extractvalue has a result")
+    }
+
+    /// `malloc`, `calloc`, `realloc`, `free`: the primal call, and the same on the shadow
+    /// block of every lane when the block carries derivatives.
+    fn translate_heap_call(&mut self, inst: Inst, heap: HeapCall) -> Result<(), AdError> {
+        let data = self.primal.inst(inst).clone();
+        let InstructionData::Call { callee, args, attrs } = data else {
+            return Err(
+                self.unsupported(inst, "a heap call without a direct callee (a bug in adc)")
+            );
+        };
+        self.copy_primal(inst);
+        let primal_result = self.primal.dfg.inst_result(inst);
+        let shadowed = match heap {
+            HeapCall::Free | HeapCall::Realloc => self.has_shadow(args[0]),
+            HeapCall::Malloc | HeapCall::Calloc => {
+                primal_result.is_some_and(|r| self.wants_shadow(r))
+            }
+        };
+        if !shadowed {
+            if heap == HeapCall::Realloc && primal_result.is_some_and(|r| self.wants_shadow(r)) {
+                return Err(self.unsupported(
+                    inst,
+                    "a realloc of a block without shadow memory into one whose derivative is \
+                     tracked",
+                ));
+            }
+            return Ok(());
+        }
+        for lane in self.lanes() {
+            self.in_lane(lane, |s| {
+                let mut shadow_args: Vec<Value> = args.iter().map(|a| s.value(*a)).collect();
+                if matches!(heap, HeapCall::Free | HeapCall::Realloc) {
+                    shadow_args[0] = s.shadow(args[0], inst)?;
+                }
+                let len = shadow_args[0];
+                let data = InstructionData::Call { callee, args: shadow_args, attrs };
+                let shadow = s.b.ins(data).1;
+                if let (Some(r), Some(shadow)) = (primal_result, shadow) {
+                    if heap == HeapCall::Malloc {
+                        // Tangents of memory the primal has not written yet read as zero.
+                        let byte = s.b.constant(Type::I8, Constant::Int(0));
+                        s.b.ins(InstructionData::MemSet {
+                            dst: shadow,
+                            byte,
+                            len,
+                            volatile: false,
+                        });
+                    }
+                    s.record_shadow(r, shadow);
+                }
+                Ok::<(), AdError>(())
+            })?;
+        }
+        Ok(())
+    }
+
+    /// A libm call with a rule: the copy, and its tangent when the result is active.
+    fn translate_arith_call(&mut self, inst: Inst, data: &InstructionData) -> Result<(), AdError> {
+        let InstructionData::Call { callee, args, .. } = data else {
+            return Err(self.unsupported(inst, "a call without a direct callee (a bug in adc)"));
+        };
+        let name = self.module.functions[*callee].name.clone();
+        let Some(result) = self.copy_primal(inst) else { return Ok(()) };
+        let primal_result = self.primal.dfg.inst_result(inst).expect("copied a result");
+        if !self.wants_shadow(primal_result) {
+            return Ok(());
+        }
+        for lane in self.lanes() {
+            self.in_lane(lane, |s| {
+                let tangent = s.rule_tangent(inst, Differentiable::Call(&name), args, result)?;
+                s.record_shadow(primal_result, tangent);
+                Ok::<(), AdError>(())
+            })?;
+        }
+        Ok(())
+    }
+}
