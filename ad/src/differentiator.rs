@@ -20,8 +20,8 @@ use adc_ir::{FuncAttrs, FuncId, Function, Module, Signature, Type};
 
 use crate::cache::{define_tape_push, CacheStats};
 use crate::error::{AdError, AdErrorKind, Site};
-use crate::request::{DiffMode, DiffRequest, Synthesize};
-use crate::reverse::{synthesize, Runtime, SplitRegistry, SynthEnv};
+use crate::request::{DiffMode, DiffRequest, SplitFunction, Synthesize};
+use crate::reverse::{synthesize, Runtime, SplitLayout, SplitRegistry, SynthEnv};
 use crate::rules::{self, Differentiable};
 use crate::typetree::TypeAnalysis;
 
@@ -48,6 +48,8 @@ pub struct Differentiator {
     split_memo: HashMap<DiffRequest, FuncId>,
     /// Cache statistics of every derivative synthesized so far, by its name.
     pub stats: Vec<(String, CacheStats)>,
+    /// Frame (split-mode tape) size of every split function synthesized so far.
+    frame_bytes: HashMap<FuncId, u64>,
 }
 
 impl Differentiator {
@@ -57,6 +59,7 @@ impl Differentiator {
             memo: HashMap::new(),
             split_memo: HashMap::new(),
             stats: Vec::new(),
+            frame_bytes: HashMap::new(),
         }
     }
 }
@@ -111,6 +114,44 @@ impl Synthesize for Differentiator {
         self.synthesize_splits(module, runtime, queue, &types)?;
         Ok(id)
     }
+
+    fn split_function(
+        &mut self,
+        module: &mut Module,
+        request: &DiffRequest,
+    ) -> Result<SplitFunction, AdError> {
+        let frame = |d: &Differentiator, id: FuncId| -> Result<SplitFunction, AdError> {
+            let frame_bytes = d.frame_bytes.get(&id).copied().ok_or_else(|| {
+                AdError::new(
+                    Site::function(&format!("{id}")),
+                    AdErrorKind::Internal { what: "a split function without a frame size".into() },
+                )
+            })?;
+            Ok(SplitFunction { id, frame_bytes })
+        };
+        if let Some(&id) = self.split_memo.get(request) {
+            return frame(self, id);
+        }
+        let Some(primal) = module.functions.get(request.function) else {
+            return Err(AdError::new(
+                Site::function("?"),
+                AdErrorKind::Unsupported {
+                    what: format!("a request for unknown function {}", request.function),
+                },
+            ));
+        };
+        let primal_name = primal.name.clone();
+        let layout = SplitLayout::new(&primal.signature, request);
+        let signature = layout.signature(&primal.signature, request);
+        let runtime = declare_runtime(module, &primal_name)?;
+        let types = TypeAnalysis::analyze(&analysis_view(module));
+        let mut splits = SplitRegistry::new(self.split_memo.clone(), module.functions.len());
+        let id = splits.id_for(request, signature);
+        let mut queue = VecDeque::new();
+        self.add_pending_splits(module, splits, &mut queue);
+        self.synthesize_splits(module, runtime, queue, &types)?;
+        frame(self, id)
+    }
 }
 
 impl Differentiator {
@@ -161,6 +202,7 @@ impl Differentiator {
             function.linkage = adc_ir::Linkage::Internal;
             module.functions[id] = function;
             self.verify(module, id, &request, &callee)?;
+            self.frame_bytes.insert(id, stats.frame_bytes);
             self.stats.push((name, stats));
         }
         Ok(())

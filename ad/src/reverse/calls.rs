@@ -151,7 +151,7 @@ impl SplitRegistry {
         SplitRegistry { known, pending: Vec::new(), next_id: next_id as u32 }
     }
 
-    fn id_for(&mut self, request: &DiffRequest, signature: Signature) -> FuncId {
+    pub fn id_for(&mut self, request: &DiffRequest, signature: Signature) -> FuncId {
         if let Some(id) = self.known.get(request) {
             return *id;
         }
