@@ -178,8 +178,10 @@ fn decode(module: &Module, caller: FuncId, call: Inst) -> Result<SplitCallSite, 
     let target = &module.functions[function];
     let mut rest = args[1..].iter().copied().peekable();
     let options = parse_options(module, func, &site, api, &mut rest)?;
-    let decoded = if entry == SplitEntry::AugmentSize && all_markers(module, func, &args[1..]) {
-        markers_only(module, func, &site, function, &args[1..])?
+    let remaining: Vec<Value> = rest.clone().collect();
+    let decoded = if entry == SplitEntry::AugmentSize && all_markers(module, func, &remaining) {
+        rest.by_ref().for_each(drop);
+        markers_only(module, func, &site, function, &remaining)?
     } else {
         decode_params(module, func, &site, api, false, function, &mut rest)?
     };
