@@ -82,6 +82,16 @@ impl Synthesize for Differentiator {
             ));
         };
         let primal_name = primal.name.clone();
+        // A registered custom derivative replaces synthesis (`crate::custom`).
+        let prefix = match request.mode {
+            DiffMode::Reverse => "__adc_reverse_",
+            DiffMode::Forward => "__adc_forward_",
+        };
+        let name = fresh_name(module, &format!("{prefix}{primal_name}"));
+        if let Some(id) = crate::custom::top_level_wrapper(module, request, &name)? {
+            self.memo.insert(request.clone(), id);
+            return Ok(id);
+        }
         if request.mode == DiffMode::Forward {
             // Forward synthesis declares its own libm callees and verifies its result.
             let name = fresh_name(module, &format!("__adc_forward_{primal_name}"));
@@ -307,6 +317,20 @@ fn declare_rule_externs(
     use adc_ir::InstructionData as I;
     let primal = &module.functions[function];
     let mut needed = Vec::new();
+    // Calls to `__enzyme_function_like` functions use their library function's rule.
+    for (_, inst) in primal.layout.insts() {
+        let (I::Call { callee, .. }, Some(result)) =
+            (&primal.dfg.insts[inst], primal.dfg.inst_result(inst))
+        else {
+            continue;
+        };
+        if let Some(library) = crate::custom::function_like(module, *callee) {
+            let ty = primal.dfg.value_type(result).clone();
+            if let Ok(externs) = rules::externs_needed(Differentiable::Call(&library), &ty) {
+                needed.extend(externs);
+            }
+        }
+    }
     for (_, inst) in primal.layout.insts() {
         let Some(result) = primal.dfg.inst_result(inst) else { continue };
         let ty = primal.dfg.value_type(result).clone();

@@ -146,6 +146,10 @@ pub fn lower_enzyme_calls(
 ) -> Result<LoweringReport, AdError> {
     let mut report = LoweringReport::default();
     let mut calls = find_api_calls(module);
+    if !calls.is_empty() {
+        // Malformed custom-derivative registrations are reported even where unused.
+        crate::custom::Registrations::read(module)?;
+    }
     // `__enzyme_augmentsize` first: its constant may size an `enzyme_allocated` tape.
     calls.sort_by_key(|(caller, call)| {
         split_api::entry_of(module, *caller, *call) != Some(split_api::SplitEntry::AugmentSize)

@@ -70,6 +70,13 @@ impl Synth<'_> {
             InstructionData::Call { callee, .. } => self.module.functions.get(*callee),
             _ => None,
         };
+        if let InstructionData::Call { callee, .. } = &data {
+            // A registered forward derivative (`crate::custom`) replaces the rules.
+            let registered = crate::custom::derivative_of(self.module, *callee)?;
+            if let Some(derivative) = registered.filter(|_| !active_args.is_empty()) {
+                return self.translate_custom_call(inst, &derivative);
+            }
+        }
         let callee_name = callee.map(|f| f.name.clone());
         let has_rule = callee_name.as_deref().is_some_and(|n| rules::lookup_call(n).is_some());
         if has_rule {

@@ -23,6 +23,7 @@
 
 mod arith;
 mod control;
+mod custom_calls;
 mod memory;
 
 #[cfg(test)]
