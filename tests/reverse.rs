@@ -1,4 +1,4 @@
-//! End-to-end Enzyme C API: every `tests/c/reverse/*.c` and `tests/c/forward/*.c` program
+//! End-to-end Enzyme C API: every `tests/c/reverse/*.c`, `tests/c/forward/*.c` and `tests/c/split/*.c` program
 //! is compiled by clang-19 at -O0 and -O2 to bitcode, built by `adc build` (which replaces
 //! its `__enzyme_autodiff` and `__enzyme_fwddiff` calls by synthesized derivatives; once as
 //! is, once with `--ad-before-opt`), linked with `cc prog.o -lm` and run. Each program
@@ -35,7 +35,7 @@ const LEVELS: &[(&str, &[&str], &[&str])] = &[
 /// The suites under `tests/c/`, each a directory of self-checking programs, and how many
 /// of [`LEVELS`] each runs at. Both include `tests/c/reverse/enzyme.h` (the API
 /// declarations and the checker).
-const SUITES: &[(&str, usize)] = &[("reverse", 4), ("forward", 4)];
+const SUITES: &[(&str, usize)] = &[("reverse", 4), ("forward", 4), ("split", 4)];
 
 /// Cases that fail today, each with the reason, tracked in the open issues. They are
 /// ignored (shown as `[known failure]`) so CI tests everything else; run them with

@@ -146,9 +146,12 @@ pub fn lower_enzyme_calls(
 ) -> Result<LoweringReport, AdError> {
     let mut report = LoweringReport::default();
     let mut calls = find_api_calls(module);
-    if !calls.is_empty() {
-        // Malformed custom-derivative registrations are reported even where unused.
-        crate::custom::Registrations::read(module)?;
+    if let Some(&(caller, call)) = calls.first() {
+        // Malformed custom-derivative registrations are reported even where unused, at
+        // the first API call (globals have no source line).
+        crate::custom::Registrations::read(module).map_err(|e| {
+            AdError::new(Site::inst(module, &module.functions[caller], call), e.kind)
+        })?;
     }
     // `__enzyme_augmentsize` first: its constant may size an `enzyme_allocated` tape.
     calls.sort_by_key(|(caller, call)| {
