@@ -414,7 +414,13 @@ impl<'a> Solver<'a> {
 
     fn call_effects(&self, callee: FuncId, attrs: FuncAttrs) -> Effects {
         let by_site = Effects::from_attrs(attrs);
-        let known = self.effects.get(callee);
+        // A registered custom derivative may move derivatives between any arguments,
+        // whatever the primal's body (if any) does.
+        let mut known = self.effects.get(callee);
+        if crate::custom::is_registered(self.module, callee) {
+            known.reads_args = true;
+            known.writes_args = true;
+        }
         Effects {
             reads_args: by_site.reads_args && known.reads_args,
             writes_args: by_site.writes_args && known.writes_args,

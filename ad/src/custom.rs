@@ -178,6 +178,18 @@ pub fn replaces_synthesis(module: &Module, function: FuncId, mode: DiffMode) -> 
     }
 }
 
+/// Whether `function` is the primal of any registration (unchecked: a cheap test for the
+/// analyses; malformed registrations are reported by [`Registrations::read`]).
+pub fn is_registered(module: &Module, function: FuncId) -> bool {
+    module.globals.values().any(|g| {
+        [REGISTER_GRADIENT, REGISTER_DERIVATIVE, FUNCTION_LIKE].iter().any(|p| g.name.starts_with(p))
+            && matches!(&g.init, Some(Constant::Elements(items)) if matches!(
+                items.first(),
+                Some(Constant::Address { symbol: Symbol::Func(f), offset: 0 }) if *f == function
+            ))
+    })
+}
+
 /// The registered gradient of `function`, if any.
 pub fn gradient_of(module: &Module, function: FuncId) -> Result<Option<CustomGradient>, AdError> {
     Ok(Registrations::read(module)?.gradient(function).cloned())
