@@ -554,3 +554,108 @@ fn float_splat(b: &mut FunctionBuilder, ty: &Type, value: f64) -> Value {
         _ => b.constant(ty.clone(), Constant::Float(bits(ty))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use adc_ir::interp::{Interpreter, Val};
+    use adc_ir::text::parse_module;
+
+    use super::*;
+    use crate::request::Synthesize;
+    use crate::Differentiator;
+
+    /// `sq(x) = x²` with a registered pair whose reverse reports 3·2x (so its use is
+    /// visible), and `f(x) = sq(x) + x` calling it.
+    const REGISTERED: &str = "
+func @sq(%x: f64) -> f64 noinline {
+^entry:
+  %y = fmul f64 %x, %x
+  ret %y
+}
+func @sq_aug(%x: f64) -> {ptr, f64} {
+^entry:
+  %y = fmul f64 %x, %x
+  %u = const {ptr, f64} undef
+  %n = const ptr null
+  %a = insertvalue {ptr, f64} %u, %n, 0
+  %b = insertvalue {ptr, f64} %a, %y, 1
+  ret %b
+}
+func @sq_rev(%x: f64, %d: f64, %tape: ptr) -> f64 {
+^entry:
+  %six = const f64 6.0
+  %s = fmul f64 %six, %x
+  %r = fmul f64 %s, %d
+  ret %r
+}
+global @__enzyme_register_gradient_sq: [3 x ptr], align 8 = [@sq, @sq_aug, @sq_rev]
+func @f(%x: f64) -> f64 {
+^entry:
+  %y = call @sq(%x)
+  %z = fadd f64 %y, %x
+  ret %z
+}
+";
+
+    #[test]
+    fn registrations_are_read_with_their_tape() {
+        let module = parse_module(REGISTERED).unwrap();
+        let found = Registrations::read(&module).unwrap();
+        let sq = module.function_by_name("sq").unwrap();
+        let gradient = found.gradient(sq).expect("registered");
+        assert_eq!(gradient.tape, Some(Type::PTR));
+        assert!(gradient.returns_pair(&module));
+        assert!(is_registered(&module, sq));
+        assert!(replaces_synthesis(&module, sq, DiffMode::Reverse));
+        assert!(!replaces_synthesis(&module, sq, DiffMode::Forward));
+    }
+
+    #[test]
+    fn a_registered_gradient_replaces_synthesis_at_calls_and_at_the_top() {
+        let mut module = parse_module(REGISTERED).unwrap();
+        let mut d = Differentiator::default();
+        let f = module.function_by_name("f").unwrap();
+        let sq = module.function_by_name("sq").unwrap();
+        let active = vec![crate::ArgActivity::Active];
+        let in_call = crate::DiffRequest::reverse(f, active.clone(), RetActivity::Active);
+        let top = crate::DiffRequest::reverse(sq, active, RetActivity::Active);
+        let df = d.derivative(&mut module, &in_call).unwrap();
+        let dsq = d.derivative(&mut module, &top).unwrap();
+        adc_ir::verify::verify_module(&module).unwrap();
+        let mut interp = Interpreter::new(&module).unwrap();
+        assert_eq!(interp.call(df, &[Val::F64(2.0)]).unwrap(), Some(Val::F64(6.0 * 2.0 + 1.0)));
+        assert_eq!(interp.call(dsq, &[Val::F64(2.0)]).unwrap(), Some(Val::F64(12.0)));
+    }
+
+    #[test]
+    fn malformed_registrations_are_errors_naming_the_global() {
+        let wrong_shape = REGISTERED.replace(
+            "[3 x ptr], align 8 = [@sq, @sq_aug, @sq_rev]",
+            "[2 x ptr], align 8 = [@sq, @sq_rev]",
+        );
+        let err = Registrations::read(&parse_module(&wrong_shape).unwrap()).unwrap_err();
+        assert!(err.to_string().contains("has 2 entries where 3 functions"), "{err}");
+        let wrong_reverse =
+            REGISTERED.replace("func @sq_rev(%x: f64, %d: f64, %tape: ptr)", "func @sq_rev(%x: f64, %d: f64)");
+        let err = Registrations::read(&parse_module(&wrong_reverse).unwrap()).unwrap_err();
+        assert!(err.to_string().contains("it must be (f64, f64, ptr) -> f64"), "{err}");
+    }
+
+    #[test]
+    fn function_like_names_a_library_rule() {
+        let text = "
+global internal const @name: [6 x i8], align 1 = c\"log1p\\00\"
+global @__enzyme_function_like: [2 x ptr], align 8 = [@g, @name]
+func @g(%x: f64) -> f64 noinline {
+^entry:
+  ret %x
+}
+";
+        let module = parse_module(text).unwrap();
+        let g = module.function_by_name("g").unwrap();
+        assert_eq!(function_like(&module, g).as_deref(), Some("log1p"));
+        let unknown = text.replace("c\"log1p\\00\"", "c\"nolib\\00\"");
+        let err = Registrations::read(&parse_module(&unknown).unwrap()).unwrap_err();
+        assert!(err.to_string().contains("no derivative rule"), "{err}");
+    }
+}

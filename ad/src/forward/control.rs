@@ -76,6 +76,9 @@ impl Synth<'_> {
             if let Some(derivative) = registered.filter(|_| !active_args.is_empty()) {
                 return self.translate_custom_call(inst, &derivative);
             }
+            if let Some(library) = crate::custom::function_like(self.module, *callee) {
+                return self.translate_function_like(inst, &library);
+            }
         }
         let callee_name = callee.map(|f| f.name.clone());
         let has_rule = callee_name.as_deref().is_some_and(|n| rules::lookup_call(n).is_some());

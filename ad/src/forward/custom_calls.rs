@@ -2,13 +2,16 @@
 //! (`__enzyme_register_derivative_NAME = {f, f_fwd}`, see `crate::custom`): the call
 //! becomes a call to `f_fwd` with each pointer and float argument followed by its shadow
 //! or tangent (a null shadow or zero tangent where the argument carries none), and its
-//! `{primal, tangent}` result gives the call's result and tangent.
+//! `{primal, tangent}` result gives the call's result and tangent. A call to an
+//! `__enzyme_function_like` function keeps the primal call and takes its tangent from the
+//! library function's rule.
 
 use adc_ir::{Constant, FuncAttrs, Inst, InstructionData};
 
 use super::Synth;
 use crate::custom::{forward_result, CustomDerivative};
 use crate::error::AdError;
+use crate::rules::Differentiable;
 
 impl Synth<'_> {
     pub(crate) fn translate_custom_call(
@@ -53,6 +56,24 @@ impl Synth<'_> {
             let tangent = self.b.ins(tangent).1.expect("extractvalue has a result");
             self.record_shadow(result, tangent);
         }
+        Ok(())
+    }
+
+    pub(crate) fn translate_function_like(
+        &mut self,
+        inst: Inst,
+        library: &str,
+    ) -> Result<(), AdError> {
+        let InstructionData::Call { args, .. } = self.primal.inst(inst).clone() else {
+            return Err(self.unsupported(inst, "a function_like call without a direct callee"));
+        };
+        let Some(result) = self.copy_primal(inst) else { return Ok(()) };
+        let primal_result = self.primal.dfg.inst_result(inst).expect("copied a result");
+        if !self.wants_shadow(primal_result) {
+            return Ok(());
+        }
+        let tangent = self.rule_tangent(inst, Differentiable::Call(library), &args, result)?;
+        self.record_shadow(primal_result, tangent);
         Ok(())
     }
 }
