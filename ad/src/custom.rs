@@ -182,7 +182,9 @@ pub fn replaces_synthesis(module: &Module, function: FuncId, mode: DiffMode) -> 
 /// analyses; malformed registrations are reported by [`Registrations::read`]).
 pub fn is_registered(module: &Module, function: FuncId) -> bool {
     module.globals.values().any(|g| {
-        [REGISTER_GRADIENT, REGISTER_DERIVATIVE, FUNCTION_LIKE].iter().any(|p| g.name.starts_with(p))
+        [REGISTER_GRADIENT, REGISTER_DERIVATIVE, FUNCTION_LIKE]
+            .iter()
+            .any(|p| g.name.starts_with(p))
             && matches!(&g.init, Some(Constant::Elements(items)) if matches!(
                 items.first(),
                 Some(Constant::Address { symbol: Symbol::Func(f), offset: 0 }) if *f == function
@@ -396,7 +398,9 @@ pub(crate) fn top_level_wrapper(
                 (_, None) => None,
                 (RetActivity::Const, Some(r)) => Some(r.clone()),
                 (RetActivity::Active, Some(r)) => Some(r.clone()),
-                (RetActivity::Dup, Some(r)) => Some(Type::structure(vec![r.clone(), r.clone()], false)),
+                (RetActivity::Dup, Some(r)) => {
+                    Some(Type::structure(vec![r.clone(), r.clone()], false))
+                }
             };
             (ret, Rule::Derivative(derivative))
         }
@@ -495,19 +499,22 @@ pub(crate) fn top_level_wrapper(
             Rule::Derivative(derivative) => {
                 let args = shadowed(&mut b, true);
                 let out = call(&mut b, derivative.forward, args);
-                let pair = primal.ret.as_ref().is_some_and(|r| {
-                    forward_result(&primal).is_some_and(|f| f != *r)
-                });
+                let pair = primal
+                    .ret
+                    .as_ref()
+                    .is_some_and(|r| forward_result(&primal).is_some_and(|f| f != *r));
                 match (request.ret, out) {
                     (_, None) => None,
                     (RetActivity::Dup, out) => out,
                     (_, Some(out)) if !pair => Some(out),
                     (RetActivity::Const, Some(out)) => {
-                        let data = InstructionData::ExtractValue { aggregate: out, indices: vec![0] };
+                        let data =
+                            InstructionData::ExtractValue { aggregate: out, indices: vec![0] };
                         b.ins(data).1
                     }
                     (RetActivity::Active, Some(out)) => {
-                        let data = InstructionData::ExtractValue { aggregate: out, indices: vec![1] };
+                        let data =
+                            InstructionData::ExtractValue { aggregate: out, indices: vec![1] };
                         b.ins(data).1
                     }
                 }
@@ -519,7 +526,9 @@ pub(crate) fn top_level_wrapper(
         return Err(AdError::new(
             Site::function(&module.functions[request.function].name),
             AdErrorKind::Internal {
-                what: format!("the wrapper of a registered derivative does not verify: {diagnostics}"),
+                what: format!(
+                    "the wrapper of a registered derivative does not verify: {diagnostics}"
+                ),
             },
         ));
     }
@@ -635,8 +644,10 @@ func @f(%x: f64) -> f64 {
         );
         let err = Registrations::read(&parse_module(&wrong_shape).unwrap()).unwrap_err();
         assert!(err.to_string().contains("has 2 entries where 3 functions"), "{err}");
-        let wrong_reverse =
-            REGISTERED.replace("func @sq_rev(%x: f64, %d: f64, %tape: ptr)", "func @sq_rev(%x: f64, %d: f64)");
+        let wrong_reverse = REGISTERED.replace(
+            "func @sq_rev(%x: f64, %d: f64, %tape: ptr)",
+            "func @sq_rev(%x: f64, %d: f64)",
+        );
         let err = Registrations::read(&parse_module(&wrong_reverse).unwrap()).unwrap_err();
         assert!(err.to_string().contains("it must be (f64, f64, ptr) -> f64"), "{err}");
     }

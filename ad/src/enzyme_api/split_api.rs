@@ -148,7 +148,9 @@ pub(super) fn lower_split_call(
         entry => {
             let emit = Emit { func: &mut func, signatures: &signatures, call, api_ret };
             match entry {
-                SplitEntry::AugmentFwd => emit.augmented_forward(&decoded, &params, &layout, split.id),
+                SplitEntry::AugmentFwd => {
+                    emit.augmented_forward(&decoded, &params, &layout, split.id)
+                }
                 _ => emit.reverse(&decoded, &params, &layout, split.id),
             }
         }
@@ -218,8 +220,7 @@ fn decode(module: &Module, caller: FuncId, call: Inst) -> Result<SplitCallSite, 
             "enzyme_allocated needs the memory too: add `enzyme_tape, pointer`".into(),
         ));
     }
-    if entry == SplitEntry::AugmentFwd && options.tape.is_some() && options.allocated.is_none()
-    {
+    if entry == SplitEntry::AugmentFwd && options.tape.is_some() && options.allocated.is_none() {
         return Err(bad_call(
             api,
             site(),
@@ -307,8 +308,7 @@ fn parse_options(
 }
 
 fn all_markers(module: &Module, func: &Function, args: &[Value]) -> bool {
-    !args.is_empty()
-        && args.iter().all(|a| matches!(origin(module, func, *a), Origin::Marker(_)))
+    !args.is_empty() && args.iter().all(|a| matches!(origin(module, func, *a), Origin::Marker(_)))
 }
 
 /// `__enzyme_augmentsize((void*)f, enzyme_dup, enzyme_const, ...)`: one marker per
@@ -367,7 +367,9 @@ fn constant_int(module: &Module, func: &Function, value: Value) -> Option<u64> {
     for _ in 0..MAX_LOOK_THROUGH {
         let ValueDef::Result(inst) = func.dfg.value_def(value) else { return None };
         match func.inst(inst) {
-            InstructionData::Const { value: Constant::Int(v), .. } => return u64::try_from(*v).ok(),
+            InstructionData::Const { value: Constant::Int(v), .. } => {
+                return u64::try_from(*v).ok()
+            }
             InstructionData::Const { value: Constant::Zero, .. } => return Some(0),
             InstructionData::Cast {
                 op: CastOp::Sext | CastOp::Zext | CastOp::Trunc | CastOp::Bitcast,
@@ -471,7 +473,8 @@ impl Emit<'_> {
         };
         args.push(frame_in);
         args.push(ins.constant(&Type::I1, Constant::Int(0))?);
-        let out = ins.value(InstructionData::Call { callee: split, args, attrs: FuncAttrs::empty() })?;
+        let out =
+            ins.value(InstructionData::Call { callee: split, args, attrs: FuncAttrs::empty() })?;
         let mut values = Vec::new();
         if site.options.allocated.is_none() {
             values.push(extract(&mut ins, out, layout.frame_index())?);
@@ -491,7 +494,12 @@ impl Emit<'_> {
                         offset,
                     })?;
                     let align = fields[index].align() as u32;
-                    ins.ins(InstructionData::Store { value: *value, ptr: at, align, volatile: false });
+                    ins.ins(InstructionData::Store {
+                        value: *value,
+                        ptr: at,
+                        align,
+                        volatile: false,
+                    });
                 }
                 None
             }
@@ -545,7 +553,8 @@ impl Emit<'_> {
         }
         args.push(tape);
         args.push(ins.constant(&Type::I1, Constant::Int(1))?);
-        let out = ins.value(InstructionData::Call { callee: split, args, attrs: FuncAttrs::empty() })?;
+        let out =
+            ins.value(InstructionData::Call { callee: split, args, attrs: FuncAttrs::empty() })?;
         let mut adjoints = Vec::new();
         for k in 0..adjoint_types.len() {
             adjoints.push(extract(&mut ins, out, layout.adjoint_index(k))?);

@@ -42,7 +42,8 @@ impl Synth<'_> {
         };
         let (_, out) = self.b.ins(data);
         let Some(result) = self.primal.dfg.inst_result(inst) else { return Ok(()) };
-        let out = out.ok_or_else(|| self.unsupported(inst, "a forward derivative without result"))?;
+        let out =
+            out.ok_or_else(|| self.unsupported(inst, "a forward derivative without result"))?;
         let pair = forward_result(&primal_sig) != primal_sig.ret;
         if !pair {
             self.values.insert(result, out);

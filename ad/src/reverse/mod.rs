@@ -33,8 +33,8 @@
 mod arith;
 mod calls;
 mod control;
-mod memory;
 mod custom_calls;
+mod memory;
 mod split;
 
 use std::collections::{HashMap, HashSet};

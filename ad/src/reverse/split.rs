@@ -224,28 +224,22 @@ impl<'a> Synth<'a> {
             return;
         }
         // `free(null)` does nothing: a frame in caller memory (flag 0) is left alone.
-        let owned = self.ins_before(ret, InstructionData::Load {
-            ty: Type::I64,
-            ptr: frame,
-            align: 8,
-            volatile: false,
-        });
-        let zero = self.ins_before(ret, InstructionData::Const {
-            ty: Type::I64,
-            value: Constant::Int(0),
-        });
-        let null = self.ins_before(ret, InstructionData::Const {
-            ty: Type::PTR,
-            value: Constant::Int(0),
-        });
+        let owned = self.ins_before(
+            ret,
+            InstructionData::Load { ty: Type::I64, ptr: frame, align: 8, volatile: false },
+        );
+        let zero =
+            self.ins_before(ret, InstructionData::Const { ty: Type::I64, value: Constant::Int(0) });
+        let null =
+            self.ins_before(ret, InstructionData::Const { ty: Type::PTR, value: Constant::Int(0) });
         let (Some(owned), Some(zero), Some(null)) = (owned, zero, null) else { return };
         let is_owned =
             self.ins_before(ret, InstructionData::Icmp { cond: IntCC::Ne, args: [owned, zero] });
         let Some(is_owned) = is_owned else { return };
-        let to_free = self.ins_before(ret, InstructionData::Select {
-            flags: InstFlags::empty(),
-            args: [is_owned, frame, null],
-        });
+        let to_free = self.ins_before(
+            ret,
+            InstructionData::Select { flags: InstFlags::empty(), args: [is_owned, frame, null] },
+        );
         let Some(to_free) = to_free else { return };
         self.ins_before(
             ret,
