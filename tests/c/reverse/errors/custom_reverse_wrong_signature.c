@@ -1,7 +1,7 @@
 /* The registered reverse function must take the arguments, the differential of the float
  * result and the tape (here: none) and return the adjoint of x; this one forgets the
  * differential of the result. */
-// expect-error: custom_reverse_wrong_signature.c:19: the reverse function @g_rev has the signature (f64) -> f64
+// expect-error: custom_reverse_wrong_signature.c:17: the reverse function @g_rev has the signature (f64) -> f64
 double __enzyme_autodiff(void *, ...);
 
 __attribute__((noinline)) double g(double x) { return x * x; }
