@@ -41,28 +41,7 @@ const SUITES: &[(&str, usize)] = &[("reverse", 4), ("forward", 4), ("split", 4)]
 /// ignored (shown as `[known failure]`) so CI tests everything else; run them with
 /// `cargo test --test reverse -- --include-ignored`. A case that starts passing should be
 /// removed from this list: nothing checks that automatically.
-const KNOWN_FAILURES: &[(&str, &str)] = &[
-    // Issue 7: with AD before the pipelines, -O0 callees keep their arguments in stack
-    // slots whose shadows a split (augmented forward/reverse) callee cannot hold yet; adc
-    // stops with "cannot differentiate local memory that carries derivatives in a function
-    // called from differentiated code".
-    ("O0-ad-before-opt/31_lstm_cell", "issue 7: shadowed locals in split callees"),
-    ("O0-ad-before-opt/36_helper_calls", "issue 7: shadowed locals in split callees"),
-    ("O0-ad-before-opt/38_norm_licm", "issue 7: shadowed locals in split callees"),
-    // Split mode differentiates the top-level function as a split function, so the same
-    // limit applies to it: at -O0 without the pre-AD pipeline its arguments live in stack
-    // slots that carry derivatives (issue 9, split mode).
-    ("O0-ad-before-opt/90_split_scalar", "issue 7: shadowed locals in split functions"),
-    ("O0-ad-before-opt/91_split_allocated", "issue 7: shadowed locals in split functions"),
-    ("O0-ad-before-opt/92_split_across_functions", "issue 7: shadowed locals in split functions"),
-    ("O0-ad-before-opt/93_split_nofree", "issue 7: shadowed locals in split functions"),
-    ("O0-ad-before-opt/94_split_augmentsize", "issue 7: shadowed locals in split functions"),
-    (
-        "O0-ad-before-opt/split/02_split_growing_tape_in_caller_memory",
-        "issue 7: shadowed locals in split functions",
-    ),
-    ("O0-ad-before-opt/split/03_split_calls_custom", "issue 7: shadowed locals in split functions"),
-];
+const KNOWN_FAILURES: &[(&str, &str)] = &[];
 
 /// The `.c` programs of one suite, sorted.
 fn programs_of(dir: &Path) -> Vec<PathBuf> {

@@ -510,7 +510,11 @@ impl<'a> Solver<'a> {
                         }
                     }
                 }
-                if effects.writes_args && (any_carry || any_shadowed) {
+                // A callee that writes memory it reaches through loaded pointers (-O0 code
+                // keeps its pointer arguments in stack slots) may write through any
+                // pointer argument: `writes_other` counts as writing the arguments.
+                let writes = effects.writes_args || effects.writes_other;
+                if writes && (any_carry || any_shadowed) {
                     for arg in args {
                         if self.is_pointer_like(*arg) {
                             changed |= self.shadow(*arg);
