@@ -612,3 +612,107 @@ fn declared_fields(declared: Option<&Type>, sret: bool, fields: &[Type]) -> Resu
         )
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use adc_ir::interp::{Interpreter, Val};
+    use adc_ir::text::parse_module;
+
+    use crate::{lower_enzyme_calls, Differentiator};
+
+    /// `f(x, y) = x·x·y`; `@run` splits it: augmented forward, then reverse seeded with
+    /// `d`, returning `df/dx` (the tape lives in caller memory when `@run_allocated` runs).
+    const SPLIT: &str = "
+declare @__enzyme_augmentfwd(ptr, ...) -> {ptr, f64}
+declare @__enzyme_augmentfwd_alloc(ptr, ...) -> f64
+declare @__enzyme_reverse(ptr, ...) -> {f64, f64}
+declare @__enzyme_augmentsize(ptr, ...) -> i64
+declare @malloc(i64) -> ptr
+global @enzyme_out: i32, align 4 = 0
+global @enzyme_allocated: i32, align 4 = 0
+global @enzyme_tape: i32, align 4 = 0
+func @f(%x: f64, %y: f64) -> f64 noinline {
+^entry:
+  %xx = fmul f64 %x, %x
+  %r = fmul f64 %xx, %y
+  ret %r
+}
+func @run(%x: f64, %y: f64, %d: f64) -> f64 {
+^entry:
+  %fp = const ptr @f
+  %aug = call @__enzyme_augmentfwd(%fp, %x, %y)
+  %tape = extractvalue {ptr, f64} %aug, 0
+  %adj = call @__enzyme_reverse(%fp, %x, %y, %d, %tape)
+  %dx = extractvalue {f64, f64} %adj, 0
+  ret %dx
+}
+func @size() -> i64 {
+^entry:
+  %fp = const ptr @f
+  %m = const ptr @enzyme_out
+  %out = load i32, %m, align 4
+  %n = call @__enzyme_augmentsize(%fp, %out, %out)
+  ret %n
+}
+func @run_allocated(%x: f64, %y: f64) -> f64 {
+^entry:
+  %fp = const ptr @f
+  %m = const ptr @enzyme_out
+  %out = load i32, %m, align 4
+  %n = call @__enzyme_augmentsize(%fp, %out, %out)
+  %mem = call @malloc(%n)
+  %am = const ptr @enzyme_allocated
+  %alloc = load i32, %am, align 4
+  %tm = const ptr @enzyme_tape
+  %tape = load i32, %tm, align 4
+  %p = call @__enzyme_augmentfwd_alloc(%fp, %alloc, %n, %tape, %mem, %x, %y)
+  %one = const f64 1.0
+  %adj = call @__enzyme_reverse(%fp, %alloc, %n, %tape, %mem, %x, %y, %one)
+  %dy = extractvalue {f64, f64} %adj, 1
+  %sum = fadd f64 %p, %dy
+  ret %sum
+}
+";
+
+    fn call(module: &adc_ir::Module, name: &str, args: &[Val]) -> Option<Val> {
+        let mut interp = Interpreter::new(module).unwrap();
+        interp.call(module.function_by_name(name).unwrap(), args).unwrap()
+    }
+
+    #[test]
+    fn augmented_forward_and_reverse_share_the_tape() {
+        let mut module = parse_module(SPLIT).unwrap();
+        let report = lower_enzyme_calls(&mut module, &mut Differentiator::default()).unwrap();
+        assert_eq!(report.calls_lowered, 6);
+        adc_ir::verify::verify_module(&module).unwrap();
+        // df/dx = 2xy, scaled by d.
+        let dx = call(&module, "run", &[Val::F64(1.5), Val::F64(2.0), Val::F64(0.5)]);
+        assert_eq!(dx, Some(Val::F64(0.5 * 2.0 * 1.5 * 2.0)));
+        // f(x, y) + df/dy = x²y + x², with the tape in caller memory.
+        let sum = call(&module, "run_allocated", &[Val::F64(3.0), Val::F64(2.0)]);
+        assert_eq!(sum, Some(Val::F64(18.0 + 9.0)));
+        let Some(Val::Int(size)) = call(&module, "size", &[]) else { panic!("an integer") };
+        assert!(size >= 8, "the frame holds at least its ownership flag: {size}");
+    }
+
+    #[test]
+    fn a_tape_smaller_than_the_frame_is_an_error() {
+        let text = SPLIT
+            .replace("%mem = call @malloc(%n)", "%n4 = const i64 4\n  %mem = call @malloc(%n4)")
+            .replace(
+                "@__enzyme_augmentfwd_alloc(%fp, %alloc, %n, %tape",
+                "@__enzyme_augmentfwd_alloc(%fp, %alloc, %n4, %tape",
+            );
+        let mut module = parse_module(&text).unwrap();
+        let err = lower_enzyme_calls(&mut module, &mut Differentiator::default()).unwrap_err();
+        assert!(err.to_string().contains("enzyme_allocated gives 4 bytes"), "{err}");
+    }
+
+    #[test]
+    fn a_missing_tape_is_an_error() {
+        let text = SPLIT.replace("(%fp, %x, %y, %d, %tape)", "(%fp, %x, %y, %d)");
+        let mut module = parse_module(&text).unwrap();
+        let err = lower_enzyme_calls(&mut module, &mut Differentiator::default()).unwrap_err();
+        assert!(err.to_string().contains("the tape is missing"), "{err}");
+    }
+}
