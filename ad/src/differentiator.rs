@@ -151,6 +151,17 @@ impl Synthesize for Differentiator {
             ));
         };
         let primal_name = primal.name.clone();
+        if crate::custom::gradient_of(module, request.function)?.is_some() {
+            return Err(AdError::new(
+                Site::function(&primal_name),
+                AdErrorKind::Unsupported {
+                    what: format!(
+                        "split mode of @{primal_name}, which has a registered gradient: call \
+                         its registered augmented forward and reverse functions directly"
+                    ),
+                },
+            ));
+        }
         let layout = SplitLayout::new(&primal.signature, request);
         let signature = layout.signature(&primal.signature, request);
         let runtime = declare_runtime(module, &primal_name)?;
