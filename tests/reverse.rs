@@ -1,4 +1,4 @@
-//! End-to-end Enzyme C API: every `tests/c/reverse/*.c` and `tests/c/forward/*.c` program
+//! End-to-end Enzyme C API: every `tests/c/reverse/*.c`, `tests/c/forward/*.c` and `tests/c/split/*.c` program
 //! is compiled by clang-19 at -O0 and -O2 to bitcode, built by `adc build` (which replaces
 //! its `__enzyme_autodiff` and `__enzyme_fwddiff` calls by synthesized derivatives; once as
 //! is, once with `--ad-before-opt`), linked with `cc prog.o -lm` and run. Each program
@@ -35,24 +35,18 @@ const LEVELS: &[(&str, &[&str], &[&str])] = &[
 /// The suites under `tests/c/`, each a directory of self-checking programs, and how many
 /// of [`LEVELS`] each runs at. Both include `tests/c/reverse/enzyme.h` (the API
 /// declarations and the checker).
-const SUITES: &[(&str, usize)] = &[("reverse", 4), ("forward", 4)];
+const SUITES: &[(&str, usize)] = &[("reverse", 4), ("forward", 4), ("split", 4)];
 
 /// Cases that fail today, each with the reason, tracked in the open issues. They are
 /// ignored (shown as `[known failure]`) so CI tests everything else; run them with
 /// `cargo test --test reverse -- --include-ignored`. A case that starts passing should be
 /// removed from this list: nothing checks that automatically.
 const KNOWN_FAILURES: &[(&str, &str)] = &[
-    // Issue 7: with AD before the pipelines, -O0 callees keep their arguments in stack
-    // slots whose shadows a split (augmented forward/reverse) callee cannot hold yet; adc
-    // stops with "cannot differentiate local memory that carries derivatives in a function
-    // called from differentiated code".
-    ("O0-ad-before-opt/31_lstm_cell", "issue 7: shadowed locals in split callees"),
-    ("O0-ad-before-opt/36_helper_calls", "issue 7: shadowed locals in split callees"),
-    ("O0-ad-before-opt/38_norm_licm", "issue 7: shadowed locals in split callees"),
-    // The forward derivative called from the reverse one keeps -O0 stack slots too.
+    // Reverse over forward on -O0 code: the type analysis of the reverse request cannot
+    // tell whether a stack slot of the synthesized forward derivative holds floats.
     (
         "O0-ad-before-opt/forward/30_reverse_over_forward",
-        "issue 7: shadowed locals in split callees",
+        "type analysis: an -O0 slot of a synthesized forward derivative",
     ),
 ];
 

@@ -433,7 +433,13 @@ impl<'a> Solver<'a> {
 
     fn call_effects(&self, callee: FuncId, attrs: FuncAttrs) -> Effects {
         let by_site = Effects::from_attrs(attrs);
-        let known = self.effects.get(callee);
+        // A registered custom derivative may move derivatives between any arguments,
+        // whatever the primal's body (if any) does.
+        let mut known = self.effects.get(callee);
+        if crate::custom::is_registered(self.module, callee) {
+            known.reads_args = true;
+            known.writes_args = true;
+        }
         Effects {
             reads_args: by_site.reads_args && known.reads_args,
             writes_args: by_site.writes_args && known.writes_args,
@@ -531,11 +537,11 @@ impl<'a> Solver<'a> {
                         }
                     }
                 }
-                // A callee that writes memory it reached through loaded pointers (clang
-                // -O0 keeps its arguments in stack slots) counts as writing "other" memory,
-                // which may be what its pointer arguments point to.
-                let may_write_args = effects.writes_args || effects.writes_other;
-                if may_write_args && (any_carry || any_shadowed) {
+                // A callee that writes memory it reaches through loaded pointers (-O0 code
+                // keeps its pointer arguments in stack slots) may write through any
+                // pointer argument: `writes_other` counts as writing the arguments.
+                let writes = effects.writes_args || effects.writes_other;
+                if writes && (any_carry || any_shadowed) {
                     for arg in args {
                         if self.is_pointer_like(*arg) {
                             changed |= self.shadow(*arg);

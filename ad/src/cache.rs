@@ -62,6 +62,9 @@ pub struct CacheStats {
     pub tapes: usize,
     /// Tapes whose capacity is known in advance (constant trip counts).
     pub presized_tapes: usize,
+    /// Split functions: the size of the frame (the tape of `__enzyme_augmentfwd`), fixed
+    /// at synthesis; 0 for other derivatives.
+    pub frame_bytes: u64,
 }
 
 #[derive(Clone, Debug)]

@@ -21,8 +21,8 @@ use adc_ir::{FuncAttrs, FuncId, Function, Module, Signature, Type};
 
 use crate::cache::{define_tape_push, CacheStats};
 use crate::error::{AdError, AdErrorKind, Site};
-use crate::request::{DiffMode, DiffRequest, Synthesize};
-use crate::reverse::{synthesize, Runtime, SplitRegistry, SynthEnv};
+use crate::request::{DiffMode, DiffRequest, SplitFunction, Synthesize};
+use crate::reverse::{synthesize, Runtime, SplitLayout, SplitRegistry, SynthEnv};
 use crate::rules::{self, Differentiable};
 use crate::typetree::TypeAnalysis;
 
@@ -49,6 +49,8 @@ pub struct Differentiator {
     split_memo: HashMap<DiffRequest, FuncId>,
     /// Cache statistics of every derivative synthesized so far, by its name.
     pub stats: Vec<(String, CacheStats)>,
+    /// Frame (split-mode tape) size of every split function synthesized so far.
+    frame_bytes: HashMap<FuncId, u64>,
 }
 
 impl Differentiator {
@@ -58,6 +60,7 @@ impl Differentiator {
             memo: HashMap::new(),
             split_memo: HashMap::new(),
             stats: Vec::new(),
+            frame_bytes: HashMap::new(),
         }
     }
 }
@@ -80,6 +83,16 @@ impl Synthesize for Differentiator {
             ));
         };
         let primal_name = primal.name.clone();
+        // A registered custom derivative replaces synthesis (`crate::custom`).
+        let prefix = match request.mode {
+            DiffMode::Reverse => "__adc_reverse_",
+            DiffMode::Forward => "__adc_forward_",
+        };
+        let name = fresh_name(module, &format!("{prefix}{primal_name}"));
+        if let Some(id) = crate::custom::top_level_wrapper(module, request, &name)? {
+            self.memo.insert(request.clone(), id);
+            return Ok(id);
+        }
         if request.mode == DiffMode::Forward {
             // Forward synthesis declares its own libm callees and verifies its result.
             let name = fresh_name(module, &format!("__adc_forward_{primal_name}"));
@@ -110,6 +123,55 @@ impl Synthesize for Differentiator {
         self.stats.push((name, stats));
         self.synthesize_splits(module, runtime, queue, &types)?;
         Ok(id)
+    }
+
+    fn split_function(
+        &mut self,
+        module: &mut Module,
+        request: &DiffRequest,
+    ) -> Result<SplitFunction, AdError> {
+        let frame = |d: &Differentiator, id: FuncId| -> Result<SplitFunction, AdError> {
+            let frame_bytes = d.frame_bytes.get(&id).copied().ok_or_else(|| {
+                AdError::new(
+                    Site::function(&format!("{id}")),
+                    AdErrorKind::Internal { what: "a split function without a frame size".into() },
+                )
+            })?;
+            Ok(SplitFunction { id, frame_bytes })
+        };
+        if let Some(&id) = self.split_memo.get(request) {
+            return frame(self, id);
+        }
+        let Some(primal) = module.functions.get(request.function) else {
+            return Err(AdError::new(
+                Site::function("?"),
+                AdErrorKind::Unsupported {
+                    what: format!("a request for unknown function {}", request.function),
+                },
+            ));
+        };
+        let primal_name = primal.name.clone();
+        if crate::custom::gradient_of(module, request.function)?.is_some() {
+            return Err(AdError::new(
+                Site::function(&primal_name),
+                AdErrorKind::Unsupported {
+                    what: format!(
+                        "split mode of @{primal_name}, which has a registered gradient: call \
+                         its registered augmented forward and reverse functions directly"
+                    ),
+                },
+            ));
+        }
+        let layout = SplitLayout::new(&primal.signature, request);
+        let signature = layout.signature(&primal.signature, request);
+        let runtime = declare_runtime(module, &primal_name)?;
+        let types = TypeAnalysis::analyze(&analysis_view(module));
+        let mut splits = SplitRegistry::new(self.split_memo.clone(), module.functions.len());
+        let id = splits.id_for(request, signature);
+        let mut queue = VecDeque::new();
+        self.add_pending_splits(module, splits, &mut queue);
+        self.synthesize_splits(module, runtime, queue, &types)?;
+        frame(self, id)
     }
 }
 
@@ -161,6 +223,7 @@ impl Differentiator {
             function.linkage = adc_ir::Linkage::Internal;
             module.functions[id] = function;
             self.verify(module, id, &request, &callee)?;
+            self.frame_bytes.insert(id, stats.frame_bytes);
             self.stats.push((name, stats));
         }
         Ok(())
@@ -265,6 +328,20 @@ fn declare_rule_externs(
     use adc_ir::InstructionData as I;
     let primal = &module.functions[function];
     let mut needed = Vec::new();
+    // Calls to `__enzyme_function_like` functions use their library function's rule.
+    for (_, inst) in primal.layout.insts() {
+        let (I::Call { callee, .. }, Some(result)) =
+            (&primal.dfg.insts[inst], primal.dfg.inst_result(inst))
+        else {
+            continue;
+        };
+        if let Some(library) = crate::custom::function_like(module, *callee) {
+            let ty = primal.dfg.value_type(result).clone();
+            if let Ok(externs) = rules::externs_needed(Differentiable::Call(&library), &ty) {
+                needed.extend(externs);
+            }
+        }
+    }
     for (_, inst) in primal.layout.insts() {
         let Some(result) = primal.dfg.inst_result(inst) else { continue };
         let ty = primal.dfg.value_type(result).clone();

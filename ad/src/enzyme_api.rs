@@ -47,7 +47,7 @@ pub const FWDDIFF_API: &str = "__enzyme_fwddiff";
 
 /// The mode an API entry point named `name` asks for; `None` for other functions.
 pub fn api_mode(name: &str) -> Option<DiffMode> {
-    if name.contains(AUTODIFF_API) {
+    if name.contains(AUTODIFF_API) || split_api::SplitEntry::from_name(name).is_some() {
         Some(DiffMode::Reverse)
     } else if name.contains(FWDDIFF_API) {
         Some(DiffMode::Forward)
@@ -156,11 +156,28 @@ pub fn lower_enzyme_calls(
     synth: &mut dyn Synthesize,
 ) -> Result<LoweringReport, AdError> {
     let mut report = LoweringReport::default();
-    let mut pending: std::collections::VecDeque<(FuncId, Inst)> = find_api_calls(module).into();
+    let mut calls = find_api_calls(module);
+    if let Some(&(caller, call)) = calls.first() {
+        // Malformed custom-derivative registrations are reported even where unused, at
+        // the first API call (globals have no source line).
+        crate::custom::Registrations::read(module).map_err(|e| {
+            AdError::new(Site::inst(module, &module.functions[caller], call), e.kind)
+        })?;
+    }
+    // `__enzyme_augmentsize` first: its constant may size an `enzyme_allocated` tape.
+    calls.sort_by_key(|(caller, call)| {
+        split_api::entry_of(module, *caller, *call) != Some(split_api::SplitEntry::AugmentSize)
+    });
+    let mut pending: std::collections::VecDeque<(FuncId, Inst)> = calls.into();
     // Innermost first (see `nesting.rs`); when every pending call waits for another one (a
     // cycle), they are lowered anyway and synthesis reports what it cannot differentiate.
     let mut deferred_in_a_row = 0;
     while let Some((caller, call)) = pending.pop_front() {
+        if split_api::entry_of(module, caller, call).is_some() {
+            split_api::lower_split_call(module, caller, call, synth)?;
+            report.calls_lowered += 1;
+            continue;
+        }
         let decoded = decode_call(module, caller, call)?;
         if deferred_in_a_row <= pending.len() && nesting::reaches_api_call(module, decoded.function)
         {
@@ -343,6 +360,54 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
             "no function to differentiate was passed".to_string(),
         ));
     };
+    let function = target_function(module, func, &site, api_name, mode, fn_arg)?;
+    let target = &module.functions[function];
+    let params = &target.signature.params;
+    let mut rest = args[1..].iter().copied().peekable();
+    let width = width::take_width(module, func, mode, &mut rest)
+        .map_err(|reason| bad_call(api_name, site(), reason))?;
+    let decoded =
+        decode_params(module, func, &site, api_name, forward, width, function, &mut rest)?;
+    if let Some(extra) = rest.next() {
+        return Err(bad_call(
+            api_name,
+            site(),
+            format!(
+                "too many arguments: @{} has {}; `{}` and {} after it are left over",
+                target.name,
+                count_of(params.len(), "parameter"),
+                value_text(module, func, extra),
+                count_of(rest.count(), "more argument")
+            ),
+        ));
+    }
+    let ret = match &target.signature.ret {
+        Some(ty) if ty.is_float() => RetActivity::Active,
+        // Forward mode returns the tangent of any all-float result (a struct of doubles).
+        Some(ty) if forward && leaves_of(ty).is_some_and(|l| !l.is_empty()) => RetActivity::Active,
+        _ => RetActivity::Const,
+    };
+    let request = DiffRequest {
+        function,
+        mode,
+        args: decoded.iter().map(|a| a.activity).collect(),
+        ret,
+        width,
+    };
+    Ok(DecodedCall { mode, function, args: decoded, sret, request })
+}
+
+/// The function an API call differentiates (its first argument), checked to be
+/// differentiable: defined here (or covered by a registered custom derivative) and not
+/// variadic.
+fn target_function(
+    module: &Module,
+    func: &Function,
+    site: &dyn Fn() -> Site,
+    api_name: &str,
+    mode: DiffMode,
+    fn_arg: Value,
+) -> Result<FuncId, AdError> {
     let function = match origin(module, func, fn_arg) {
         Origin::Function(f) if is_api_function(module, f) => {
             return Err(bad_call(
@@ -365,7 +430,7 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
         }
     };
     let target = &module.functions[function];
-    if target.is_declaration() {
+    if target.is_declaration() && !crate::custom::replaces_synthesis(module, function, mode) {
         return Err(bad_call(
             api_name,
             site(),
@@ -383,10 +448,24 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
             format!("@{} takes variable arguments, which cannot be differentiated", target.name),
         ));
     }
+    Ok(function)
+}
+
+/// Decodes the markers, values and shadows of the differentiated function's parameters
+/// from `rest`, leaving what follows them (the caller decides whether extra arguments are
+/// an error or, in split mode, the differential return and the tape).
+fn decode_params(
+    module: &Module,
+    func: &Function,
+    site: &dyn Fn() -> Site,
+    api_name: &str,
+    forward: bool,
+    width: u32,
+    function: FuncId,
+    rest: &mut std::iter::Peekable<impl Iterator<Item = Value>>,
+) -> Result<Vec<DecodedArg>, AdError> {
+    let target = &module.functions[function];
     let params = &target.signature.params;
-    let mut rest = args[1..].iter().copied().peekable();
-    let width = width::take_width(module, func, mode, &mut rest)
-        .map_err(|reason| bad_call(api_name, site(), reason))?;
     let mut decoded = Vec::with_capacity(params.len());
     for (index, param_ty) in params.iter().enumerate() {
         let describe =
@@ -414,7 +493,7 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
                 ))
             }
             Origin::Marker(Marker::DupV) => {
-                let stride = width::take_stride(module, func, &mut rest)
+                let stride = width::take_stride(module, func, rest)
                     .map_err(|reason| bad_call(api_name, site(), describe(&reason)))?;
                 let value = rest.next();
                 let base = rest.next();
@@ -581,33 +660,7 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
         };
         decoded.push(DecodedArg { value, shadows, stride: None, activity });
     }
-    if let Some(extra) = rest.next() {
-        return Err(bad_call(
-            api_name,
-            site(),
-            format!(
-                "too many arguments: @{} has {}; `{}` and {} after it are left over",
-                target.name,
-                count_of(params.len(), "parameter"),
-                value_text(module, func, extra),
-                count_of(rest.count(), "more argument")
-            ),
-        ));
-    }
-    let ret = match &target.signature.ret {
-        Some(ty) if ty.is_float() => RetActivity::Active,
-        // Forward mode returns the tangent of any all-float result (a struct of doubles).
-        Some(ty) if forward && leaves_of(ty).is_some_and(|l| !l.is_empty()) => RetActivity::Active,
-        _ => RetActivity::Const,
-    };
-    let request = DiffRequest {
-        function,
-        mode,
-        args: decoded.iter().map(|a| a.activity).collect(),
-        ret,
-        width,
-    };
-    Ok(DecodedCall { mode, function, args: decoded, sret, request })
+    Ok(decoded)
 }
 
 /// `1 parameter`, `2 parameters`.
@@ -1010,6 +1063,7 @@ fn is_used(func: &Function, value: Value) -> bool {
 }
 
 mod nesting;
+mod split_api;
 #[cfg(test)]
 mod tests;
 mod width;

@@ -9,6 +9,7 @@
 
 pub mod activity;
 pub mod cache;
+pub mod custom;
 pub mod differentiator;
 pub mod enzyme_api;
 pub mod error;
@@ -21,4 +22,4 @@ pub mod typetree;
 pub use differentiator::{Differentiator, DifferentiatorOptions};
 pub use enzyme_api::{lower_enzyme_calls, LoweringReport};
 pub use error::{AdError, AdErrorKind, Site};
-pub use request::{ArgActivity, DiffMode, DiffRequest, RetActivity, Synthesize};
+pub use request::{ArgActivity, DiffMode, DiffRequest, RetActivity, SplitFunction, Synthesize};

@@ -103,6 +103,14 @@ impl fmt::Display for DiffRequest {
     }
 }
 
+/// A split function (both halves of a reverse-mode derivative, selected by a phase flag;
+/// see `crate::reverse::calls`) and the byte size of its frame, the tape of split mode.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub struct SplitFunction {
+    pub id: FuncId,
+    pub frame_bytes: u64,
+}
+
 /// Produces the derivative function of a request inside `module` (memoised by the
 /// implementor) and returns its id. The API lowering is written against this trait, so it
 /// does not depend on how synthesis works.
@@ -112,4 +120,20 @@ pub trait Synthesize {
         module: &mut adc_ir::Module,
         request: &DiffRequest,
     ) -> Result<FuncId, crate::AdError>;
+
+    /// The split function of a reverse-mode request (`__enzyme_augmentfwd` and
+    /// `__enzyme_reverse`). Synthesizers that only produce whole derivatives refuse it.
+    fn split_function(
+        &mut self,
+        module: &mut adc_ir::Module,
+        request: &DiffRequest,
+    ) -> Result<SplitFunction, crate::AdError> {
+        let name = module.functions.get(request.function).map_or("?", |f| f.name.as_str());
+        Err(crate::AdError::new(
+            crate::Site::function(name),
+            crate::AdErrorKind::Unsupported {
+                what: format!("{request} in split mode with this synthesizer"),
+            },
+        ))
+    }
 }

@@ -43,6 +43,17 @@ impl Synth<'_> {
             _ => None,
         };
         let callee = callee_id.and_then(|id| self.module.functions.get(id));
+        if let Some(id) = callee_id {
+            // A registered forward derivative (`crate::custom`) replaces the rules.
+            let any_active = data.args().iter().any(|a| self.carries(*a));
+            let registered = crate::custom::derivative_of(self.module, id)?;
+            if let Some(derivative) = registered.filter(|_| any_active) {
+                return self.translate_custom_call(inst, &derivative);
+            }
+            if let Some(library) = crate::custom::function_like(self.module, id) {
+                return self.translate_function_like(inst, &library);
+            }
+        }
         let callee_name = callee.map(|f| f.name.clone());
         if callee_name.as_deref().is_some_and(|n| rules::lookup_call(n).is_some()) {
             return self.translate_arith_call(inst, &data);

@@ -24,6 +24,7 @@
 mod arith;
 mod calls;
 mod control;
+mod custom_calls;
 mod memory;
 
 #[cfg(test)]
@@ -337,6 +338,7 @@ pub(crate) fn derivative_signature(
 fn declare_rule_callees(module: &mut Module, primal_id: FuncId) -> Result<(), AdError> {
     let primal = &module.functions[primal_id];
     let mut needed: Vec<(&'static str, Signature)> = Vec::new();
+    let like = crate::custom::Registrations::read(module).unwrap_or_default();
     for (_, inst) in primal.layout.insts() {
         let Some(result) = primal.dfg.inst_result(inst) else { continue };
         let ty = primal.dfg.value_type(result);
@@ -349,7 +351,10 @@ fn declare_rule_callees(module: &mut Module, primal_id: FuncId) -> Result<(), Ad
             InstructionData::Fma { .. } => Differentiable::Fma,
             InstructionData::Call { callee, .. } => match module.functions.get(*callee) {
                 Some(f) if rules::lookup_call(&f.name).is_some() => Differentiable::Call(&f.name),
-                _ => continue,
+                _ => match like.like(*callee) {
+                    Some(library) => Differentiable::Call(library),
+                    None => continue,
+                },
             },
             _ => continue,
         };

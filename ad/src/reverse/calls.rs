@@ -32,6 +32,7 @@ use std::collections::HashMap;
 
 use adc_ir::{Constant, FuncAttrs, FuncId, Inst, InstructionData, Module, Signature, Type, Value};
 
+use super::custom_calls::CustomForward;
 use super::memory::ALLOCATORS;
 use super::{has_float, has_pointer, Synth};
 use crate::error::AdError;
@@ -151,7 +152,7 @@ impl SplitRegistry {
         SplitRegistry { known, pending: Vec::new(), next_id: next_id as u32 }
     }
 
-    fn id_for(&mut self, request: &DiffRequest, signature: Signature) -> FuncId {
+    pub fn id_for(&mut self, request: &DiffRequest, signature: Signature) -> FuncId {
         if let Some(id) = self.known.get(request) {
             return *id;
         }
@@ -257,6 +258,11 @@ impl<'a> Synth<'a> {
     /// the primal result (and the shadow of a returned pointer) and remembers the frame.
     /// Returns `false` when the call is not differentiated this way.
     pub(super) fn forward_split_call(&mut self, inst: Inst) -> Result<bool, AdError> {
+        match self.forward_custom_call(inst)? {
+            CustomForward::Emitted => return Ok(true),
+            CustomForward::Primal => return Ok(false),
+            CustomForward::NotCustom => {}
+        }
         let Some(request) = self.split_request(inst)? else { return Ok(false) };
         let InstructionData::Call { args, .. } = self.primal.dfg.insts[inst].clone() else {
             return Ok(false);
@@ -342,6 +348,9 @@ impl<'a> Synth<'a> {
     }
 
     pub(super) fn reverse_call(&mut self, inst: Inst) -> Result<(), AdError> {
+        if self.reverse_custom_call(inst)? {
+            return Ok(());
+        }
         if let Some(call) = self.split_calls.get(&inst).cloned() {
             self.reverse_split_call(inst, call);
             return Ok(());

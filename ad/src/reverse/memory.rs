@@ -62,6 +62,13 @@ impl<'a> Synth<'a> {
         is_null.then(|| self.constant(Type::PTR, Constant::Int(0)))
     }
 
+    /// Split mode: whether `inst` runs at most once per call (outside loops), so that a
+    /// frame slot can hold what it creates.
+    fn alloca_runs_once(&self, inst: Inst) -> bool {
+        self.split.is_some()
+            && self.primal.layout.inst_block(inst).is_some_and(|b| self.info.loops.depth(b) == 0)
+    }
+
     pub(super) fn set_shadow(&mut self, primal: Value, shadow: Value) {
         if let Some(name) = self.primal.dfg.value_name(primal) {
             self.f.dfg.set_value_name(shadow, &format!("{name}.shadow"));
@@ -75,10 +82,20 @@ impl<'a> Synth<'a> {
         let result = self.primal.dfg.inst_result(inst);
         let needs = result.is_some_and(|r| self.activity.needs_shadow(r));
         match self.primal.dfg.insts[inst].clone() {
+            // Split functions: the shadow of a fixed-size local outside loops lives in the
+            // frame, so it survives until the reverse phase (the primal local need not: the
+            // reverse phase never reads primal memory in split mode).
+            I::Alloca { ty, count: None, align } if needs && self.alloca_runs_once(inst) => {
+                let shadow = self.frame_slot(ty.size(), u64::from(align).max(ty.align()));
+                let shadow = shadow.expect("split functions have a frame");
+                let bytes = self.iconst(Type::I64, ty.size() as i128);
+                self.memset_zero(shadow, bytes);
+                self.set_shadow(result.expect("alloca has a result"), shadow);
+            }
             I::Alloca { .. } if needs && self.split.is_some() => {
                 return Err(self.unsupported(
                     inst,
-                    "local memory that carries derivatives in a function called from differentiated code",
+                    "local memory of variable size, or allocated in a loop, that carries derivatives in a function called from differentiated code",
                 ));
             }
             I::Alloca { ty, count, align } if needs => {

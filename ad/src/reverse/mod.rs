@@ -33,6 +33,7 @@
 mod arith;
 mod calls;
 mod control;
+mod custom_calls;
 mod memory;
 mod split;
 
@@ -180,6 +181,8 @@ pub(crate) struct Synth<'a> {
     pub splits: &'a mut SplitRegistry,
     /// Primal calls differentiated through split functions.
     pub split_calls: HashMap<Inst, SplitCall>,
+    /// Primal calls differentiated through registered gradients (`custom_calls`).
+    pub custom_calls: HashMap<Inst, custom_calls::CustomCall>,
     /// Set when building a split function.
     pub split: Option<SplitMode>,
 }
@@ -271,6 +274,7 @@ pub(crate) fn synthesize(
         forward_exit,
         splits,
         split_calls: HashMap::new(),
+        custom_calls: HashMap::new(),
         split: None,
     };
     synth.bind_parameters(params_block, entry);

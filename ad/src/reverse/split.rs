@@ -5,9 +5,13 @@
 //!
 //! ```text
 //! adc_entry(params, shadows, [d_ret], %tape, %phase):
-//!     brif %phase, adc_setup(%tape), adc_alloc
-//! adc_alloc:                      ; forward phase: a fresh frame
-//!     %m = call @malloc(FRAME_SIZE); jump adc_setup(%m)
+//!     brif %phase, adc_setup(%tape), adc_pick_frame
+//! adc_pick_frame:                 ; forward phase: caller memory when %tape is not null
+//!     brif (%tape == null), adc_alloc, adc_caller_frame
+//! adc_alloc:                      ; a fresh heap frame, owned (freed by the reverse phase)
+//!     %m = call @malloc(FRAME_SIZE); store i64 1, %m; jump adc_setup(%m)
+//! adc_caller_frame:               ; the caller's memory (`enzyme_allocated`), not owned
+//!     store i64 0, %tape; jump adc_setup(%tape)
 //! adc_setup(%frame):              ; both phases: adjoint slots, frame addresses
 //!     brif %phase, adc_reverse_start, adc_fwd_init
 //! adc_fwd_init:                   ; forward phase: tape headers start empty
@@ -20,11 +24,22 @@
 //! ```
 //!
 //! The frame's size is only known when synthesis is done (slots and tapes are created on
-//! demand), so the `const` feeding `malloc` is patched by `finish_split`.
+//! demand), so the `const` feeding `malloc` is patched by `finish_split`. It is fixed per
+//! split function (loop tapes grow in heap buffers whose headers sit in the frame), which
+//! is what lets `__enzyme_augmentsize` report it and `enzyme_allocated` memory hold it.
+//!
+//! The first 8 bytes of every frame say whether the reverse phase frees it: 1 for a frame
+//! the forward phase allocated, 0 for caller memory; `__enzyme_reverse(..., enzyme_nofree)`
+//! clears it before the reverse phase runs, so the tape outlives it.
 
-use adc_ir::{Block, BlockCall, Constant, FuncAttrs, InstFlags, InstructionData, Type, Value};
+use adc_ir::{
+    Block, BlockCall, Constant, FuncAttrs, InstFlags, InstructionData, IntCC, Type, Value,
+};
 
 use super::{SplitLayout, SplitMode, Synth};
+
+/// Bytes at the start of every frame that hold its ownership flag (see the module header).
+pub(crate) const FRAME_HEADER_BYTES: u64 = 8;
 
 impl<'a> Synth<'a> {
     /// Adds the split parameters and the frame-allocating blocks (see the module header).
@@ -41,9 +56,15 @@ impl<'a> Synth<'a> {
         self.f.dfg.set_value_name(tape, "frame_in");
         let phase = self.f.dfg.append_block_param(params_block, Type::I1);
         self.f.dfg.set_value_name(phase, "reverse_phase");
+        let pick = self.f.dfg.make_block();
+        self.f.dfg.set_block_name(pick, "adc_pick_frame");
+        self.f.layout.append_block(pick);
         let alloc = self.f.dfg.make_block();
         self.f.dfg.set_block_name(alloc, "adc_alloc");
         self.f.layout.append_block(alloc);
+        let caller_frame = self.f.dfg.make_block();
+        self.f.dfg.set_block_name(caller_frame, "adc_caller_frame");
+        self.f.layout.append_block(caller_frame);
         self.f.layout.append_block(self.setup);
         let frame = self.f.dfg.append_block_param(self.setup, Type::PTR);
         self.f.dfg.set_value_name(frame, "frame");
@@ -57,8 +78,20 @@ impl<'a> Synth<'a> {
         self.ins(InstructionData::Brif {
             cond: phase,
             then_dest: BlockCall::new(self.setup, vec![tape]),
-            else_dest: BlockCall::new(alloc, Vec::new()),
+            else_dest: BlockCall::new(pick, Vec::new()),
         });
+        self.cur = pick;
+        let null = self.constant(Type::PTR, Constant::Int(0));
+        let is_null = self.val(InstructionData::Icmp { cond: IntCC::Eq, args: [tape, null] });
+        self.ins(InstructionData::Brif {
+            cond: is_null,
+            then_dest: BlockCall::new(alloc, Vec::new()),
+            else_dest: BlockCall::new(caller_frame, Vec::new()),
+        });
+        self.cur = caller_frame;
+        let not_owned = self.iconst(Type::I64, 0);
+        self.store(not_owned, tape);
+        self.ins(InstructionData::Jump { dest: BlockCall::new(self.setup, vec![tape]) });
         self.cur = alloc;
         let size = self.iconst(Type::I64, 1);
         let frame_size = match self.f.dfg.value_def(size) {
@@ -70,6 +103,8 @@ impl<'a> Synth<'a> {
             args: vec![size],
             attrs: FuncAttrs::empty(),
         });
+        let owned = self.iconst(Type::I64, 1);
+        self.store(owned, fresh);
         self.ins(InstructionData::Jump { dest: BlockCall::new(self.setup, vec![fresh]) });
         self.cur = self.setup;
 
@@ -86,7 +121,7 @@ impl<'a> Synth<'a> {
             fwd_init,
             reverse_start,
             frame_size,
-            frame_bytes: 0,
+            frame_bytes: FRAME_HEADER_BYTES,
             layout,
         });
     }
@@ -174,24 +209,43 @@ impl<'a> Synth<'a> {
         Some(acc)
     }
 
-    /// Split mode: frees the frame before the reverse phase returns and fixes the frame
-    /// size in the forward phase's allocation.
+    /// Split mode: frees the frame (when it owns it) before the reverse phase returns, and
+    /// fixes the frame size in the forward phase's allocation and in the statistics.
     pub(super) fn finish_split(&mut self) {
         let Some(split) = self.split.as_ref() else { return };
         let (frame, frame_size, bytes) = (split.frame, split.frame_size, split.frame_bytes);
         self.f.dfg.insts[frame_size] = InstructionData::Const {
             ty: Type::I64,
-            value: Constant::int(&Type::I64, bytes.max(1) as i128),
+            value: Constant::int(&Type::I64, bytes as i128),
         };
+        self.cache.stats.frame_bytes = bytes;
         let Some(ret) = self.cache.final_return else { return };
         if self.f.layout.inst_block(ret).is_none() {
             return;
         }
+        // `free(null)` does nothing: a frame in caller memory (flag 0) is left alone.
+        let owned = self.ins_before(
+            ret,
+            InstructionData::Load { ty: Type::I64, ptr: frame, align: 8, volatile: false },
+        );
+        let zero =
+            self.ins_before(ret, InstructionData::Const { ty: Type::I64, value: Constant::Int(0) });
+        let null =
+            self.ins_before(ret, InstructionData::Const { ty: Type::PTR, value: Constant::Int(0) });
+        let (Some(owned), Some(zero), Some(null)) = (owned, zero, null) else { return };
+        let is_owned =
+            self.ins_before(ret, InstructionData::Icmp { cond: IntCC::Ne, args: [owned, zero] });
+        let Some(is_owned) = is_owned else { return };
+        let to_free = self.ins_before(
+            ret,
+            InstructionData::Select { flags: InstFlags::empty(), args: [is_owned, frame, null] },
+        );
+        let Some(to_free) = to_free else { return };
         self.ins_before(
             ret,
             InstructionData::Call {
                 callee: self.runtime.free,
-                args: vec![frame],
+                args: vec![to_free],
                 attrs: FuncAttrs::empty(),
             },
         );
