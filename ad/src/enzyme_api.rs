@@ -454,6 +454,7 @@ fn target_function(
 /// Decodes the markers, values and shadows of the differentiated function's parameters
 /// from `rest`, leaving what follows them (the caller decides whether extra arguments are
 /// an error or, in split mode, the differential return and the tape).
+#[allow(clippy::too_many_arguments)] // the call site's context, passed through as it is
 fn decode_params(
     module: &Module,
     func: &Function,
