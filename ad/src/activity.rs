@@ -35,22 +35,34 @@
 //!   when it is a call with an active argument. A `readnone` call whose arguments are
 //!   inactive is inactive.
 //!
-//! Globals start out inactive (not shadowed) and become shadowed like any other memory,
-//! when an active value is stored into them; stores into them are then useful, because
-//! the caller sees globals. Calls to other defined functions are treated conservatively
-//! through their effects; refining activity across calls is for later.
+//! **Globals.** Constant globals (and mutable ones nothing writes) are inactive: what
+//! they hold is a constant of the program. In reverse mode a mutable global whose type
+//! holds floats and that some function of the module writes (a store, copy or set through
+//! its address, or its address passed to a call or stored away) may carry derivatives
+//! between functions, so its class is shadowed from the start in every function of the
+//! module, whichever function writes it ([`shadowed_globals`]: one module-wide answer, so
+//! a split callee and its caller agree about a global both touch); the differentiator
+//! gives it a zero-initialised shadow global `__adc_shadow_<name>`
+//! ([`SHADOW_GLOBAL_PREFIX`]). Globals holding only integers (a counter, a generator's
+//! state) never carry and stay inactive. Other globals become shadowed like any other
+//! memory, when an active value is stored into them; stores into them are useful, because
+//! the caller sees globals. Forward mode keeps the older rule (no seeding). Calls to other
+//! defined functions are treated conservatively through their effects.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 use adc_ir::{
-    CastOp, Constant, FuncAttrs, FuncId, Function, Inst, InstructionData, Module, Symbol, Type,
-    Value,
+    CastOp, Constant, FuncAttrs, FuncId, Function, GlobalId, Inst, InstructionData, Module, Symbol,
+    Type, Value,
 };
 use adc_passes::effects::{Effects, ModuleEffects};
 use adc_passes::manager::AnalysisManager;
 
 use crate::error::{AdError, AdErrorKind, Site};
+
+/// Name prefix of the shadow of a global: `__adc_shadow_<name>`.
+pub const SHADOW_GLOBAL_PREFIX: &str = "__adc_shadow_";
 use crate::request::{ArgActivity, DiffMode, DiffRequest, RetActivity};
 use crate::typetree::{BaseType, TypeAnalysis};
 
@@ -162,6 +174,8 @@ struct Solver<'a> {
     shadowed: HashSet<Value>,
     useful: HashSet<Value>,
     constant: HashSet<Value>,
+    /// Globals shadowed from the start (reverse mode, see [`shadowed_globals`]).
+    seeded_globals: HashSet<GlobalId>,
 }
 
 impl<'a> Solver<'a> {
@@ -186,6 +200,10 @@ impl<'a> Solver<'a> {
             shadowed: HashSet::new(),
             useful: HashSet::new(),
             constant: HashSet::new(),
+            seeded_globals: match request.mode {
+                DiffMode::Reverse => shadowed_globals(module),
+                DiffMode::Forward => HashSet::new(),
+            },
         };
         solver.build_classes();
         solver
@@ -284,13 +302,16 @@ impl<'a> Solver<'a> {
         }
         for (_, inst) in func.layout.insts() {
             if let InstructionData::Const {
-                value: Constant::Address { symbol: Symbol::Global(_), .. },
+                value: Constant::Address { symbol: Symbol::Global(global), .. },
                 ..
-            } = func.inst(inst)
+            } = *func.inst(inst)
             {
                 if let Some(r) = func.dfg.inst_result(inst) {
                     let class = self.find(r);
                     self.useful.insert(class);
+                    if self.seeded_globals.contains(&global) {
+                        self.shadowed.insert(class);
+                    }
                 }
             }
         }
@@ -412,6 +433,14 @@ impl<'a> Solver<'a> {
         self.carries.contains(&value) || self.is_shadowed(value)
     }
 
+    /// Calls that never carry derivatives whatever their arguments: output-only library
+    /// functions (`printf`...) and functions registered in `__enzyme_inactivefn`.
+    fn output_only(&self, callee: FuncId) -> bool {
+        let name = self.module.functions[callee].name.as_str();
+        crate::reverse::INACTIVE_LIBRARY.contains(&name)
+            || crate::reverse::registered_inactive(self.module, callee)
+    }
+
     fn call_effects(&self, callee: FuncId, attrs: FuncAttrs) -> Effects {
         let by_site = Effects::from_attrs(attrs);
         let known = self.effects.get(callee);
@@ -458,6 +487,12 @@ impl<'a> Solver<'a> {
                         changed |= self.shadow(r);
                     }
                 }
+                // The shadow of a loaded pointer is loaded from the shadow of the memory
+                // (which a call such as `posix_memalign` may have filled, with no store
+                // instruction in sight): that memory needs a shadow too.
+                if func.dfg.value_type(r).is_ptr() && self.is_shadowed(r) {
+                    changed |= self.shadow(*ptr);
+                }
             }
             (I::Store { value, ptr, .. }, _) => {
                 if self.carries.contains(value)
@@ -491,6 +526,7 @@ impl<'a> Solver<'a> {
                     changed |= self.shadow(*dst);
                 }
             }
+            (I::Call { callee, .. }, _) if self.output_only(*callee) => {}
             (I::Call { callee, args, attrs }, result) => {
                 let effects = self.call_effects(*callee, *attrs);
                 let reads = effects.reads();
@@ -568,6 +604,11 @@ impl<'a> Solver<'a> {
                 if self.request.ret != RetActivity::Const {
                     changed |= self.reach(*v);
                 }
+                // The caller sees what is stored through a returned pointer (a split
+                // callee returning a block it filled must return its shadow too).
+                if func.dfg.value_type(*v).is_ptr() {
+                    changed |= self.make_useful(*v);
+                }
             }
             (I::Load { ptr, .. }, Some(r)) => {
                 if result_reaches || self.holds_needed_pointer(r) {
@@ -602,6 +643,7 @@ impl<'a> Solver<'a> {
                     changed |= self.make_useful(*src);
                 }
             }
+            (I::Call { callee, .. }, _) if self.output_only(*callee) => {}
             (I::Call { callee, args, attrs }, _) => {
                 let effects = self.call_effects(*callee, *attrs);
                 let writes_useful = effects.writes_args && args.iter().any(|a| self.is_useful(*a));
@@ -689,6 +731,109 @@ impl<'a> Solver<'a> {
         }
         Activity { function: self.id, active_values, active_insts, shadowed_values }
     }
+}
+
+/// The mutable globals of `module` that may carry derivatives in reverse mode: defined
+/// (not declared), not constant, not themselves shadows, with floats in their type, and
+/// written by some function of the module that is not synthesized (`__adc_*`): a store,
+/// copy, set or atomic through an address derived from the global (offsets, casts,
+/// selects, block parameters), or that address passed to a call or stored into memory,
+/// where anything may write through it.
+pub fn shadowed_globals(module: &Module) -> HashSet<GlobalId> {
+    let candidates: HashSet<GlobalId> = module
+        .globals
+        .iter()
+        .filter(|(_, g)| {
+            !g.constant
+                && g.init.is_some()
+                && !g.name.starts_with(SHADOW_GLOBAL_PREFIX)
+                && has_float(&g.ty)
+        })
+        .map(|(id, _)| id)
+        .collect();
+    let mut written = HashSet::new();
+    if candidates.is_empty() {
+        return written;
+    }
+    for (_, func) in module.functions.iter() {
+        if func.is_declaration() || func.name.starts_with("__adc_") {
+            continue;
+        }
+        for (global, derived) in global_addresses(func, &candidates) {
+            if writes_through(func, &derived) {
+                written.insert(global);
+            }
+        }
+    }
+    written
+}
+
+/// For each candidate global that `func` names, the values derived from its address.
+fn global_addresses(
+    func: &Function,
+    candidates: &HashSet<GlobalId>,
+) -> HashMap<GlobalId, HashSet<Value>> {
+    use InstructionData as I;
+    let mut derived: HashMap<GlobalId, HashSet<Value>> = HashMap::new();
+    for (_, inst) in func.layout.insts() {
+        if let I::Const { value: Constant::Address { symbol: Symbol::Global(g), .. }, .. } =
+            func.inst(inst)
+        {
+            if let (true, Some(r)) = (candidates.contains(g), func.dfg.inst_result(inst)) {
+                derived.entry(*g).or_default().insert(r);
+            }
+        }
+    }
+    for values in derived.values_mut() {
+        loop {
+            let before = values.len();
+            for (_, inst) in func.layout.insts() {
+                let data = func.inst(inst);
+                let result = func.dfg.inst_result(inst);
+                match (data, result) {
+                    (I::PtrAdd { ptr: base, .. }, Some(r))
+                    | (I::Cast { arg: base, .. }, Some(r))
+                        if values.contains(base) =>
+                    {
+                        values.insert(r);
+                    }
+                    (I::Select { args, .. }, Some(r))
+                        if values.contains(&args[1]) || values.contains(&args[2]) =>
+                    {
+                        values.insert(r);
+                    }
+                    _ => {
+                        for target in data.branch_targets() {
+                            let params = func.dfg.block_params(target.block);
+                            for (arg, param) in target.args.iter().zip(params) {
+                                if values.contains(arg) {
+                                    values.insert(*param);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            if values.len() == before {
+                break;
+            }
+        }
+    }
+    derived
+}
+
+/// Whether some instruction of `func` may write through one of `addresses`.
+fn writes_through(func: &Function, addresses: &HashSet<Value>) -> bool {
+    use InstructionData as I;
+    func.layout.insts().any(|(_, inst)| match func.inst(inst) {
+        I::Store { value, ptr, .. } => addresses.contains(ptr) || addresses.contains(value),
+        I::MemCopy { dst, .. } | I::MemSet { dst, .. } => addresses.contains(dst),
+        I::AtomicRmw { ptr, .. } | I::CmpXchg { ptr, .. } => addresses.contains(ptr),
+        I::Call { args, .. } | I::CallIndirect { args, .. } => {
+            args.iter().any(|a| addresses.contains(a))
+        }
+        _ => false,
+    })
 }
 
 /// Removes the shadows of addresses held as integers (`ptrtoint`) whose uses never need
