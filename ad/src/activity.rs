@@ -963,6 +963,86 @@ mod tests {
         assert!(printed.contains("%y: active"), "{printed}");
     }
 
+    const GLOBALS: &str = "global const @table: f64, align 8 = 2.0
+global @scale: f64, align 8 = 3.0
+global @acc: f64, align 8 = 0.0
+global @seed: i64, align 8 = 1
+func @f(%x: f64) -> f64 {
+^e:
+  %t = const ptr @table
+  %c = load f64, %t, align 8
+  %s = const ptr @scale
+  %k = load f64, %s, align 8
+  %n = const ptr @seed
+  %i = load i64, %n, align 8
+  %one = const i64 1
+  %i1 = add i64 %i, %one
+  store %i1, %n, align 8
+  %a = const ptr @acc
+  %x2 = fmul f64 %x, %c
+  %x3 = fmul f64 %x2, %k
+  store %x3, %a, align 8
+  %y = load f64, %a, align 8
+  ret %y
+}
+";
+
+    #[test]
+    fn written_float_globals_are_shadowed_others_inactive() {
+        let printed = activity_of(GLOBALS, vec![ArgActivity::Active], RetActivity::Active);
+        assert!(printed.contains("%a: active shadow"), "{printed}");
+        assert!(printed.contains("%y: active"), "{printed}");
+        // Constant, never-written and integer-only globals carry nothing.
+        assert!(printed.contains("%t: inactive"), "{printed}");
+        assert!(printed.contains("%c: inactive"), "{printed}");
+        assert!(printed.contains("%s: inactive"), "{printed}");
+        assert!(printed.contains("%n: inactive"), "{printed}");
+        assert!(printed.contains("%i1: inactive"), "{printed}");
+        let module = parse_module(GLOBALS).unwrap();
+        let names: Vec<&str> =
+            shadowed_globals(&module).iter().map(|g| module.globals[*g].name.as_str()).collect();
+        assert_eq!(names, vec!["acc"]);
+    }
+
+    #[test]
+    fn a_global_written_by_another_function_is_shadowed_where_it_is_only_read() {
+        let text = "global @w: f64, align 8 = 0.0
+func @set(%v: f64) {
+^e:
+  %p = const ptr @w
+  store %v, %p, align 8
+  ret
+}
+func @f(%x: f64) -> f64 {
+^e:
+  %p = const ptr @w
+  %w = load f64, %p, align 8
+  %y = fmul f64 %x, %w
+  ret %y
+}
+";
+        let printed = activity_of(text, vec![ArgActivity::Active], RetActivity::Active);
+        assert!(printed.contains("%p: active shadow"), "{printed}");
+        assert!(printed.contains("%y: active"), "{printed}");
+    }
+
+    #[test]
+    fn printf_of_an_active_value_is_inactive() {
+        let text = "global private const @fmt: [4 x i8], align 1 = c\"%g\\0A\\00\"
+declare @printf(ptr, ...) -> i32
+func @f(%x: f64) -> f64 {
+^e:
+  %y = fmul f64 %x, %x
+  %s = const ptr @fmt
+  %r = call @printf(%s, %y)
+  ret %y
+}
+";
+        let printed = activity_of(text, vec![ArgActivity::Active], RetActivity::Active);
+        assert!(printed.contains("%s: inactive"), "{printed}");
+        assert!(printed.contains("%r: inactive"), "{printed}");
+    }
+
     #[test]
     fn integer_return_path_is_inactive() {
         let printed = activity_of(
