@@ -875,7 +875,8 @@ fn drop_unneeded_integer_shadows(func: &Function, shadowed: &mut HashSet<Value>)
 
 /// The activity of every value and instruction of `request.function`, one per line:
 /// `%x: active`, `%p: active shadow`, and for instructions whose activity is not their
-/// result's, `store %y, %p, align 8: active`.
+/// result's, `store %y, %p, align 8: active`; first, for each global the function names,
+/// `global @g: active shadow` when it gets a shadow global, `global @g: inactive` otherwise.
 pub fn print_activity(module: &Module, request: &DiffRequest) -> Result<String, AdError> {
     let types = TypeAnalysis::analyze(module);
     let activity = Activity::analyze(module, request, &types)?;
@@ -884,6 +885,25 @@ pub fn print_activity(module: &Module, request: &DiffRequest) -> Result<String, 
     let word = |active: bool| if active { "active" } else { "inactive" };
     let mut out = String::new();
     let _ = writeln!(out, "@{} {request}:", func.name);
+    let mut globals: Vec<(GlobalId, bool)> = Vec::new();
+    for (_, inst) in func.layout.insts() {
+        let InstructionData::Const {
+            value: Constant::Address { symbol: Symbol::Global(global), .. },
+            ..
+        } = *func.inst(inst)
+        else {
+            continue;
+        };
+        let shadowed = func.dfg.inst_result(inst).is_some_and(|r| activity.needs_shadow(r));
+        match globals.iter_mut().find(|(g, _)| *g == global) {
+            Some((_, any)) => *any |= shadowed,
+            None => globals.push((global, shadowed)),
+        }
+    }
+    for (global, shadowed) in globals {
+        let state = if shadowed { "active shadow" } else { "inactive" };
+        let _ = writeln!(out, "  global @{}: {state}", module.globals[global].name);
+    }
     for block in func.layout.blocks() {
         for param in func.dfg.block_params(*block) {
             let _ = writeln!(out, "  {}", value_line(&printer, &activity, *param));
@@ -991,6 +1011,9 @@ func @f(%x: f64) -> f64 {
     fn written_float_globals_are_shadowed_others_inactive() {
         let printed = activity_of(GLOBALS, vec![ArgActivity::Active], RetActivity::Active);
         assert!(printed.contains("%a: active shadow"), "{printed}");
+        assert!(printed.contains("global @acc: active shadow"), "{printed}");
+        assert!(printed.contains("global @table: inactive"), "{printed}");
+        assert!(printed.contains("global @seed: inactive"), "{printed}");
         assert!(printed.contains("%y: active"), "{printed}");
         // Constant, never-written and integer-only globals carry nothing.
         assert!(printed.contains("%t: inactive"), "{printed}");

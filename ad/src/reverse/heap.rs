@@ -49,11 +49,11 @@ use crate::error::AdError;
 const HEADER: i128 = 16;
 
 impl<'a> Synth<'a> {
-    /// Forward-pass shadow of an allocator call (already cloned at `cur`): `needs` says
-    /// whether its pointer result needs a shadow. Returns `false` for other calls.
-    pub(super) fn forward_heap_shadow(&mut self, inst: Inst, needs: bool) -> Result<bool, AdError> {
+    /// Forward-pass shadow of a call (already cloned at `cur`): `needs` says whether its
+    /// pointer result needs a shadow, which only allocators can give.
+    pub(super) fn forward_heap_shadow(&mut self, inst: Inst, needs: bool) -> Result<(), AdError> {
         let InstructionData::Call { callee, args, .. } = self.primal.dfg.insts[inst].clone() else {
-            return Ok(false);
+            return Ok(());
         };
         let name = self.module.functions[callee].name.clone();
         let arg = |k: usize| args.get(k).copied();
@@ -69,7 +69,7 @@ impl<'a> Synth<'a> {
                     let shadow = self.shadow_alloc(bytes, None);
                     self.bind_heap_shadow(inst, shadow);
                 }
-                return Ok(true);
+                return Ok(());
             }
             "aligned_alloc" => (arg(1).ok_or_else(missing)?, Some(arg(0).ok_or_else(missing)?)),
             "posix_memalign" => {
@@ -87,7 +87,7 @@ impl<'a> Synth<'a> {
                     self.store(shadow, shadow_slot);
                     self.heap_shadows.insert(inst, shadow);
                 }
-                return Ok(true);
+                return Ok(());
             }
             "realloc" => {
                 if needs {
@@ -97,9 +97,12 @@ impl<'a> Synth<'a> {
                         arg(1).ok_or_else(missing)?,
                     )?;
                 }
-                return Ok(true);
+                return Ok(());
             }
-            _ => return Ok(false),
+            _ if needs => {
+                return Err(self.unsupported(inst, format!("a shadow for the result of @{name}")))
+            }
+            _ => return Ok(()),
         };
         if needs {
             let bytes = self.fwd(bytes);
@@ -111,7 +114,7 @@ impl<'a> Synth<'a> {
             let shadow = self.shadow_alloc(bytes, align);
             self.bind_heap_shadow(inst, shadow);
         }
-        Ok(true)
+        Ok(())
     }
 
     fn bind_heap_shadow(&mut self, inst: Inst, shadow: Value) {
@@ -339,14 +342,15 @@ impl<'a> Synth<'a> {
         })
     }
 
-    /// Forward-pass shadow of a global's address: the address of its shadow global.
-    pub(super) fn forward_global_shadow(&mut self, inst: Inst) -> Result<bool, AdError> {
+    /// Forward-pass shadow of a constant address: for a global, the address of its shadow
+    /// global; a function's address has none (indirect calls: see `calls`).
+    pub(super) fn forward_global_shadow(&mut self, inst: Inst) -> Result<(), AdError> {
         let InstructionData::Const {
             value: Constant::Address { symbol: Symbol::Global(global), offset },
             ty,
         } = self.primal.dfg.insts[inst].clone()
         else {
-            return Ok(false);
+            return Err(self.unsupported(inst, "a shadow of a function's address"));
         };
         let name = &self.module.globals[global].name;
         let Some(shadow_global) =
@@ -364,7 +368,7 @@ impl<'a> Synth<'a> {
             self.constant(ty, Constant::Address { symbol: Symbol::Global(shadow_global), offset });
         let result = self.primal.dfg.inst_result(inst).expect("const has a result");
         self.set_shadow(result, shadow);
-        Ok(true)
+        Ok(())
     }
 
     /// Zeroes every shadow global of the module (at the current block: the setup block of

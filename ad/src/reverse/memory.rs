@@ -192,18 +192,9 @@ impl<'a> Synth<'a> {
                     }
                 }
             }
-            I::Call { callee, .. } => {
-                if !self.forward_heap_shadow(inst, needs)? && needs {
-                    let name = &self.module.functions[callee].name;
-                    return Err(
-                        self.unsupported(inst, format!("a shadow for the result of @{name}"))
-                    );
-                }
-            }
+            I::Call { .. } => self.forward_heap_shadow(inst, needs)?,
             I::Const { value: Constant::Address { .. }, .. } if needs => {
-                if !self.forward_global_shadow(inst)? {
-                    return Err(self.unsupported(inst, "a shadow of a function's address"));
-                }
+                self.forward_global_shadow(inst)?
             }
             I::Const { value: Constant::Int(0) | Constant::Zero, ty } if needs && ty.is_ptr() => {
                 let shadow = self.constant(ty, Constant::Zero);
