@@ -36,8 +36,8 @@
 //!   inactive is inactive.
 //!
 //! **Globals.** Constant globals (and mutable ones nothing writes) are inactive: what
-//! they hold is a constant of the program. In reverse mode a mutable global whose type
-//! holds floats and that some function of the module writes (a store, copy or set through
+//! they hold is a constant of the program. In reverse mode a mutable global (defined in
+//! the module, default address space) whose type holds floats and that some function of the module writes (a store, copy or set through
 //! its address, or its address passed to a call or stored away) may carry derivatives
 //! between functions, so its class is shadowed from the start in every function of the
 //! module, whichever function writes it ([`shadowed_globals`]: one module-wide answer, so
@@ -734,7 +734,8 @@ impl<'a> Solver<'a> {
 }
 
 /// The mutable globals of `module` that may carry derivatives in reverse mode: defined
-/// (not declared), not constant, not themselves shadows, with floats in their type, and
+/// (not declared), not constant, in the default address space, not themselves shadows,
+/// with floats in their type, and
 /// written by some function of the module that is not synthesized (`__adc_*`): a store,
 /// copy, set or atomic through an address derived from the global (offsets, casts,
 /// selects, block parameters), or that address passed to a call or stored into memory,
@@ -744,7 +745,9 @@ pub fn shadowed_globals(module: &Module) -> HashSet<GlobalId> {
         .globals
         .iter()
         .filter(|(_, g)| {
+            // Other address spaces (GPU shared memory) keep the per-function rule.
             !g.constant
+                && g.addr_space == 0
                 && g.init.is_some()
                 && !g.name.starts_with(SHADOW_GLOBAL_PREFIX)
                 && has_float(&g.ty)
