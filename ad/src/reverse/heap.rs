@@ -62,10 +62,10 @@ impl<'a> Synth<'a> {
             "malloc" | "_Znwm" | "_Znam" => (arg(0).ok_or_else(missing)?, None),
             "calloc" => {
                 let (count, size) = (arg(0).ok_or_else(missing)?, arg(1).ok_or_else(missing)?);
-                let (count, size) = (self.fwd(count), self.fwd(size));
-                let (count, size) = (self.widen_to_i64(count), self.widen_to_i64(size));
-                let bytes = self.binary(BinaryOp::Mul, count, size);
                 if needs {
+                    let (count, size) = (self.fwd(count), self.fwd(size));
+                    let (count, size) = (self.widen_to_i64(count), self.widen_to_i64(size));
+                    let bytes = self.binary(BinaryOp::Mul, count, size);
                     let shadow = self.shadow_alloc(bytes, None);
                     self.bind_heap_shadow(inst, shadow);
                 }
