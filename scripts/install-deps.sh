@@ -8,6 +8,7 @@ packages=(
   clang-19 clang-14                         # front ends for tests and benchmarks (new and old bitcode)
   build-essential                           # cc to link adc's objects
   python3-venv                              # a venv for ptxas (nvidia-cuda-nvcc-cu12 on PyPI)
+  valgrind                                  # leak check of the reverse-mode C programs (tests/reverse.rs)
 )
 
 missing=()

@@ -35,22 +35,34 @@
 //!   when it is a call with an active argument. A `readnone` call whose arguments are
 //!   inactive is inactive.
 //!
-//! Globals start out inactive (not shadowed) and become shadowed like any other memory,
-//! when an active value is stored into them; stores into them are then useful, because
-//! the caller sees globals. Calls to other defined functions are treated conservatively
-//! through their effects; refining activity across calls is for later.
+//! **Globals.** Constant globals (and mutable ones nothing writes) are inactive: what
+//! they hold is a constant of the program. In reverse mode a mutable global (defined in
+//! the module, default address space) whose type holds floats and that some function of the module writes (a store, copy or set through
+//! its address, or its address passed to a call or stored away) may carry derivatives
+//! between functions, so its class is shadowed from the start in every function of the
+//! module, whichever function writes it ([`shadowed_globals`]: one module-wide answer, so
+//! a split callee and its caller agree about a global both touch); the differentiator
+//! gives it a zero-initialised shadow global `__adc_shadow_<name>`
+//! ([`SHADOW_GLOBAL_PREFIX`]). Globals holding only integers (a counter, a generator's
+//! state) never carry and stay inactive. Other globals become shadowed like any other
+//! memory, when an active value is stored into them; stores into them are useful, because
+//! the caller sees globals. Forward mode keeps the older rule (no seeding). Calls to other
+//! defined functions are treated conservatively through their effects.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 use adc_ir::{
-    CastOp, Constant, FuncAttrs, FuncId, Function, Inst, InstructionData, Module, Symbol, Type,
-    Value,
+    CastOp, Constant, FuncAttrs, FuncId, Function, GlobalId, Inst, InstructionData, Module, Symbol,
+    Type, Value,
 };
 use adc_passes::effects::{Effects, ModuleEffects};
 use adc_passes::manager::AnalysisManager;
 
 use crate::error::{AdError, AdErrorKind, Site};
+
+/// Name prefix of the shadow of a global: `__adc_shadow_<name>`.
+pub const SHADOW_GLOBAL_PREFIX: &str = "__adc_shadow_";
 use crate::request::{ArgActivity, DiffMode, DiffRequest, RetActivity};
 use crate::typetree::{BaseType, TypeAnalysis};
 
@@ -169,6 +181,8 @@ struct Solver<'a> {
     shadowed: HashSet<Value>,
     useful: HashSet<Value>,
     constant: HashSet<Value>,
+    /// Globals shadowed from the start (reverse mode, see [`shadowed_globals`]).
+    seeded_globals: HashSet<GlobalId>,
 }
 
 impl<'a> Solver<'a> {
@@ -193,6 +207,10 @@ impl<'a> Solver<'a> {
             shadowed: HashSet::new(),
             useful: HashSet::new(),
             constant: HashSet::new(),
+            seeded_globals: match request.mode {
+                DiffMode::Reverse => shadowed_globals(module),
+                DiffMode::Forward => HashSet::new(),
+            },
         };
         solver.build_classes();
         solver
@@ -295,13 +313,16 @@ impl<'a> Solver<'a> {
         }
         for (_, inst) in func.layout.insts() {
             if let InstructionData::Const {
-                value: Constant::Address { symbol: Symbol::Global(_), .. },
+                value: Constant::Address { symbol: Symbol::Global(global), .. },
                 ..
-            } = func.inst(inst)
+            } = *func.inst(inst)
             {
                 if let Some(r) = func.dfg.inst_result(inst) {
                     let class = self.find(r);
                     self.useful.insert(class);
+                    if self.seeded_globals.contains(&global) {
+                        self.shadowed.insert(class);
+                    }
                 }
             }
         }
@@ -431,6 +452,14 @@ impl<'a> Solver<'a> {
         self.carries.contains(&value) || self.is_shadowed(value)
     }
 
+    /// Calls that never carry derivatives whatever their arguments: output-only library
+    /// functions (`printf`...) and functions registered in `__enzyme_inactivefn`.
+    fn output_only(&self, callee: FuncId) -> bool {
+        let name = self.module.functions[callee].name.as_str();
+        crate::reverse::INACTIVE_LIBRARY.contains(&name)
+            || crate::reverse::registered_inactive(self.module, callee)
+    }
+
     fn call_effects(&self, callee: FuncId, attrs: FuncAttrs) -> Effects {
         let by_site = Effects::from_attrs(attrs);
         // A registered custom derivative may move derivatives between any arguments,
@@ -483,6 +512,12 @@ impl<'a> Solver<'a> {
                         changed |= self.shadow(r);
                     }
                 }
+                // The shadow of a loaded pointer is loaded from the shadow of the memory
+                // (which a call such as `posix_memalign` may have filled, with no store
+                // instruction in sight): that memory needs a shadow too.
+                if func.dfg.value_type(r).is_ptr() && self.is_shadowed(r) {
+                    changed |= self.shadow(*ptr);
+                }
             }
             (I::Store { value, ptr, .. }, _) => {
                 if self.carries.contains(value)
@@ -524,6 +559,7 @@ impl<'a> Solver<'a> {
                     changed |= self.shadow(*header) | self.make_useful(*header);
                 }
             }
+            (I::Call { callee, .. }, _) if self.output_only(*callee) => {}
             (I::Call { callee, args, attrs }, result) => {
                 let effects = self.call_effects(*callee, *attrs);
                 let reads = effects.reads();
@@ -608,6 +644,11 @@ impl<'a> Solver<'a> {
                         changed |= self.shadow(*v) | self.make_useful(*v);
                     }
                 }
+                // The caller sees what is stored through a returned pointer (a split
+                // callee returning a block it filled must return its shadow too).
+                if func.dfg.value_type(*v).is_ptr() {
+                    changed |= self.make_useful(*v);
+                }
             }
             (I::Load { ptr, .. }, Some(r)) => {
                 if result_reaches || self.holds_needed_pointer(r) {
@@ -642,6 +683,7 @@ impl<'a> Solver<'a> {
                     changed |= self.make_useful(*src);
                 }
             }
+            (I::Call { callee, .. }, _) if self.output_only(*callee) => {}
             (I::Call { callee, args, attrs }, _) => {
                 let effects = self.call_effects(*callee, *attrs);
                 // As in `forward`: writes to "other" memory may reach the arguments.
@@ -733,6 +775,112 @@ impl<'a> Solver<'a> {
     }
 }
 
+/// The mutable globals of `module` that may carry derivatives in reverse mode: defined
+/// (not declared), not constant, in the default address space, not themselves shadows,
+/// with floats in their type, and
+/// written by some function of the module that is not synthesized (`__adc_*`): a store,
+/// copy, set or atomic through an address derived from the global (offsets, casts,
+/// selects, block parameters), or that address passed to a call or stored into memory,
+/// where anything may write through it.
+pub fn shadowed_globals(module: &Module) -> HashSet<GlobalId> {
+    let candidates: HashSet<GlobalId> = module
+        .globals
+        .iter()
+        .filter(|(_, g)| {
+            // Other address spaces (GPU shared memory) keep the per-function rule.
+            !g.constant
+                && g.addr_space == 0
+                && g.init.is_some()
+                && !g.name.starts_with(SHADOW_GLOBAL_PREFIX)
+                && has_float(&g.ty)
+        })
+        .map(|(id, _)| id)
+        .collect();
+    let mut written = HashSet::new();
+    if candidates.is_empty() {
+        return written;
+    }
+    for (_, func) in module.functions.iter() {
+        if func.is_declaration() || func.name.starts_with("__adc_") {
+            continue;
+        }
+        for (global, derived) in global_addresses(func, &candidates) {
+            if writes_through(func, &derived) {
+                written.insert(global);
+            }
+        }
+    }
+    written
+}
+
+/// For each candidate global that `func` names, the values derived from its address.
+fn global_addresses(
+    func: &Function,
+    candidates: &HashSet<GlobalId>,
+) -> HashMap<GlobalId, HashSet<Value>> {
+    use InstructionData as I;
+    let mut derived: HashMap<GlobalId, HashSet<Value>> = HashMap::new();
+    for (_, inst) in func.layout.insts() {
+        if let I::Const { value: Constant::Address { symbol: Symbol::Global(g), .. }, .. } =
+            func.inst(inst)
+        {
+            if let (true, Some(r)) = (candidates.contains(g), func.dfg.inst_result(inst)) {
+                derived.entry(*g).or_default().insert(r);
+            }
+        }
+    }
+    for values in derived.values_mut() {
+        loop {
+            let before = values.len();
+            for (_, inst) in func.layout.insts() {
+                let data = func.inst(inst);
+                let result = func.dfg.inst_result(inst);
+                match (data, result) {
+                    (I::PtrAdd { ptr: base, .. }, Some(r))
+                    | (I::Cast { arg: base, .. }, Some(r))
+                        if values.contains(base) =>
+                    {
+                        values.insert(r);
+                    }
+                    (I::Select { args, .. }, Some(r))
+                        if values.contains(&args[1]) || values.contains(&args[2]) =>
+                    {
+                        values.insert(r);
+                    }
+                    _ => {
+                        for target in data.branch_targets() {
+                            let params = func.dfg.block_params(target.block);
+                            for (arg, param) in target.args.iter().zip(params) {
+                                if values.contains(arg) {
+                                    values.insert(*param);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            if values.len() == before {
+                break;
+            }
+        }
+    }
+    derived
+}
+
+/// Whether some instruction of `func` may write through one of `addresses`.
+fn writes_through(func: &Function, addresses: &HashSet<Value>) -> bool {
+    use InstructionData as I;
+    func.layout.insts().any(|(_, inst)| match func.inst(inst) {
+        I::Store { value, ptr, .. } => addresses.contains(ptr) || addresses.contains(value),
+        I::MemCopy { dst, .. } | I::MemSet { dst, .. } => addresses.contains(dst),
+        I::AtomicRmw { ptr, .. } | I::CmpXchg { ptr, .. } => addresses.contains(ptr),
+        I::Call { args, .. } | I::CallIndirect { args, .. } => {
+            args.iter().any(|a| addresses.contains(a))
+        }
+        _ => false,
+    })
+}
+
 /// Removes the shadows of addresses held as integers (`ptrtoint`) whose uses never need
 /// one: comparisons (clang's vectorizer alias checks compare addresses), and integer
 /// arithmetic or casts whose results need no shadow either. Anything else that uses them
@@ -772,7 +920,8 @@ fn drop_unneeded_integer_shadows(func: &Function, shadowed: &mut HashSet<Value>)
 
 /// The activity of every value and instruction of `request.function`, one per line:
 /// `%x: active`, `%p: active shadow`, and for instructions whose activity is not their
-/// result's, `store %y, %p, align 8: active`.
+/// result's, `store %y, %p, align 8: active`; first, for each global the function names,
+/// `global @g: active shadow` when it gets a shadow global, `global @g: inactive` otherwise.
 pub fn print_activity(module: &Module, request: &DiffRequest) -> Result<String, AdError> {
     let types = TypeAnalysis::analyze(module);
     let activity = Activity::analyze(module, request, &types)?;
@@ -781,6 +930,25 @@ pub fn print_activity(module: &Module, request: &DiffRequest) -> Result<String, 
     let word = |active: bool| if active { "active" } else { "inactive" };
     let mut out = String::new();
     let _ = writeln!(out, "@{} {request}:", func.name);
+    let mut globals: Vec<(GlobalId, bool)> = Vec::new();
+    for (_, inst) in func.layout.insts() {
+        let InstructionData::Const {
+            value: Constant::Address { symbol: Symbol::Global(global), .. },
+            ..
+        } = *func.inst(inst)
+        else {
+            continue;
+        };
+        let shadowed = func.dfg.inst_result(inst).is_some_and(|r| activity.needs_shadow(r));
+        match globals.iter_mut().find(|(g, _)| *g == global) {
+            Some((_, any)) => *any |= shadowed,
+            None => globals.push((global, shadowed)),
+        }
+    }
+    for (global, shadowed) in globals {
+        let state = if shadowed { "active shadow" } else { "inactive" };
+        let _ = writeln!(out, "  global @{}: {state}", module.globals[global].name);
+    }
     for block in func.layout.blocks() {
         for param in func.dfg.block_params(*block) {
             let _ = writeln!(out, "  {}", value_line(&printer, &activity, *param));
@@ -858,6 +1026,89 @@ mod tests {
         assert!(printed.contains("%slot: active shadow"), "{printed}");
         assert!(printed.contains("call @g(%slot, %x): active"), "{printed}");
         assert!(printed.contains("%y: active"), "{printed}");
+    }
+
+    const GLOBALS: &str = "global const @table: f64, align 8 = 2.0
+global @scale: f64, align 8 = 3.0
+global @acc: f64, align 8 = 0.0
+global @seed: i64, align 8 = 1
+func @f(%x: f64) -> f64 {
+^e:
+  %t = const ptr @table
+  %c = load f64, %t, align 8
+  %s = const ptr @scale
+  %k = load f64, %s, align 8
+  %n = const ptr @seed
+  %i = load i64, %n, align 8
+  %one = const i64 1
+  %i1 = add i64 %i, %one
+  store %i1, %n, align 8
+  %a = const ptr @acc
+  %x2 = fmul f64 %x, %c
+  %x3 = fmul f64 %x2, %k
+  store %x3, %a, align 8
+  %y = load f64, %a, align 8
+  ret %y
+}
+";
+
+    #[test]
+    fn written_float_globals_are_shadowed_others_inactive() {
+        let printed = activity_of(GLOBALS, vec![ArgActivity::Active], RetActivity::Active);
+        assert!(printed.contains("%a: active shadow"), "{printed}");
+        assert!(printed.contains("global @acc: active shadow"), "{printed}");
+        assert!(printed.contains("global @table: inactive"), "{printed}");
+        assert!(printed.contains("global @seed: inactive"), "{printed}");
+        assert!(printed.contains("%y: active"), "{printed}");
+        // Constant, never-written and integer-only globals carry nothing.
+        assert!(printed.contains("%t: inactive"), "{printed}");
+        assert!(printed.contains("%c: inactive"), "{printed}");
+        assert!(printed.contains("%s: inactive"), "{printed}");
+        assert!(printed.contains("%n: inactive"), "{printed}");
+        assert!(printed.contains("%i1: inactive"), "{printed}");
+        let module = parse_module(GLOBALS).unwrap();
+        let names: Vec<&str> =
+            shadowed_globals(&module).iter().map(|g| module.globals[*g].name.as_str()).collect();
+        assert_eq!(names, vec!["acc"]);
+    }
+
+    #[test]
+    fn a_global_written_by_another_function_is_shadowed_where_it_is_only_read() {
+        let text = "global @w: f64, align 8 = 0.0
+func @set(%v: f64) {
+^e:
+  %p = const ptr @w
+  store %v, %p, align 8
+  ret
+}
+func @f(%x: f64) -> f64 {
+^e:
+  %p = const ptr @w
+  %w = load f64, %p, align 8
+  %y = fmul f64 %x, %w
+  ret %y
+}
+";
+        let printed = activity_of(text, vec![ArgActivity::Active], RetActivity::Active);
+        assert!(printed.contains("%p: active shadow"), "{printed}");
+        assert!(printed.contains("%y: active"), "{printed}");
+    }
+
+    #[test]
+    fn printf_of_an_active_value_is_inactive() {
+        let text = "global private const @fmt: [4 x i8], align 1 = c\"%g\\0A\\00\"
+declare @printf(ptr, ...) -> i32
+func @f(%x: f64) -> f64 {
+^e:
+  %y = fmul f64 %x, %x
+  %s = const ptr @fmt
+  %r = call @printf(%s, %y)
+  ret %y
+}
+";
+        let printed = activity_of(text, vec![ArgActivity::Active], RetActivity::Active);
+        assert!(printed.contains("%s: inactive"), "{printed}");
+        assert!(printed.contains("%r: inactive"), "{printed}");
     }
 
     #[test]

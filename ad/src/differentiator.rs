@@ -101,6 +101,7 @@ impl Synthesize for Differentiator {
         }
         let runtime = declare_runtime(module, &primal_name)?;
         declare_rule_externs(module, request.function, &primal_name)?;
+        declare_shadow_globals(module, request.function);
         let signatures: HashMap<FuncId, Signature> =
             module.functions.iter().map(|(id, f)| (id, f.signature.clone())).collect();
         let name = fresh_name(module, &format!("__adc_reverse_{primal_name}"));
@@ -317,6 +318,57 @@ fn declare_runtime(module: &mut Module, for_function: &str) -> Result<Runtime, A
     let free = declare(module, "free", Signature::new(vec![Type::PTR], None), for_function)?;
     let tape_push = define_tape_push(module, realloc);
     Ok(Runtime { malloc, free, tape_push })
+}
+
+/// Adds a zero-initialised internal shadow global `__adc_shadow_<name>` (once) for every
+/// global that the activity analysis shadows (`crate::activity::shadowed_globals`) and
+/// that `function` or a function it calls, directly or not, names.
+fn declare_shadow_globals(module: &mut Module, function: FuncId) {
+    use adc_ir::{Constant, InstructionData as I, Symbol};
+    let shadowed = crate::activity::shadowed_globals(module);
+    if shadowed.is_empty() {
+        return;
+    }
+    let (mut seen, mut stack, mut named) = (vec![function], vec![function], Vec::new());
+    while let Some(id) = stack.pop() {
+        let func = &module.functions[id];
+        for (_, inst) in func.layout.insts() {
+            match func.inst(inst) {
+                I::Call { callee, .. } if !seen.contains(callee) => {
+                    seen.push(*callee);
+                    stack.push(*callee);
+                }
+                I::Const { value: Constant::Address { symbol, .. }, .. } => match symbol {
+                    Symbol::Global(g) if shadowed.contains(g) && !named.contains(g) => {
+                        named.push(*g)
+                    }
+                    Symbol::Func(f) if !seen.contains(f) => {
+                        seen.push(*f);
+                        stack.push(*f);
+                    }
+                    _ => {}
+                },
+                _ => {}
+            }
+        }
+    }
+    for global in named {
+        let primal = &module.globals[global];
+        let name = format!("{}{}", crate::activity::SHADOW_GLOBAL_PREFIX, primal.name);
+        if module.global_by_name(&name).is_some() {
+            continue;
+        }
+        let shadow = adc_ir::Global {
+            name,
+            ty: primal.ty.clone(),
+            linkage: adc_ir::Linkage::Internal,
+            constant: false,
+            align: primal.align,
+            addr_space: primal.addr_space,
+            init: Some(Constant::Zero),
+        };
+        module.add_global(shadow);
+    }
 }
 
 /// Declares the libm functions the derivative rules of the primal's operations call.

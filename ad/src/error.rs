@@ -55,7 +55,11 @@ pub enum AdErrorKind {
     UndeducibleType { what: String },
     #[error("malformed call to {api}: {reason}")]
     BadApiCall { api: String, reason: String },
-    #[error("no derivative is known for the external function @{callee}")]
+    #[error(
+        "no derivative is known for the external function @{callee} (it gets an active \
+         operand; link its body into the input, or list it in `__enzyme_inactivefn` if its \
+         effects carry no derivative)"
+    )]
     UnknownExternal { callee: String },
     #[error("cannot differentiate {what}")]
     Unsupported { what: String },

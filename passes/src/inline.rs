@@ -14,7 +14,8 @@
 //! after it becomes a continuation block whose parameter (for a non-void callee) is the
 //! call's result. The callee's blocks are copied with fresh blocks and values (its entry
 //! parameters become the call's arguments), every `ret %x` becomes `jump ^cont(%x)`, and
-//! debug locations and names come along (names prefixed with the callee's).
+//! debug locations and names come along (names prefixed with the callee's). Fixed-size
+//! `alloca`s of the callee's entry block move to the caller's entry block.
 //!
 //! Statistics: "calls inlined", "instructions copied".
 
@@ -195,6 +196,11 @@ fn inline_call(func: &mut Function, call: Inst, callee: &Function) -> usize {
         blocks.insert(b, nb);
         new_blocks.push(nb);
     }
+    // The callee's fixed-size stack slots go to the caller's entry block, as LLVM's
+    // inliner does: the callee's frame died at its return, so one slot serves every
+    // execution of the call (in a loop too), and the backend keeps entry-block allocas
+    // in the stack frame instead of allocating them at run time.
+    let caller_entry = func.entry_block();
     let mut copied = Vec::new();
     for &b in callee.layout.blocks() {
         for &inst in callee.layout.block_insts(b) {
@@ -208,7 +214,17 @@ fn inline_call(func: &mut Function, call: Inst, callee: &Function) -> usize {
                 copy_name(func, callee, old, new, &prefix);
                 values.insert(old, new);
             }
-            func.layout.append_inst(ni, blocks[&b]);
+            let static_slot =
+                matches!(callee.dfg.insts[inst], InstructionData::Alloca { count: None, .. });
+            match caller_entry.filter(|_| static_slot && Some(b) == entry) {
+                // Before the entry's first instruction; into the entry itself when the call
+                // was its first (the split left it empty and the jump comes later).
+                Some(target) => match func.layout.first_inst(target) {
+                    Some(first) => func.layout.insert_inst_before(ni, first),
+                    None => func.layout.append_inst(ni, target),
+                },
+                None => func.layout.append_inst(ni, blocks[&b]),
+            }
             copied.push(ni);
         }
     }

@@ -40,7 +40,7 @@ use crate::request::{ArgActivity, DiffRequest, RetActivity};
 use crate::rules::{self, Differentiable};
 
 /// Library functions that only print or inspect and never carry derivatives.
-const INACTIVE_LIBRARY: &[&str] =
+pub(crate) const INACTIVE_LIBRARY: &[&str] =
     &["printf", "fprintf", "puts", "putchar", "fputs", "fflush", "abort", "exit", "free"];
 
 /// Prefix of the globals whose initializer lists functions to treat as inactive (clang may

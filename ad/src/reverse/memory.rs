@@ -4,8 +4,8 @@
 //! shadow allocas and heap blocks are zero-filled copies of the primal allocation,
 //! `ptradd`/`select`/address-space casts apply the same operation to the shadows, a
 //! pointer loaded from shadowed memory has its shadow loaded from the shadow memory, and
-//! storing a pointer into shadowed memory stores its shadow there. Shadow heap blocks are
-//! freed in the reverse pass where their allocation is undone.
+//! storing a pointer into shadowed memory stores its shadow there. Heap blocks and
+//! globals: see `heap`.
 //!
 //! Reverse pass (adjoints live in the shadow memory, with `+=` semantics as in Enzyme):
 //! - `x = load p`: `shadow[p] += dx`;
@@ -33,8 +33,10 @@ use super::{has_float, has_pointer, Synth};
 use crate::error::{AdError, AdErrorKind};
 use crate::typetree::BaseType;
 
-/// Library allocators whose result gets a zero-filled shadow allocation of the same size.
-pub(crate) const ALLOCATORS: &[&str] = &["malloc", "calloc", "_Znwm", "_Znam"];
+/// Library allocators whose blocks get zero-filled shadow blocks of the same size (see
+/// `heap`); `posix_memalign` returns its block through memory.
+pub(crate) const ALLOCATORS: &[&str] =
+    &["malloc", "calloc", "_Znwm", "_Znam", "aligned_alloc", "posix_memalign", "realloc"];
 
 /// What a range of bytes copied or set by a memory intrinsic holds.
 #[derive(Clone, Debug, PartialEq)]
@@ -207,31 +209,20 @@ impl<'a> Synth<'a> {
                     }
                 }
             }
-            I::Call { callee, args, .. } if needs => {
-                let name = self.module.functions[callee].name.clone();
-                if !ALLOCATORS.contains(&name.as_str()) {
-                    return Err(
-                        self.unsupported(inst, format!("a shadow for the result of @{name}"))
-                    );
-                }
-                let fwd_args: Vec<Value> = args.iter().map(|a| self.fwd(*a)).collect();
-                let Some(&first) = fwd_args.first() else {
-                    return Err(self.unsupported(inst, format!("a call to @{name} without a size")));
-                };
-                let mut bytes = first;
-                if name == "calloc" && fwd_args.len() == 2 {
-                    bytes = self.binary(BinaryOp::Mul, fwd_args[0], fwd_args[1]);
-                }
-                let shadow = self.val(I::Call {
-                    callee: self.runtime.malloc,
-                    args: vec![bytes],
-                    attrs: FuncAttrs::empty(),
-                });
-                self.memset_zero(shadow, bytes);
-                self.set_shadow(result.expect("an allocator returns a pointer"), shadow);
+            I::Call { .. } => self.forward_heap_shadow(inst, needs)?,
+            I::Const { value: Constant::Address { .. }, .. } if needs => {
+                self.forward_global_shadow(inst)?
             }
             I::Const { value: Constant::Int(0) | Constant::Zero, ty } if needs && ty.is_ptr() => {
                 let shadow = self.constant(ty, Constant::Zero);
+                self.set_shadow(result.expect("const has a result"), shadow);
+            }
+            // An undefined pointer (clang -O0 leaves `undef` in unreachable or dead phi
+            // inputs) points nowhere; so does its shadow.
+            I::Const { value: value @ (Constant::Undef | Constant::Poison), ty }
+                if needs && ty.is_ptr() =>
+            {
+                let shadow = self.constant(ty, value);
                 self.set_shadow(result.expect("const has a result"), shadow);
             }
             _ if needs => {
@@ -242,7 +233,7 @@ impl<'a> Synth<'a> {
         Ok(())
     }
 
-    fn widen_to_i64(&mut self, value: Value) -> Value {
+    pub(super) fn widen_to_i64(&mut self, value: Value) -> Value {
         match self.ty(value) {
             Type::I64 => value,
             Type::I128 => {
@@ -252,7 +243,7 @@ impl<'a> Synth<'a> {
         }
     }
 
-    fn memset_zero(&mut self, dst: Value, bytes: Value) {
+    pub(super) fn memset_zero(&mut self, dst: Value, bytes: Value) {
         let byte = self.iconst(Type::I8, 0);
         self.ins(InstructionData::MemSet { dst, byte, len: bytes, volatile: false });
     }
@@ -440,20 +431,7 @@ impl<'a> Synth<'a> {
             I::CmpXchg { expected, .. } if has_float(self.primal.dfg.value_type(expected)) => {
                 return Err(self.unsupported(inst, "a compare-exchange of floats"));
             }
-            I::Call { callee, .. } => {
-                // The reverse of an allocation: its shadow is no longer needed.
-                let name = &self.module.functions[callee].name;
-                if ALLOCATORS.contains(&name.as_str()) {
-                    let result = self.primal.dfg.inst_result(inst).expect("allocators return");
-                    if let Some(shadow) = self.shadow_in_reverse(result) {
-                        self.ins(I::Call {
-                            callee: self.runtime.free,
-                            args: vec![shadow],
-                            attrs: FuncAttrs::empty(),
-                        });
-                    }
-                }
-            }
+            I::Call { .. } => self.reverse_heap(inst),
             _ => {}
         }
         Ok(())

@@ -34,6 +34,7 @@ mod arith;
 mod calls;
 mod control;
 mod custom_calls;
+mod heap;
 mod memory;
 mod split;
 
@@ -59,7 +60,7 @@ use crate::request::{ArgActivity, DiffRequest, RetActivity};
 use crate::typetree::TypeAnalysis;
 
 use calls::SplitCall;
-pub(crate) use calls::{SplitLayout, SplitRegistry};
+pub(crate) use calls::{registered_inactive, SplitLayout, SplitRegistry, INACTIVE_LIBRARY};
 pub(crate) use control::{Edge, EdgeTarget};
 
 /// State of a split-mode synthesis (a callee's augmented forward + reverse pair).
@@ -165,6 +166,8 @@ pub(crate) struct Synth<'a> {
     pub unwritten_loads: HashSet<Inst>,
     /// Primal pointer -> its shadow in the forward pass.
     pub shadows: HashMap<Value, Value>,
+    /// Primal allocator call -> the shadow block it got (freed where the call is undone).
+    pub heap_shadows: HashMap<Inst, Value>,
     /// Primal value -> the stack slot holding its adjoint.
     pub adjoint_slots: HashMap<Value, Value>,
     pub cache: Cache,
@@ -265,6 +268,7 @@ pub(crate) fn synthesize(
         inst_origin: HashMap::new(),
         unwritten_loads: unwritten_loads(module, primal),
         shadows: HashMap::new(),
+        heap_shadows: HashMap::new(),
         adjoint_slots: HashMap::new(),
         cache: Cache::default(),
         cur: setup,
@@ -280,6 +284,8 @@ pub(crate) fn synthesize(
     synth.bind_parameters(params_block, entry);
     if split {
         synth.begin_split(params_block, layout);
+    } else {
+        synth.zero_shadow_globals();
     }
     synth.emit_forward()?;
     synth.emit_reverse()?;

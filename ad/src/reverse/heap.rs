@@ -1,0 +1,393 @@
+//! Shadows of heap blocks and of globals.
+//!
+//! **Heap.** Every allocation whose memory carries derivatives (`malloc`, `calloc`,
+//! `_Znwm`/`_Znam`, `aligned_alloc`, `posix_memalign`, `realloc`) gets a zero-filled
+//! shadow block of the same size in the forward pass. Shadow blocks carry a 16-byte header
+//! just below the address the derivative uses: `[shadow - 16]` holds the block's size in
+//! bytes (which `realloc` needs: C's allocator does not tell it) and `[shadow - 8]` the
+//! distance back to the address `malloc` returned (which `free` needs; aligned shadows
+//! pad between the two). The shadow of a block is freed in the reverse pass where its
+//! allocation is undone, i.e. after every reverse use of it, whether or not the primal
+//! freed the block.
+//!
+//! `realloc` of a block with a shadow allocates a new shadow block (zeroed, then the old
+//! shadow's first `min(old size, new size)` bytes copied in, so pointer shadows stored in
+//! the block survive) and keeps the old shadow alive: earlier forward values may point
+//! into it, and the reverse pass accumulates into it. Undoing the `realloc` copies the
+//! adjoints of the kept bytes back into the old shadow and frees the new one. The old
+//! shadow's float bytes are zero at that point (the forward pass never writes floats into
+//! shadows, and the primal cannot touch the old block after the `realloc`), so a copy is
+//! the accumulation. Only blocks whose shadow has the header can be grown: the old pointer
+//! must come from an allocation in the same function (through block parameters and stack
+//! slots) or be null; `realloc` of a caller's buffer is `Unsupported`.
+//!
+//! Primal `free`s stay where the primal has them (memory freed before the function
+//! returns stays freed, and the allocator sees the primal's pattern): the reverse pass
+//! never reads primal memory that may have been freed, because loads from memory that
+//! anything in the function may write (`free` and `realloc` included) are cached, not
+//! reloaded (`crate::cache`). The shadows are not freed there: they hold the adjoints
+//! until the allocation is undone.
+//!
+//! **Globals.** A global the activity analysis shadows (`crate::activity::shadowed_globals`)
+//! has a shadow global `__adc_shadow_<name>` created by the differentiator; its address
+//! is the shadow of the global's address. A top-level derivative zeroes every shadow
+//! global on entry: the shadow of a global is the adjoint of its value at entry, which no
+//! caller reads, and left over from a previous call it would add into this one.
+
+use std::collections::HashSet;
+
+use adc_ir::{
+    BinaryOp, CastOp, Constant, FuncAttrs, Inst, InstructionData, IntCC, Symbol, Type, Value,
+    ValueDef,
+};
+
+use super::Synth;
+use crate::activity::SHADOW_GLOBAL_PREFIX;
+use crate::error::AdError;
+
+/// Bytes of the header below every shadow heap block.
+const HEADER: i128 = 16;
+
+impl<'a> Synth<'a> {
+    /// Forward-pass shadow of a call (already cloned at `cur`): `needs` says whether its
+    /// pointer result needs a shadow, which only allocators can give.
+    pub(super) fn forward_heap_shadow(&mut self, inst: Inst, needs: bool) -> Result<(), AdError> {
+        let InstructionData::Call { callee, args, .. } = self.primal.dfg.insts[inst].clone() else {
+            return Ok(());
+        };
+        let name = self.module.functions[callee].name.clone();
+        let arg = |k: usize| args.get(k).copied();
+        let missing = || self.unsupported(inst, format!("a call to @{name} without its operands"));
+        let (bytes, align) = match name.as_str() {
+            "malloc" | "_Znwm" | "_Znam" => (arg(0).ok_or_else(missing)?, None),
+            "calloc" => {
+                let (count, size) = (arg(0).ok_or_else(missing)?, arg(1).ok_or_else(missing)?);
+                if needs {
+                    let (count, size) = (self.fwd(count), self.fwd(size));
+                    let (count, size) = (self.widen_to_i64(count), self.widen_to_i64(size));
+                    let bytes = self.binary(BinaryOp::Mul, count, size);
+                    let shadow = self.shadow_alloc(bytes, None);
+                    self.bind_heap_shadow(inst, shadow);
+                }
+                return Ok(());
+            }
+            "aligned_alloc" => (arg(1).ok_or_else(missing)?, Some(arg(0).ok_or_else(missing)?)),
+            "posix_memalign" => {
+                let (slot, align, size) = (
+                    arg(0).ok_or_else(missing)?,
+                    arg(1).ok_or_else(missing)?,
+                    arg(2).ok_or_else(missing)?,
+                );
+                // The block's pointer goes to memory: its shadow goes to that memory's
+                // shadow, when the pointer is one that needs a shadow.
+                if let Some(shadow_slot) = self.shadows.get(&slot).copied() {
+                    let (size, align) = (self.fwd(size), self.fwd(align));
+                    let (size, align) = (self.widen_to_i64(size), self.widen_to_i64(align));
+                    let shadow = self.shadow_alloc(size, Some(align));
+                    self.store(shadow, shadow_slot);
+                    self.heap_shadows.insert(inst, shadow);
+                }
+                return Ok(());
+            }
+            "realloc" => {
+                if needs {
+                    self.forward_realloc(
+                        inst,
+                        arg(0).ok_or_else(missing)?,
+                        arg(1).ok_or_else(missing)?,
+                    )?;
+                }
+                return Ok(());
+            }
+            _ if needs => {
+                return Err(self.unsupported(inst, format!("a shadow for the result of @{name}")))
+            }
+            _ => return Ok(()),
+        };
+        if needs {
+            let bytes = self.fwd(bytes);
+            let bytes = self.widen_to_i64(bytes);
+            let align = align.map(|a| {
+                let a = self.fwd(a);
+                self.widen_to_i64(a)
+            });
+            let shadow = self.shadow_alloc(bytes, align);
+            self.bind_heap_shadow(inst, shadow);
+        }
+        Ok(())
+    }
+
+    fn bind_heap_shadow(&mut self, inst: Inst, shadow: Value) {
+        let result = self.primal.dfg.inst_result(inst).expect("allocators return a pointer");
+        self.set_shadow(result, shadow);
+        self.heap_shadows.insert(inst, shadow);
+    }
+
+    /// `new = realloc(old, n)`: a new zeroed shadow holding the old shadow's kept bytes.
+    fn forward_realloc(&mut self, inst: Inst, old: Value, bytes: Value) -> Result<(), AdError> {
+        if !self.allocated_here(old, &mut HashSet::new()) {
+            return Err(self.unsupported(
+                inst,
+                "a realloc of memory that carries derivatives and was not allocated in the \
+                 differentiated function (the size of its shadow is unknown)",
+            ));
+        }
+        let old_shadow = self
+            .forward_shadow_of_operand(old)
+            .ok_or_else(|| self.unsupported(inst, "a realloc of a pointer without a shadow"))?;
+        let bytes = self.fwd(bytes);
+        let bytes = self.widen_to_i64(bytes);
+        let shadow = self.shadow_alloc(bytes, None);
+        let kept = self.kept_bytes(old_shadow, bytes);
+        let src = self.unless_null(old_shadow, shadow);
+        self.ins(InstructionData::MemCopy {
+            dst: shadow,
+            src,
+            len: kept,
+            may_overlap: false,
+            volatile: false,
+        });
+        self.bind_heap_shadow(inst, shadow);
+        Ok(())
+    }
+
+    /// Reverse of an allocation: adjoints of a `realloc`'s kept bytes go back to the old
+    /// shadow; then the allocation's shadow is freed.
+    pub(super) fn reverse_heap(&mut self, inst: Inst) {
+        let Some(&shadow) = self.heap_shadows.get(&inst) else { return };
+        let shadow = self.avail(shadow);
+        if let InstructionData::Call { callee, args, .. } = &self.primal.dfg.insts[inst] {
+            if self.module.functions[*callee].name == "realloc" {
+                let (old, bytes) = (args[0], args[1]);
+                if let Some(old_shadow) = self.shadow_in_reverse(old) {
+                    let bytes = self.primal_in_reverse(bytes);
+                    let bytes = self.widen_to_i64(bytes);
+                    let kept = self.kept_bytes(old_shadow, bytes);
+                    let dst = self.unless_null(old_shadow, shadow);
+                    self.ins(InstructionData::MemCopy {
+                        dst,
+                        src: shadow,
+                        len: kept,
+                        may_overlap: false,
+                        volatile: false,
+                    });
+                }
+            }
+        }
+        self.shadow_free(shadow);
+    }
+
+    /// A zero-filled shadow block of `bytes` bytes (aligned to `align` when given), with
+    /// the header described in the module documentation.
+    fn shadow_alloc(&mut self, bytes: Value, align: Option<Value>) -> Value {
+        let header = self.iconst(Type::I64, HEADER);
+        let mut total = self.binary(BinaryOp::Add, bytes, header);
+        if let Some(align) = align {
+            total = self.binary(BinaryOp::Add, total, align);
+        }
+        let base = self.val(InstructionData::Call {
+            callee: self.runtime.malloc,
+            args: vec![total],
+            attrs: FuncAttrs::empty(),
+        });
+        // Distance from `base` to the shadow: the header, plus padding up to `align`.
+        let distance = match align {
+            None => header,
+            Some(align) => {
+                let address = self.val(InstructionData::Cast {
+                    op: CastOp::Ptrtoint,
+                    arg: base,
+                    ty: Type::I64,
+                });
+                let past_header = self.binary(BinaryOp::Add, address, header);
+                let rem = self.binary(BinaryOp::Urem, past_header, align);
+                let short = self.binary(BinaryOp::Sub, align, rem);
+                let pad = self.binary(BinaryOp::Urem, short, align);
+                self.binary(BinaryOp::Add, header, pad)
+            }
+        };
+        let shadow = self.ptradd(base, distance);
+        let size_at = self.offset_by(shadow, -HEADER);
+        self.store(bytes, size_at);
+        let distance_at = self.offset_by(shadow, -8);
+        self.store(distance, distance_at);
+        self.memset_zero(shadow, bytes);
+        shadow
+    }
+
+    /// Frees a shadow block made by `shadow_alloc`.
+    fn shadow_free(&mut self, shadow: Value) {
+        let distance_at = self.offset_by(shadow, -8);
+        let distance = self.load(&Type::I64, distance_at);
+        let zero = self.iconst(Type::I64, 0);
+        let back = self.binary(BinaryOp::Sub, zero, distance);
+        let base = self.ptradd(shadow, back);
+        self.ins(InstructionData::Call {
+            callee: self.runtime.free,
+            args: vec![base],
+            attrs: FuncAttrs::empty(),
+        });
+    }
+
+    /// `min(size of old_shadow, bytes)`, 0 when `old_shadow` is null.
+    fn kept_bytes(&mut self, old_shadow: Value, bytes: Value) -> Value {
+        let null = self.constant(Type::PTR, Constant::Zero);
+        let is_null = self.val(InstructionData::Icmp { cond: IntCC::Eq, args: [old_shadow, null] });
+        // A null old block has no header: read a zero from the stack instead.
+        let zero_slot = self.zero_i64_slot();
+        let size_at = self.offset_by(old_shadow, -HEADER);
+        let size_at = self.select(is_null, zero_slot, size_at);
+        let old_size = self.load(&Type::I64, size_at);
+        let smaller = self.val(InstructionData::Icmp { cond: IntCC::Ult, args: [old_size, bytes] });
+        self.select(smaller, old_size, bytes)
+    }
+
+    /// `pointer`, or `fallback` when `pointer` is null (for copies of zero bytes).
+    fn unless_null(&mut self, pointer: Value, fallback: Value) -> Value {
+        let null = self.constant(Type::PTR, Constant::Zero);
+        let is_null = self.val(InstructionData::Icmp { cond: IntCC::Eq, args: [pointer, null] });
+        self.select(is_null, fallback, pointer)
+    }
+
+    fn zero_i64_slot(&mut self) -> Value {
+        let slot = self
+            .ins_setup(InstructionData::Alloca { ty: Type::I64, count: None, align: 8 })
+            .expect("alloca has a result");
+        let zero = self
+            .ins_setup(InstructionData::Const { ty: Type::I64, value: Constant::Int(0) })
+            .expect("const has a result");
+        self.ins_setup(InstructionData::Store {
+            value: zero,
+            ptr: slot,
+            align: 8,
+            volatile: false,
+        });
+        slot
+    }
+
+    fn select(&mut self, cond: Value, a: Value, b: Value) -> Value {
+        self.val(InstructionData::Select { flags: adc_ir::InstFlags::empty(), args: [cond, a, b] })
+    }
+
+    fn offset_by(&mut self, ptr: Value, bytes: i128) -> Value {
+        let offset = self.iconst(Type::I64, bytes);
+        self.ptradd(ptr, offset)
+    }
+
+    /// Whether the primal pointer `value` is null or the start of a block allocated in
+    /// this function (an allocator's or `realloc`'s result), following block parameters
+    /// and stack slots that only receive such pointers. Values already being visited
+    /// count as such (a loop-carried pointer is one if everything entering the loop is).
+    fn allocated_here(&self, value: Value, visiting: &mut HashSet<Value>) -> bool {
+        use InstructionData as I;
+        if !visiting.insert(value) {
+            return true;
+        }
+        let dfg = &self.primal.dfg;
+        let inst = match dfg.value_def(value) {
+            ValueDef::Param(block, index) => {
+                if Some(block) == self.primal.layout.entry_block() {
+                    return false;
+                }
+                // Every branch into the block passes such a pointer (or the parameter
+                // itself, around a loop).
+                return self.primal.layout.insts().all(|(_, term)| {
+                    dfg.insts[term].branch_targets().iter().filter(|t| t.block == block).all(
+                        |target| {
+                            target
+                                .args
+                                .get(index as usize)
+                                .is_some_and(|arg| self.allocated_here(*arg, visiting))
+                        },
+                    )
+                });
+            }
+            ValueDef::Result(inst) => inst,
+        };
+        match &dfg.insts[inst] {
+            I::Const { value: Constant::Int(0) | Constant::Zero, .. } => true,
+            I::Call { callee, .. } => matches!(
+                self.module.functions[*callee].name.as_str(),
+                "malloc" | "calloc" | "realloc" | "aligned_alloc" | "_Znwm" | "_Znam"
+            ),
+            I::Load { ptr: slot, .. } => self.slot_holds_allocations(*slot, visiting),
+            _ => false,
+        }
+    }
+
+    /// Whether `slot` is an alloca whose uses are loads and stores into it of pointers
+    /// that are `allocated_here`, or `posix_memalign` filling it.
+    fn slot_holds_allocations(&self, slot: Value, visiting: &mut HashSet<Value>) -> bool {
+        use InstructionData as I;
+        let ValueDef::Result(def) = self.primal.dfg.value_def(slot) else { return false };
+        if !matches!(self.primal.dfg.insts[def], I::Alloca { .. }) {
+            return false;
+        }
+        self.primal.layout.insts().all(|(_, inst)| {
+            let data = &self.primal.dfg.insts[inst];
+            if !data.args().contains(&slot) {
+                return true;
+            }
+            match data {
+                I::Load { ptr, .. } => *ptr == slot,
+                I::Store { value, ptr, .. } if *ptr == slot && *value != slot => {
+                    self.allocated_here(*value, visiting)
+                }
+                I::Call { callee, args, .. } => {
+                    self.module.functions[*callee].name == "posix_memalign"
+                        && args.iter().position(|a| *a == slot) == Some(0)
+                }
+                _ => false,
+            }
+        })
+    }
+
+    /// Forward-pass shadow of a constant address: for a global, the address of its shadow
+    /// global; a function's address has none (indirect calls: see `calls`).
+    pub(super) fn forward_global_shadow(&mut self, inst: Inst) -> Result<(), AdError> {
+        let InstructionData::Const {
+            value: Constant::Address { symbol: Symbol::Global(global), offset },
+            ty,
+        } = self.primal.dfg.insts[inst].clone()
+        else {
+            return Err(self.unsupported(inst, "a shadow of a function's address"));
+        };
+        let name = &self.module.globals[global].name;
+        let Some(shadow_global) =
+            self.module.global_by_name(&format!("{SHADOW_GLOBAL_PREFIX}{name}"))
+        else {
+            return Err(self.unsupported(
+                inst,
+                format!(
+                    "the global @{name} as memory that carries derivatives (only mutable \
+                     globals whose type holds floats get a shadow global)"
+                ),
+            ));
+        };
+        let shadow =
+            self.constant(ty, Constant::Address { symbol: Symbol::Global(shadow_global), offset });
+        let result = self.primal.dfg.inst_result(inst).expect("const has a result");
+        self.set_shadow(result, shadow);
+        Ok(())
+    }
+
+    /// Zeroes every shadow global of the module (at the current block: the setup block of
+    /// a top-level derivative).
+    pub(super) fn zero_shadow_globals(&mut self) {
+        let shadows: Vec<(adc_ir::GlobalId, u64)> = self
+            .module
+            .globals
+            .iter()
+            .filter(|(_, g)| g.name.starts_with(SHADOW_GLOBAL_PREFIX))
+            .map(|(id, g)| (id, g.ty.size()))
+            .collect();
+        for (global, size) in shadows {
+            let address = self.constant(
+                Type::PTR,
+                Constant::Address { symbol: Symbol::Global(global), offset: 0 },
+            );
+            let bytes = self.iconst(Type::I64, size as i128);
+            self.memset_zero(address, bytes);
+        }
+    }
+}
