@@ -49,8 +49,6 @@ const KNOWN_FAILURES: &[(&str, &str)] = &[
         "O0-ad-before-opt/forward/30_reverse_over_forward",
         "type analysis: an -O0 slot of a synthesized forward derivative",
     ),
-    ("O0-ad-before-opt/87_heap_in_callee", "issue 7: shadowed locals in split callees"),
-    ("O0-ad-before-opt/88_global_in_callee", "issue 7: shadowed locals in split callees"),
 ];
 
 /// The `.c` programs of one suite, sorted.
