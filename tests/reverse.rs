@@ -41,15 +41,7 @@ const SUITES: &[(&str, usize)] = &[("reverse", 4), ("forward", 4)];
 /// ignored (shown as `[known failure]`) so CI tests everything else; run them with
 /// `cargo test --test reverse -- --include-ignored`. A case that starts passing should be
 /// removed from this list: nothing checks that automatically.
-const KNOWN_FAILURES: &[(&str, &str)] = &[
-    // Issue 7: with AD before the pipelines, -O0 callees keep their arguments in stack
-    // slots whose shadows a split (augmented forward/reverse) callee cannot hold yet; adc
-    // stops with "cannot differentiate local memory that carries derivatives in a function
-    // called from differentiated code".
-    ("O0-ad-before-opt/31_lstm_cell", "issue 7: shadowed locals in split callees"),
-    ("O0-ad-before-opt/36_helper_calls", "issue 7: shadowed locals in split callees"),
-    ("O0-ad-before-opt/38_norm_licm", "issue 7: shadowed locals in split callees"),
-];
+const KNOWN_FAILURES: &[(&str, &str)] = &[];
 
 /// The `.c` programs of one suite, sorted.
 fn programs_of(dir: &Path) -> Vec<PathBuf> {

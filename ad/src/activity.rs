@@ -504,7 +504,11 @@ impl<'a> Solver<'a> {
                         }
                     }
                 }
-                if effects.writes_args && (any_carry || any_shadowed) {
+                // A callee that writes memory it does not reach through an argument
+                // visibly (at -O0 it stores through pointers reloaded from its stack
+                // slots) may still write through the arguments.
+                let may_write_args = effects.writes_args || effects.writes_other;
+                if may_write_args && (any_carry || any_shadowed) {
                     for arg in args {
                         if self.is_pointer_like(*arg) {
                             changed |= self.shadow(*arg);

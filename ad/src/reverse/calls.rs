@@ -44,7 +44,7 @@ const INACTIVE_LIBRARY: &[&str] =
 
 /// Prefix of the globals whose initializer lists functions to treat as inactive (clang may
 /// append a suffix when several translation units define one).
-const INACTIVE_FN_GLOBAL: &str = "__enzyme_inactivefn";
+pub(super) const INACTIVE_FN_GLOBAL: &str = "__enzyme_inactivefn";
 
 /// Whether `callee` is registered as inactive in an `__enzyme_inactivefn` global array.
 pub(crate) fn registered_inactive(module: &Module, callee: FuncId) -> bool {
@@ -75,18 +75,22 @@ pub(crate) struct SplitLayout {
 
 impl SplitLayout {
     pub fn new(primal: &Signature, request: &DiffRequest) -> SplitLayout {
+        SplitLayout::for_activity(primal, &request.args, request.ret)
+    }
+
+    pub fn for_activity(primal: &Signature, args: &[ArgActivity], ret: RetActivity) -> SplitLayout {
         let adjoints = primal
             .params
             .iter()
-            .zip(&request.args)
+            .zip(args)
             .filter(|(_, a)| **a == ArgActivity::Active)
             .map(|(t, _)| t.clone())
             .collect();
         SplitLayout {
             ret: primal.ret.clone(),
-            shadow_ret: request.ret == RetActivity::Dup,
+            shadow_ret: ret == RetActivity::Dup,
             adjoints,
-            takes_d_ret: request.ret == RetActivity::Active,
+            takes_d_ret: ret == RetActivity::Active,
         }
     }
 
@@ -119,9 +123,9 @@ impl SplitLayout {
 
     /// Primal parameters each followed by its shadow, then the result's adjoint (when
     /// `takes_d_ret`), the frame pointer and the phase flag.
-    pub fn signature(&self, primal: &Signature, request: &DiffRequest) -> Signature {
+    pub fn signature(&self, primal: &Signature, args: &[ArgActivity]) -> Signature {
         let mut params = Vec::new();
-        for (ty, activity) in primal.params.iter().zip(&request.args) {
+        for (ty, activity) in primal.params.iter().zip(args) {
             params.push(ty.clone());
             if activity.has_shadow() {
                 params.push(ty.clone());
@@ -151,7 +155,7 @@ impl SplitRegistry {
         SplitRegistry { known, pending: Vec::new(), next_id: next_id as u32 }
     }
 
-    fn id_for(&mut self, request: &DiffRequest, signature: Signature) -> FuncId {
+    pub(super) fn id_for(&mut self, request: &DiffRequest, signature: Signature) -> FuncId {
         if let Some(id) = self.known.get(request) {
             return *id;
         }
@@ -167,18 +171,28 @@ impl SplitRegistry {
     }
 }
 
+/// Which split function a call goes through.
+#[derive(Clone, Debug)]
+pub(crate) enum SplitTarget {
+    /// A direct call's (or a call through a known function address's) split function.
+    Direct(FuncId),
+    /// An indirect call: the forward value holding the split function's address (chosen
+    /// by the primal target, see `indirect`) and the split function's signature.
+    Indirect { split: Value, signature: Signature },
+}
+
 /// A call of the primal differentiated through a split function.
 #[derive(Clone, Debug)]
 pub(crate) struct SplitCall {
-    pub split: FuncId,
-    pub request: DiffRequest,
+    pub target: SplitTarget,
+    pub activities: Vec<ArgActivity>,
     pub layout: SplitLayout,
     /// The frame returned by the forward phase (a forward value).
     pub frame: Value,
 }
 
 impl<'a> Synth<'a> {
-    fn operand_is_active(&self, value: Value) -> bool {
+    pub(super) fn operand_is_active(&self, value: Value) -> bool {
         self.is_active(value) || self.shadows.contains_key(&value)
     }
 
@@ -199,17 +213,31 @@ impl<'a> Synth<'a> {
         {
             return Ok(None);
         }
+        let (activities, ret) = self.call_activity(inst, args, &format!("@{name}"))?;
+        Ok(Some(DiffRequest::reverse(*callee, activities, ret)))
+    }
+
+    /// The activity a call's operands and result give its callee: a pointer argument
+    /// with a shadow is `Dup`, an active float argument `Active`, anything else `Const`;
+    /// the result is `Active` when it carries a derivative and `Dup` for a returned
+    /// pointer that needs a shadow. `callee` names the callee in errors.
+    pub(super) fn call_activity(
+        &self,
+        inst: Inst,
+        args: &[Value],
+        callee: &str,
+    ) -> Result<(Vec<ArgActivity>, RetActivity), AdError> {
         let mut activities = Vec::new();
         for (index, arg) in args.iter().enumerate() {
             let ty = self.primal.dfg.value_type(*arg);
-            let activity = if ty.is_ptr() && self.forward_shadow_known(*arg) {
+            let activity = if ty.is_ptr() && self.shadows.contains_key(arg) {
                 ArgActivity::Dup
             } else if self.is_active(*arg) && has_float(ty) {
                 if has_pointer(ty) {
                     return Err(self.unsupported(
                         inst,
                         format!(
-                            "argument {index} of @{name}: an active aggregate holding pointers"
+                            "argument {index} of {callee}: an active aggregate holding pointers"
                         ),
                     ));
                 }
@@ -219,7 +247,7 @@ impl<'a> Synth<'a> {
                 return Err(self.unsupported(
                     inst,
                     format!(
-                        "argument {index} of @{name}: an active {ty} (float bits in an integer)"
+                        "argument {index} of {callee}: an active {ty} (float bits in an integer)"
                     ),
                 ));
             } else {
@@ -227,8 +255,7 @@ impl<'a> Synth<'a> {
             };
             activities.push(activity);
         }
-        let result = self.primal.dfg.inst_result(inst);
-        let ret = match result {
+        let ret = match self.primal.dfg.inst_result(inst) {
             Some(r) => {
                 let ty = self.primal.dfg.value_type(r);
                 if ty.is_ptr() && self.activity.needs_shadow(r) {
@@ -238,7 +265,7 @@ impl<'a> Synth<'a> {
                 } else if self.is_active(r) && !ty.is_ptr() {
                     return Err(self.unsupported(
                         inst,
-                        format!("the result of @{name}: an active {ty} that is not a float"),
+                        format!("the result of {callee}: an active {ty} that is not a float"),
                     ));
                 } else {
                     RetActivity::Const
@@ -246,30 +273,34 @@ impl<'a> Synth<'a> {
             }
             None => RetActivity::Const,
         };
-        Ok(Some(DiffRequest::reverse(*callee, activities, ret)))
+        Ok((activities, ret))
     }
 
-    fn forward_shadow_known(&self, ptr: Value) -> bool {
-        self.shadows.contains_key(&ptr)
-    }
-
-    /// Forward pass of a call through a split function: calls its forward phase, binds
-    /// the primal result (and the shadow of a returned pointer) and remembers the frame.
-    /// Returns `false` when the call is not differentiated this way.
+    /// Forward pass of a call through a split function (direct, or indirect through a
+    /// function pointer): calls its forward phase, binds the primal result (and the
+    /// shadow of a returned pointer) and remembers the frame. Returns `false` when the
+    /// call is not differentiated this way.
     pub(super) fn forward_split_call(&mut self, inst: Inst) -> Result<bool, AdError> {
-        let Some(request) = self.split_request(inst)? else { return Ok(false) };
-        let InstructionData::Call { args, .. } = self.primal.dfg.insts[inst].clone() else {
-            return Ok(false);
+        let (args, activities, layout, target) = match self.primal.dfg.insts[inst].clone() {
+            InstructionData::Call { args, .. } => {
+                let Some(request) = self.split_request(inst)? else { return Ok(false) };
+                let callee_sig = self.module.functions[request.function].signature.clone();
+                let layout = SplitLayout::new(&callee_sig, &request);
+                let signature = layout.signature(&callee_sig, &request.args);
+                let split = self.splits.id_for(&request, signature);
+                (args, request.args, layout, SplitTarget::Direct(split))
+            }
+            InstructionData::CallIndirect { .. } => {
+                let Some(plan) = self.plan_indirect_call(inst)? else { return Ok(false) };
+                plan
+            }
+            _ => return Ok(false),
         };
-        let callee_sig = self.module.functions[request.function].signature.clone();
-        let layout = SplitLayout::new(&callee_sig, &request);
-        let signature = layout.signature(&callee_sig, &request);
-        let split = self.splits.id_for(&request, signature);
         if args.iter().any(|a| !self.vmap.contains_key(a)) {
             return Err(self.unsupported(inst, "an operand that does not dominate its use"));
         }
         let mut call_args = Vec::new();
-        for (arg, activity) in args.iter().zip(&request.args) {
+        for (arg, activity) in args.iter().zip(&activities) {
             call_args.push(self.fwd(*arg));
             if activity.has_shadow() {
                 call_args.push(self.shadows[arg]);
@@ -281,11 +312,7 @@ impl<'a> Synth<'a> {
         }
         call_args.push(self.constant(Type::PTR, Constant::Int(0)));
         call_args.push(self.iconst(Type::I1, 0));
-        let out = self.val(InstructionData::Call {
-            callee: split,
-            args: call_args,
-            attrs: FuncAttrs::empty(),
-        });
+        let out = self.val(self.split_call_data(&target, call_args));
         if let Some(result) = self.primal.dfg.inst_result(inst) {
             let value = self.extract(out, layout.ret_index());
             if let Some(name) = self.primal.dfg.value_name(result) {
@@ -298,8 +325,24 @@ impl<'a> Synth<'a> {
             }
         }
         let frame = self.extract(out, layout.frame_index());
-        self.split_calls.insert(inst, SplitCall { split, request, layout, frame });
+        self.split_calls.insert(inst, SplitCall { target, activities, layout, frame });
         Ok(true)
+    }
+
+    /// The call of a split function (either phase); `target` holds forward values, so the
+    /// reverse pass passes one made available with `avail`.
+    fn split_call_data(&self, target: &SplitTarget, args: Vec<Value>) -> InstructionData {
+        match target {
+            SplitTarget::Direct(split) => {
+                InstructionData::Call { callee: *split, args, attrs: FuncAttrs::empty() }
+            }
+            SplitTarget::Indirect { split, signature } => InstructionData::CallIndirect {
+                sig: Box::new(signature.clone()),
+                callee: *split,
+                args,
+                attrs: FuncAttrs::empty(),
+            },
+        }
     }
 
     fn extract(&mut self, aggregate: Value, index: u32) -> Value {
@@ -309,11 +352,14 @@ impl<'a> Synth<'a> {
     /// Reverse pass of a call through a split function: its reverse phase with the
     /// arguments, shadows and frame of this dynamic call, then the argument adjoints.
     fn reverse_split_call(&mut self, inst: Inst, call: SplitCall) {
-        let InstructionData::Call { args, .. } = self.primal.dfg.insts[inst].clone() else {
-            return;
+        let args = match &self.primal.dfg.insts[inst] {
+            InstructionData::Call { args, .. } | InstructionData::CallIndirect { args, .. } => {
+                args.clone()
+            }
+            _ => return,
         };
         let mut call_args = Vec::new();
-        for (arg, activity) in args.iter().zip(&call.request.args) {
+        for (arg, activity) in args.iter().zip(&call.activities) {
             call_args.push(self.primal_in_reverse(*arg));
             if activity.has_shadow() {
                 let shadow = self.shadow_in_reverse(*arg).expect("dup arguments have shadows");
@@ -328,13 +374,14 @@ impl<'a> Synth<'a> {
         let frame = self.avail(call.frame);
         call_args.push(frame);
         call_args.push(self.iconst(Type::I1, 1));
-        let out = self.val(InstructionData::Call {
-            callee: call.split,
-            args: call_args,
-            attrs: FuncAttrs::empty(),
-        });
-        let active =
-            args.iter().zip(&call.request.args).filter(|(_, a)| **a == ArgActivity::Active);
+        let target = match call.target {
+            SplitTarget::Indirect { split, signature } => {
+                SplitTarget::Indirect { split: self.avail(split), signature }
+            }
+            direct => direct,
+        };
+        let out = self.val(self.split_call_data(&target, call_args));
+        let active = args.iter().zip(&call.activities).filter(|(_, a)| **a == ArgActivity::Active);
         for (k, (arg, _)) in active.enumerate() {
             let d = self.extract(out, call.layout.adjoint_index(k));
             self.add_adjoint(*arg, d);
@@ -355,7 +402,7 @@ impl<'a> Synth<'a> {
                 if args.iter().any(|a| self.operand_is_active(*a)) {
                     return Err(self.unsupported(
                         inst,
-                        "an indirect call with active arguments (indirect calls are differentiated in issue 7, part 2)",
+                        "an indirect call with active arguments that was not split in the forward pass",
                     ));
                 }
                 return Ok(());

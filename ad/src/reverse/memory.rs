@@ -56,6 +56,10 @@ impl<'a> Synth<'a> {
         if let Some(shadow) = self.shadows.get(&value) {
             return Some(*shadow);
         }
+        if self.function_address(value).is_some() {
+            // A function address is its own shadow (see `indirect`).
+            return self.vmap.get(&value).copied();
+        }
         let is_null = matches!(self.primal.dfg.value_def(value),
             ValueDef::Result(inst) if matches!(&self.primal.dfg.insts[inst],
                 InstructionData::Const { value: Constant::Int(0) | Constant::Zero, .. }));
@@ -75,20 +79,14 @@ impl<'a> Synth<'a> {
         let result = self.primal.dfg.inst_result(inst);
         let needs = result.is_some_and(|r| self.activity.needs_shadow(r));
         match self.primal.dfg.insts[inst].clone() {
-            I::Alloca { .. } if needs && self.split.is_some() => {
-                return Err(self.unsupported(
-                    inst,
-                    "local memory that carries derivatives in a function called from differentiated code",
-                ));
-            }
             I::Alloca { ty, count, align } if needs => {
                 let count = count.map(|c| self.fwd(c));
-                let shadow = self.val(I::Alloca { ty: ty.clone(), count, align });
                 let mut bytes = self.iconst(Type::I64, ty.size() as i128);
                 if let Some(count) = count {
                     let count = self.widen_to_i64(count);
                     bytes = self.binary(BinaryOp::Mul, bytes, count);
                 }
+                let shadow = self.local_shadow(ty, count, align, bytes);
                 self.memset_zero(shadow, bytes);
                 self.set_shadow(result.expect("alloca has a result"), shadow);
             }
@@ -216,6 +214,10 @@ impl<'a> Synth<'a> {
             I::Const { value: Constant::Int(0) | Constant::Zero, ty } if needs && ty.is_ptr() => {
                 let shadow = self.constant(ty, Constant::Zero);
                 self.set_shadow(result.expect("const has a result"), shadow);
+            }
+            I::Const { .. } if needs && result.and_then(|r| self.function_address(r)).is_some() => {
+                let result = result.expect("checked above");
+                self.set_shadow(result, self.fwd(result));
             }
             _ if needs => {
                 return Err(self.unsupported(inst, "a pointer whose shadow cannot be computed"))
@@ -423,6 +425,7 @@ impl<'a> Synth<'a> {
             I::CmpXchg { expected, .. } if has_float(self.primal.dfg.value_type(expected)) => {
                 return Err(self.unsupported(inst, "a compare-exchange of floats"));
             }
+            I::Alloca { .. } => self.release_local_shadow(inst),
             I::Call { callee, .. } => {
                 // The reverse of an allocation: its shadow is no longer needed.
                 let name = &self.module.functions[callee].name;

@@ -33,6 +33,7 @@
 mod arith;
 mod calls;
 mod control;
+mod indirect;
 mod memory;
 mod split;
 
@@ -207,7 +208,7 @@ pub(crate) fn synthesize(
     let mut signature = derivative_signature(primal, request, split)?;
     let layout = SplitLayout::new(&primal.signature, request);
     if split {
-        signature = layout.signature(&primal.signature, request);
+        signature = layout.signature(&primal.signature, &request.args);
     }
     let entry = primal.entry_block().expect("a defined function has an entry block");
     let info = PrimalInfo::new(primal);

@@ -21,12 +21,55 @@
 //!
 //! The frame's size is only known when synthesis is done (slots and tapes are created on
 //! demand), so the `const` feeding `malloc` is patched by `finish_split`.
+//!
+//! Local memory that carries derivatives (an `alloca` with a shadow) outlives the forward
+//! phase in a split function: the forward phase's stack frame is gone when the reverse
+//! phase accumulates into the shadow. Its shadow is therefore a heap block (zero-filled
+//! like every shadow) allocated where the primal allocates the local, and freed where the
+//! reverse phase undoes that allocation; its address reaches the reverse phase through
+//! the frame like any other forward value.
 
-use adc_ir::{Block, BlockCall, Constant, FuncAttrs, InstFlags, InstructionData, Type, Value};
+use adc_ir::{
+    Block, BlockCall, Constant, FuncAttrs, Inst, InstFlags, InstructionData, Type, Value,
+};
 
 use super::{SplitLayout, SplitMode, Synth};
 
 impl<'a> Synth<'a> {
+    /// The (not yet zeroed) shadow of a primal `alloca` of `bytes` bytes: a stack slot of
+    /// the derivative, or a heap block in a split function (see the module header).
+    pub(super) fn local_shadow(
+        &mut self,
+        ty: Type,
+        count: Option<Value>,
+        align: u32,
+        bytes: Value,
+    ) -> Value {
+        if self.split.is_none() {
+            return self.val(InstructionData::Alloca { ty, count, align });
+        }
+        self.val(InstructionData::Call {
+            callee: self.runtime.malloc,
+            args: vec![bytes],
+            attrs: FuncAttrs::empty(),
+        })
+    }
+
+    /// The reverse of a primal `alloca`: in a split function its heap shadow is freed.
+    pub(super) fn release_local_shadow(&mut self, inst: Inst) {
+        if self.split.is_none() {
+            return;
+        }
+        let Some(local) = self.primal.dfg.inst_result(inst) else { return };
+        if let Some(shadow) = self.shadow_in_reverse(local) {
+            self.ins(InstructionData::Call {
+                callee: self.runtime.free,
+                args: vec![shadow],
+                attrs: FuncAttrs::empty(),
+            });
+        }
+    }
+
     /// Adds the split parameters and the frame-allocating blocks (see the module header).
     pub(super) fn begin_split(&mut self, params_block: Block, layout: SplitLayout) {
         let d_ret = if layout.takes_d_ret {
