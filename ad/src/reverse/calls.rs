@@ -24,9 +24,11 @@
 //!   dynamic call gets its own frame. Recursion works because a split function refers to
 //!   itself (and to other split functions) by a `FuncId` reserved before its body is
 //!   built. Combined mode (running the callee's reverse right at the call) is not used.
+//! - Indirect calls with active operands go through the split function of the target
+//!   the pointer holds at run time (see `indirect`).
 //! - Any other call with active operands is an error, never a silently wrong derivative:
 //!   an unknown external is `UnknownExternal` (naming the call site, also inside a
-//!   callee), an indirect call is `Unsupported` (issue 7, part 2).
+//!   callee).
 
 use std::collections::HashMap;
 
