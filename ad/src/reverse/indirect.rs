@@ -193,21 +193,99 @@ fn collect_function_addresses(c: &Constant, out: &mut std::collections::BTreeSet
     }
 }
 
-/// Whether every use of `value` is as the function to differentiate (the first argument)
-/// of an Enzyme API call.
+/// Whether `value` is used, and only as the function to differentiate (the first
+/// argument) of Enzyme API calls.
 fn only_differentiated_by_api(module: &Module, function: &adc_ir::Function, value: Value) -> bool {
-    function.layout.insts().all(|(_, inst)| {
-        let data = &function.dfg.insts[inst];
-        if !data.args().contains(&value) {
-            return true;
-        }
-        match data {
+    let mut uses = function
+        .layout
+        .insts()
+        .map(|(_, inst)| &function.dfg.insts[inst])
+        .filter(|data| data.args().contains(&value))
+        .peekable();
+    uses.peek().is_some()
+        && uses.all(|data| match data {
             InstructionData::Call { callee, args, .. } => {
                 module.functions[*callee].name.starts_with(ENZYME_API_PREFIX)
                     && args.first() == Some(&value)
                     && !args[1..].contains(&value)
             }
             _ => false,
-        }
-    })
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use adc_ir::text::parse_module;
+
+    use super::*;
+
+    const MODULE: &str = "
+declare @__enzyme_autodiff(ptr, ...) -> f64
+declare @sin(f64) -> f64
+global internal const @table: [2 x ptr], align 8 = [@in_table, @other_type]
+global @__enzyme_inactivefn: [1 x ptr], align 8 = [@inactive]
+
+func @in_code(%x: f64) -> f64 {
+^entry:
+  ret %x
+}
+func @in_table(%x: f64) -> f64 {
+^entry:
+  ret %x
+}
+func @other_type(%x: f64, %y: f64) -> f64 {
+^entry:
+  ret %x
+}
+func @differentiated(%x: f64) -> f64 {
+^entry:
+  ret %x
+}
+func @inactive(%x: f64) -> f64 {
+^entry:
+  ret %x
+}
+func @never_taken(%x: f64) -> f64 {
+^entry:
+  ret %x
+}
+func @main(%x: f64) -> f64 {
+^entry:
+  %a = const ptr @in_code
+  %s = const ptr @sin
+  %d = const ptr @differentiated
+  %g = call @__enzyme_autodiff(%d, %x)
+  ret %g
+}
+";
+
+    fn names(module: &Module, ids: &[FuncId]) -> Vec<String> {
+        ids.iter().map(|f| module.functions[*f].name.clone()).collect()
+    }
+
+    #[test]
+    fn candidates_are_defined_address_taken_functions_of_the_call_type() {
+        let module = parse_module(MODULE).unwrap();
+        let unary = Signature::new(vec![Type::F64], Some(Type::F64));
+        let found = indirect_call_candidates(&module, &unary);
+        // Not: @sin (no body), @other_type (another type), @differentiated (only handed
+        // to the Enzyme API), @inactive (only listed as inactive), @never_taken.
+        assert_eq!(names(&module, &found), ["in_code", "in_table"]);
+        let binary = Signature::new(vec![Type::F64, Type::F64], Some(Type::F64));
+        assert_eq!(names(&module, &indirect_call_candidates(&module, &binary)), ["other_type"]);
+        let void = Signature::new(vec![Type::PTR], None);
+        assert!(indirect_call_candidates(&module, &void).is_empty());
+    }
+
+    #[test]
+    fn a_function_also_called_through_a_pointer_stays_a_candidate() {
+        let text = MODULE.replace(
+            "%g = call @__enzyme_autodiff(%d, %x)",
+            "%g = call @__enzyme_autodiff(%d, %x)\n  %h = call_indirect fn(f64) -> f64 %d(%x)",
+        );
+        let module = parse_module(&text).unwrap();
+        let unary = Signature::new(vec![Type::F64], Some(Type::F64));
+        let found = indirect_call_candidates(&module, &unary);
+        assert_eq!(names(&module, &found), ["in_code", "in_table", "differentiated"]);
+    }
 }
