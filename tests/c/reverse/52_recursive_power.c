@@ -1,6 +1,6 @@
-/* Self recursion: x^n by squaring, recursing on n/2, with a float multiplier that makes
- * the recursion's value depend on a second active argument. d/dx and d/dc against the
- * analytic derivative of c^k x^n (k = number of recursive calls). */
+/* Self recursion: x^n by squaring, recursing on n/2, with a float multiplier c applied at
+ * every level so the value depends on a second active argument: power(x, 13, c) =
+ * c^15 x^13. d/dx and d/dc against finite differences and the analytic derivatives. */
 #include "enzyme.h"
 
 typedef struct { double dx, dc; } Pair;

@@ -61,6 +61,5 @@ int main(void) {
     snprintf(what, sizeof what, "dloss/dsignal[%d]", i);
     check(what, dsignal[i], (up - down) / (2 * FD_STEP), FD_TOL);
   }
-  /* Parseval-like sanity: the plain sum of |X_k|^2 is N times the signal's energy. */
   return check_done();
 }
