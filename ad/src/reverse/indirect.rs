@@ -83,13 +83,17 @@ impl<'a> Synth<'a> {
         };
         if let Some(f) = self.function_address(callee) {
             let function = &self.module.functions[f];
-            if function.is_declaration() || !same_type(&function.signature, &sig) {
+            let problem = if function.is_declaration() {
+                Some("a function without a body")
+            } else if !same_type(&function.signature, &sig) {
+                Some("a function of another type")
+            } else {
+                None
+            };
+            if let Some(problem) = problem {
                 return Err(self.unsupported(
                     inst,
-                    format!(
-                        "an indirect call of @{} through a pointer of another type, or of a function without a body",
-                        function.name
-                    ),
+                    format!("an indirect call of @{} ({problem})", function.name),
                 ));
             }
             let split = split_of(self, f);
