@@ -23,7 +23,8 @@
 //!   pointer like any other forward value (a slot, or a loop tape inside loops), so each
 //!   dynamic call gets its own frame. Recursion works because a split function refers to
 //!   itself (and to other split functions) by a `FuncId` reserved before its body is
-//!   built. Combined mode (running the callee's reverse right at the call) is not used.
+//!   built. Calls to `readnone` callees of floats use combined mode instead (see
+//!   `combined`).
 //! - Indirect calls with active operands go through the split function of the target
 //!   the pointer holds at run time (see `indirect`).
 //! - Any other call with active operands is an error, never a silently wrong derivative:
@@ -142,34 +143,65 @@ impl SplitLayout {
     }
 }
 
-/// Split functions known to one synthesis: those already in the module and those it
-/// reserves (ids past the end of the module, added by the `Differentiator` afterwards,
-/// in order, before their bodies are synthesized).
+/// A function a synthesis reserved: added by the `Differentiator` afterwards (in id
+/// order, as a declaration first) and then synthesized.
+#[derive(Clone, Debug)]
+pub(crate) struct Reserved {
+    pub request: DiffRequest,
+    pub id: FuncId,
+    pub signature: Signature,
+    /// A combined-mode callee's plain reverse derivative (`__adc_reverse_<g>`) rather
+    /// than a split function.
+    pub combined: bool,
+}
+
+/// Split functions (and combined-mode derivatives) known to one synthesis: those already
+/// in the module and those it reserves (ids past the end of the module, added by the
+/// `Differentiator` afterwards, in order, before their bodies are synthesized).
 #[derive(Debug, Default)]
 pub(crate) struct SplitRegistry {
     pub known: HashMap<DiffRequest, FuncId>,
-    pub pending: Vec<(DiffRequest, FuncId, Signature)>,
+    /// Plain reverse derivatives, as memoised by the `Differentiator`.
+    pub known_combined: HashMap<DiffRequest, FuncId>,
+    pub pending: Vec<Reserved>,
     pub next_id: u32,
 }
 
 impl SplitRegistry {
-    pub fn new(known: HashMap<DiffRequest, FuncId>, next_id: usize) -> SplitRegistry {
-        SplitRegistry { known, pending: Vec::new(), next_id: next_id as u32 }
+    pub fn new(
+        known: HashMap<DiffRequest, FuncId>,
+        known_combined: HashMap<DiffRequest, FuncId>,
+        next_id: usize,
+    ) -> SplitRegistry {
+        SplitRegistry { known, known_combined, pending: Vec::new(), next_id: next_id as u32 }
     }
 
     pub(super) fn id_for(&mut self, request: &DiffRequest, signature: Signature) -> FuncId {
-        if let Some(id) = self.known.get(request) {
+        self.reserve(request, signature, false)
+    }
+
+    pub(super) fn combined_id_for(
+        &mut self,
+        request: &DiffRequest,
+        signature: Signature,
+    ) -> FuncId {
+        self.reserve(request, signature, true)
+    }
+
+    fn reserve(&mut self, request: &DiffRequest, signature: Signature, combined: bool) -> FuncId {
+        let known = if combined { &mut self.known_combined } else { &mut self.known };
+        if let Some(id) = known.get(request) {
             return *id;
         }
         let id = FuncId::from_u32(self.next_id);
         self.next_id += 1;
-        self.known.insert(request.clone(), id);
-        self.pending.push((request.clone(), id, signature));
+        known.insert(request.clone(), id);
+        self.pending.push(Reserved { request: request.clone(), id, signature, combined });
         id
     }
 
     pub fn signature_of(&self, id: FuncId) -> Option<Signature> {
-        self.pending.iter().find(|(_, i, _)| *i == id).map(|(_, _, s)| s.clone())
+        self.pending.iter().find(|r| r.id == id).map(|r| r.signature.clone())
     }
 }
 
@@ -181,6 +213,9 @@ pub(crate) enum SplitTarget {
     /// An indirect call: the forward value holding the split function's address (chosen
     /// by the primal target, see `indirect`) and the split function's signature.
     Indirect { split: Value, signature: Signature },
+    /// Combined mode (see `combined`): the primal call stays in the forward pass and the
+    /// callee's plain reverse derivative runs where the reverse pass undoes the call.
+    Combined(FuncId),
 }
 
 /// A call of the primal differentiated through a split function.
@@ -189,8 +224,8 @@ pub(crate) struct SplitCall {
     pub target: SplitTarget,
     pub activities: Vec<ArgActivity>,
     pub layout: SplitLayout,
-    /// The frame returned by the forward phase (a forward value).
-    pub frame: Value,
+    /// The frame returned by the forward phase (a forward value); none in combined mode.
+    pub frame: Option<Value>,
 }
 
 impl<'a> Synth<'a> {
@@ -286,6 +321,10 @@ impl<'a> Synth<'a> {
         let (args, activities, layout, target) = match self.primal.dfg.insts[inst].clone() {
             InstructionData::Call { args, .. } => {
                 let Some(request) = self.split_request(inst)? else { return Ok(false) };
+                if self.plan_combined_call(inst, &request) {
+                    // The primal call is cloned as it is.
+                    return Ok(false);
+                }
                 let callee_sig = self.module.functions[request.function].signature.clone();
                 let layout = SplitLayout::new(&callee_sig, &request);
                 let signature = layout.signature(&callee_sig, &request.args);
@@ -326,14 +365,18 @@ impl<'a> Synth<'a> {
                 self.set_shadow(result, shadow);
             }
         }
-        let frame = self.extract(out, layout.frame_index());
+        let frame = Some(self.extract(out, layout.frame_index()));
         self.split_calls.insert(inst, SplitCall { target, activities, layout, frame });
         Ok(true)
     }
 
     /// The call of a split function (either phase); `target` holds forward values, so the
     /// reverse pass passes one made available with `avail`.
-    fn split_call_data(&self, target: &SplitTarget, args: Vec<Value>) -> InstructionData {
+    pub(super) fn split_call_data(
+        &self,
+        target: &SplitTarget,
+        args: Vec<Value>,
+    ) -> InstructionData {
         match target {
             SplitTarget::Direct(split) => {
                 InstructionData::Call { callee: *split, args, attrs: FuncAttrs::empty() }
@@ -344,16 +387,22 @@ impl<'a> Synth<'a> {
                 args,
                 attrs: FuncAttrs::empty(),
             },
+            SplitTarget::Combined(derivative) => {
+                InstructionData::Call { callee: *derivative, args, attrs: FuncAttrs::empty() }
+            }
         }
     }
 
-    fn extract(&mut self, aggregate: Value, index: u32) -> Value {
+    pub(super) fn extract(&mut self, aggregate: Value, index: u32) -> Value {
         self.val(InstructionData::ExtractValue { aggregate, indices: vec![index] })
     }
 
     /// Reverse pass of a call through a split function: its reverse phase with the
     /// arguments, shadows and frame of this dynamic call, then the argument adjoints.
     fn reverse_split_call(&mut self, inst: Inst, call: SplitCall) {
+        if let SplitTarget::Combined(derivative) = call.target {
+            return self.reverse_combined_call(inst, derivative, &call.activities);
+        }
         let args = match &self.primal.dfg.insts[inst] {
             InstructionData::Call { args, .. } | InstructionData::CallIndirect { args, .. } => {
                 args.clone()
@@ -373,7 +422,8 @@ impl<'a> Synth<'a> {
             let d = self.take_adjoint(result);
             call_args.push(d);
         }
-        let frame = self.avail(call.frame);
+        let frame = call.frame.expect("split calls have frames");
+        let frame = self.avail(frame);
         call_args.push(frame);
         call_args.push(self.iconst(Type::I1, 1));
         let target = match call.target {

@@ -32,6 +32,7 @@
 
 mod arith;
 mod calls;
+mod combined;
 mod control;
 mod indirect;
 mod memory;
@@ -59,7 +60,7 @@ use crate::request::{ArgActivity, DiffRequest, RetActivity};
 use crate::typetree::TypeAnalysis;
 
 use calls::SplitCall;
-pub(crate) use calls::{SplitLayout, SplitRegistry};
+pub(crate) use calls::{Reserved, SplitLayout, SplitRegistry};
 pub(crate) use control::{Edge, EdgeTarget};
 
 /// State of a split-mode synthesis (a callee's augmented forward + reverse pair).
