@@ -217,9 +217,36 @@ impl<'a> Synth<'a> {
         Some(acc)
     }
 
-    /// Split mode: frees the frame before the reverse phase returns and fixes the frame
-    /// size in the forward phase's allocation.
+    /// Split mode: moves the fixed-size allocas of the blocks that run once per
+    /// activation — adjoint slots in the setup block, the primal entry block's locals in
+    /// its forward clone — into the function's entry block. The backend gives an entry
+    /// block's allocas stack slots; anywhere else an alloca is a heap allocation that
+    /// nothing frees. (The primal entry block is in no loop: a branch back to it is
+    /// refused, so each of these blocks runs at most once per activation.)
+    fn hoist_static_allocas(&mut self) {
+        let Some(split) = self.split.as_ref() else { return };
+        let fwd_init = split.fwd_init;
+        let Some(entry) = self.f.layout.entry_block() else { return };
+        let Some(entry_term) = self.f.layout.last_inst(entry) else { return };
+        let mut blocks = vec![self.setup, fwd_init];
+        if let Some(primal_entry) = self.primal.entry_block() {
+            blocks.extend(self.bmap.get(&primal_entry).copied());
+        }
+        for block in blocks {
+            let insts = self.f.layout.block_insts(block).to_vec();
+            for inst in insts {
+                if matches!(self.f.dfg.insts[inst], InstructionData::Alloca { count: None, .. }) {
+                    self.f.layout.remove_inst(inst);
+                    self.f.layout.insert_inst_before(inst, entry_term);
+                }
+            }
+        }
+    }
+
+    /// Split mode: frees the frame before the reverse phase returns, fixes the frame
+    /// size in the forward phase's allocation and hoists the static allocas.
     pub(super) fn finish_split(&mut self) {
+        self.hoist_static_allocas();
         let Some(split) = self.split.as_ref() else { return };
         let (frame, frame_size, bytes) = (split.frame, split.frame_size, split.frame_bytes);
         self.f.dfg.insts[frame_size] = InstructionData::Const {
