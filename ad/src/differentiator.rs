@@ -13,7 +13,9 @@
 //! all requests. A synthesis reserves the ids of the split functions it calls (past the
 //! end of the module); the differentiator then adds them in order as declarations and
 //! synthesizes their bodies from a worklist, each of which may reserve more. This is what
-//! makes recursion work: a split function's id exists before its body is built.
+//! makes recursion work: a split function's id exists before its body is built. Callees
+//! called in combined mode (`crate::reverse`) are reserved the same way but get a plain
+//! reverse derivative, memoised with the top-level ones.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -22,7 +24,7 @@ use adc_ir::{FuncAttrs, FuncId, Function, Module, Signature, Type};
 use crate::cache::{define_tape_push, CacheStats};
 use crate::error::{AdError, AdErrorKind, Site};
 use crate::request::{DiffMode, DiffRequest, SplitFunction, Synthesize};
-use crate::reverse::{synthesize, Runtime, SplitLayout, SplitRegistry, SynthEnv};
+use crate::reverse::{synthesize, Reserved, Runtime, SplitLayout, SplitRegistry, SynthEnv};
 use crate::rules::{self, Differentiable};
 use crate::typetree::TypeAnalysis;
 
@@ -106,7 +108,11 @@ impl Synthesize for Differentiator {
             module.functions.iter().map(|(id, f)| (id, f.signature.clone())).collect();
         let name = fresh_name(module, &format!("__adc_reverse_{primal_name}"));
         // The derivative takes the next id; the split functions it calls follow it.
-        let mut splits = SplitRegistry::new(self.split_memo.clone(), module.functions.len() + 1);
+        let mut splits = SplitRegistry::new(
+            self.split_memo.clone(),
+            self.memo.clone(),
+            module.functions.len() + 1,
+        );
         let types = TypeAnalysis::analyze(&analysis_view(module));
         let (function, stats) = synthesize(
             module,
@@ -164,10 +170,11 @@ impl Synthesize for Differentiator {
             ));
         }
         let layout = SplitLayout::new(&primal.signature, request);
-        let signature = layout.signature(&primal.signature, request);
+        let signature = layout.signature(&primal.signature, &request.args);
         let runtime = declare_runtime(module, &primal_name)?;
         let types = TypeAnalysis::analyze(&analysis_view(module));
-        let mut splits = SplitRegistry::new(self.split_memo.clone(), module.functions.len());
+        let mut splits =
+            SplitRegistry::new(self.split_memo.clone(), self.memo.clone(), module.functions.len());
         let id = splits.id_for(request, signature);
         let mut queue = VecDeque::new();
         self.add_pending_splits(module, splits, &mut queue);
@@ -183,17 +190,19 @@ impl Differentiator {
         &mut self,
         module: &mut Module,
         splits: SplitRegistry,
-        queue: &mut VecDeque<(DiffRequest, FuncId)>,
+        queue: &mut VecDeque<Reserved>,
     ) {
-        for (request, id, signature) in splits.pending {
-            let callee = module.functions[request.function].name.clone();
-            let name = fresh_name(module, &format!("__adc_split_{callee}"));
-            let mut placeholder = Function::new(&name, signature);
+        for reserved in splits.pending {
+            let callee = module.functions[reserved.request.function].name.clone();
+            let prefix = if reserved.combined { "__adc_reverse_" } else { "__adc_split_" };
+            let name = fresh_name(module, &format!("{prefix}{callee}"));
+            let mut placeholder = Function::new(&name, reserved.signature.clone());
             placeholder.linkage = adc_ir::Linkage::Internal;
             let added = module.add_function(placeholder);
-            debug_assert_eq!(added, id, "split functions are added in reservation order");
-            self.split_memo.insert(request.clone(), id);
-            queue.push_back((request, id));
+            debug_assert_eq!(added, reserved.id, "split functions are added in reservation order");
+            let memo = if reserved.combined { &mut self.memo } else { &mut self.split_memo };
+            memo.insert(reserved.request.clone(), reserved.id);
+            queue.push_back(reserved);
         }
     }
 
@@ -202,23 +211,27 @@ impl Differentiator {
         &mut self,
         module: &mut Module,
         runtime: Runtime,
-        mut queue: VecDeque<(DiffRequest, FuncId)>,
+        mut queue: VecDeque<Reserved>,
         types: &TypeAnalysis,
     ) -> Result<(), AdError> {
-        while let Some((request, id)) = queue.pop_front() {
+        while let Some(Reserved { request, id, combined, .. }) = queue.pop_front() {
             let callee = module.functions[request.function].name.clone();
             declare_rule_externs(module, request.function, &callee)?;
             let signatures: HashMap<FuncId, Signature> =
                 module.functions.iter().map(|(id, f)| (id, f.signature.clone())).collect();
             let name = module.functions[id].name.clone();
-            let mut splits = SplitRegistry::new(self.split_memo.clone(), module.functions.len());
+            let mut splits = SplitRegistry::new(
+                self.split_memo.clone(),
+                self.memo.clone(),
+                module.functions.len(),
+            );
             let (mut function, stats) = synthesize(
                 module,
                 &request,
                 &name,
                 &SynthEnv { runtime, signatures: &signatures, types },
                 &mut splits,
-                true,
+                !combined,
             )?;
             self.add_pending_splits(module, splits, &mut queue);
             function.linkage = adc_ir::Linkage::Internal;

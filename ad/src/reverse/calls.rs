@@ -23,10 +23,13 @@
 //!   pointer like any other forward value (a slot, or a loop tape inside loops), so each
 //!   dynamic call gets its own frame. Recursion works because a split function refers to
 //!   itself (and to other split functions) by a `FuncId` reserved before its body is
-//!   built. Combined mode (running the callee's reverse right at the call) is not used.
+//!   built. Calls to `readnone` callees of floats use combined mode instead (see
+//!   `combined`).
+//! - Indirect calls with active operands go through the split function of the target
+//!   the pointer holds at run time (see `indirect`).
 //! - Any other call with active operands is an error, never a silently wrong derivative:
 //!   an unknown external is `UnknownExternal` (naming the call site, also inside a
-//!   callee), an indirect call is `Unsupported` (issue 7, part 2).
+//!   callee).
 
 use std::collections::HashMap;
 
@@ -45,7 +48,7 @@ pub(crate) const INACTIVE_LIBRARY: &[&str] =
 
 /// Prefix of the globals whose initializer lists functions to treat as inactive (clang may
 /// append a suffix when several translation units define one).
-const INACTIVE_FN_GLOBAL: &str = "__enzyme_inactivefn";
+pub(super) const INACTIVE_FN_GLOBAL: &str = "__enzyme_inactivefn";
 
 /// Whether `callee` is registered as inactive in an `__enzyme_inactivefn` global array.
 pub(crate) fn registered_inactive(module: &Module, callee: FuncId) -> bool {
@@ -76,18 +79,22 @@ pub(crate) struct SplitLayout {
 
 impl SplitLayout {
     pub fn new(primal: &Signature, request: &DiffRequest) -> SplitLayout {
+        SplitLayout::for_activity(primal, &request.args, request.ret)
+    }
+
+    pub fn for_activity(primal: &Signature, args: &[ArgActivity], ret: RetActivity) -> SplitLayout {
         let adjoints = primal
             .params
             .iter()
-            .zip(&request.args)
+            .zip(args)
             .filter(|(_, a)| **a == ArgActivity::Active)
             .map(|(t, _)| t.clone())
             .collect();
         SplitLayout {
             ret: primal.ret.clone(),
-            shadow_ret: request.ret == RetActivity::Dup,
+            shadow_ret: ret == RetActivity::Dup,
             adjoints,
-            takes_d_ret: request.ret == RetActivity::Active,
+            takes_d_ret: ret == RetActivity::Active,
         }
     }
 
@@ -120,9 +127,9 @@ impl SplitLayout {
 
     /// Primal parameters each followed by its shadow, then the result's adjoint (when
     /// `takes_d_ret`), the frame pointer and the phase flag.
-    pub fn signature(&self, primal: &Signature, request: &DiffRequest) -> Signature {
+    pub fn signature(&self, primal: &Signature, args: &[ArgActivity]) -> Signature {
         let mut params = Vec::new();
-        for (ty, activity) in primal.params.iter().zip(&request.args) {
+        for (ty, activity) in primal.params.iter().zip(args) {
             params.push(ty.clone());
             if activity.has_shadow() {
                 params.push(ty.clone());
@@ -137,49 +144,93 @@ impl SplitLayout {
     }
 }
 
-/// Split functions known to one synthesis: those already in the module and those it
-/// reserves (ids past the end of the module, added by the `Differentiator` afterwards,
-/// in order, before their bodies are synthesized).
+/// A function a synthesis reserved: added by the `Differentiator` afterwards (in id
+/// order, as a declaration first) and then synthesized.
+#[derive(Clone, Debug)]
+pub(crate) struct Reserved {
+    pub request: DiffRequest,
+    pub id: FuncId,
+    pub signature: Signature,
+    /// A combined-mode callee's plain reverse derivative (`__adc_reverse_<g>`) rather
+    /// than a split function.
+    pub combined: bool,
+}
+
+/// Split functions (and combined-mode derivatives) known to one synthesis: those already
+/// in the module and those it reserves (ids past the end of the module, added by the
+/// `Differentiator` afterwards, in order, before their bodies are synthesized).
 #[derive(Debug, Default)]
 pub(crate) struct SplitRegistry {
     pub known: HashMap<DiffRequest, FuncId>,
-    pub pending: Vec<(DiffRequest, FuncId, Signature)>,
+    /// Plain reverse derivatives, as memoised by the `Differentiator`.
+    pub known_combined: HashMap<DiffRequest, FuncId>,
+    pub pending: Vec<Reserved>,
     pub next_id: u32,
 }
 
 impl SplitRegistry {
-    pub fn new(known: HashMap<DiffRequest, FuncId>, next_id: usize) -> SplitRegistry {
-        SplitRegistry { known, pending: Vec::new(), next_id: next_id as u32 }
+    pub fn new(
+        known: HashMap<DiffRequest, FuncId>,
+        known_combined: HashMap<DiffRequest, FuncId>,
+        next_id: usize,
+    ) -> SplitRegistry {
+        SplitRegistry { known, known_combined, pending: Vec::new(), next_id: next_id as u32 }
     }
 
     pub fn id_for(&mut self, request: &DiffRequest, signature: Signature) -> FuncId {
-        if let Some(id) = self.known.get(request) {
+        self.reserve(request, signature, false)
+    }
+
+    pub(super) fn combined_id_for(
+        &mut self,
+        request: &DiffRequest,
+        signature: Signature,
+    ) -> FuncId {
+        self.reserve(request, signature, true)
+    }
+
+    fn reserve(&mut self, request: &DiffRequest, signature: Signature, combined: bool) -> FuncId {
+        let known = if combined { &mut self.known_combined } else { &mut self.known };
+        if let Some(id) = known.get(request) {
             return *id;
         }
         let id = FuncId::from_u32(self.next_id);
         self.next_id += 1;
-        self.known.insert(request.clone(), id);
-        self.pending.push((request.clone(), id, signature));
+        known.insert(request.clone(), id);
+        self.pending.push(Reserved { request: request.clone(), id, signature, combined });
         id
     }
 
     pub fn signature_of(&self, id: FuncId) -> Option<Signature> {
-        self.pending.iter().find(|(_, i, _)| *i == id).map(|(_, _, s)| s.clone())
+        self.pending.iter().find(|r| r.id == id).map(|r| r.signature.clone())
     }
+}
+
+/// Which split function a call goes through.
+#[derive(Clone, Debug)]
+pub(crate) enum SplitTarget {
+    /// A direct call's (or a call through a known function address's) split function.
+    Direct(FuncId),
+    /// An indirect call: the forward value holding the split function's address (chosen
+    /// by the primal target, see `indirect`) and the split function's signature.
+    Indirect { split: Value, signature: Signature },
+    /// Combined mode (see `combined`): the primal call stays in the forward pass and the
+    /// callee's plain reverse derivative runs where the reverse pass undoes the call.
+    Combined(FuncId),
 }
 
 /// A call of the primal differentiated through a split function.
 #[derive(Clone, Debug)]
 pub(crate) struct SplitCall {
-    pub split: FuncId,
-    pub request: DiffRequest,
+    pub target: SplitTarget,
+    pub activities: Vec<ArgActivity>,
     pub layout: SplitLayout,
-    /// The frame returned by the forward phase (a forward value).
-    pub frame: Value,
+    /// The frame returned by the forward phase (a forward value); none in combined mode.
+    pub frame: Option<Value>,
 }
 
 impl<'a> Synth<'a> {
-    fn operand_is_active(&self, value: Value) -> bool {
+    pub(super) fn operand_is_active(&self, value: Value) -> bool {
         self.is_active(value) || self.shadows.contains_key(&value)
     }
 
@@ -200,17 +251,31 @@ impl<'a> Synth<'a> {
         {
             return Ok(None);
         }
+        let (activities, ret) = self.call_activity(inst, args, &format!("@{name}"))?;
+        Ok(Some(DiffRequest::reverse(*callee, activities, ret)))
+    }
+
+    /// The activity a call's operands and result give its callee: a pointer argument
+    /// with a shadow is `Dup`, an active float argument `Active`, anything else `Const`;
+    /// the result is `Active` when it carries a derivative and `Dup` for a returned
+    /// pointer that needs a shadow. `callee` names the callee in errors.
+    pub(super) fn call_activity(
+        &self,
+        inst: Inst,
+        args: &[Value],
+        callee: &str,
+    ) -> Result<(Vec<ArgActivity>, RetActivity), AdError> {
         let mut activities = Vec::new();
         for (index, arg) in args.iter().enumerate() {
             let ty = self.primal.dfg.value_type(*arg);
-            let activity = if ty.is_ptr() && self.forward_shadow_known(*arg) {
+            let activity = if ty.is_ptr() && self.shadows.contains_key(arg) {
                 ArgActivity::Dup
             } else if self.is_active(*arg) && has_float(ty) {
                 if has_pointer(ty) {
                     return Err(self.unsupported(
                         inst,
                         format!(
-                            "argument {index} of @{name}: an active aggregate holding pointers"
+                            "argument {index} of {callee}: an active aggregate holding pointers"
                         ),
                     ));
                 }
@@ -220,7 +285,7 @@ impl<'a> Synth<'a> {
                 return Err(self.unsupported(
                     inst,
                     format!(
-                        "argument {index} of @{name}: an active {ty} (float bits in an integer)"
+                        "argument {index} of {callee}: an active {ty} (float bits in an integer)"
                     ),
                 ));
             } else {
@@ -228,8 +293,7 @@ impl<'a> Synth<'a> {
             };
             activities.push(activity);
         }
-        let result = self.primal.dfg.inst_result(inst);
-        let ret = match result {
+        let ret = match self.primal.dfg.inst_result(inst) {
             Some(r) => {
                 let ty = self.primal.dfg.value_type(r);
                 if ty.is_ptr() && self.activity.needs_shadow(r) {
@@ -239,7 +303,7 @@ impl<'a> Synth<'a> {
                 } else if self.is_active(r) && !ty.is_ptr() {
                     return Err(self.unsupported(
                         inst,
-                        format!("the result of @{name}: an active {ty} that is not a float"),
+                        format!("the result of {callee}: an active {ty} that is not a float"),
                     ));
                 } else {
                     RetActivity::Const
@@ -247,35 +311,43 @@ impl<'a> Synth<'a> {
             }
             None => RetActivity::Const,
         };
-        Ok(Some(DiffRequest::reverse(*callee, activities, ret)))
+        Ok((activities, ret))
     }
 
-    fn forward_shadow_known(&self, ptr: Value) -> bool {
-        self.shadows.contains_key(&ptr)
-    }
-
-    /// Forward pass of a call through a split function: calls its forward phase, binds
-    /// the primal result (and the shadow of a returned pointer) and remembers the frame.
-    /// Returns `false` when the call is not differentiated this way.
+    /// Forward pass of a call through a split function (direct, or indirect through a
+    /// function pointer): calls its forward phase, binds the primal result (and the
+    /// shadow of a returned pointer) and remembers the frame. Returns `false` when the
+    /// call is not differentiated this way.
     pub(super) fn forward_split_call(&mut self, inst: Inst) -> Result<bool, AdError> {
         match self.forward_custom_call(inst)? {
             CustomForward::Emitted => return Ok(true),
             CustomForward::Primal => return Ok(false),
             CustomForward::NotCustom => {}
         }
-        let Some(request) = self.split_request(inst)? else { return Ok(false) };
-        let InstructionData::Call { args, .. } = self.primal.dfg.insts[inst].clone() else {
-            return Ok(false);
+        let (args, activities, layout, target) = match self.primal.dfg.insts[inst].clone() {
+            InstructionData::Call { args, .. } => {
+                let Some(request) = self.split_request(inst)? else { return Ok(false) };
+                if self.plan_combined_call(inst, &request) {
+                    // The primal call is cloned as it is.
+                    return Ok(false);
+                }
+                let callee_sig = self.module.functions[request.function].signature.clone();
+                let layout = SplitLayout::new(&callee_sig, &request);
+                let signature = layout.signature(&callee_sig, &request.args);
+                let split = self.splits.id_for(&request, signature);
+                (args, request.args, layout, SplitTarget::Direct(split))
+            }
+            InstructionData::CallIndirect { .. } => {
+                let Some(plan) = self.plan_indirect_call(inst)? else { return Ok(false) };
+                plan
+            }
+            _ => return Ok(false),
         };
-        let callee_sig = self.module.functions[request.function].signature.clone();
-        let layout = SplitLayout::new(&callee_sig, &request);
-        let signature = layout.signature(&callee_sig, &request);
-        let split = self.splits.id_for(&request, signature);
         if args.iter().any(|a| !self.vmap.contains_key(a)) {
             return Err(self.unsupported(inst, "an operand that does not dominate its use"));
         }
         let mut call_args = Vec::new();
-        for (arg, activity) in args.iter().zip(&request.args) {
+        for (arg, activity) in args.iter().zip(&activities) {
             call_args.push(self.fwd(*arg));
             if activity.has_shadow() {
                 call_args.push(self.shadows[arg]);
@@ -287,11 +359,7 @@ impl<'a> Synth<'a> {
         }
         call_args.push(self.constant(Type::PTR, Constant::Int(0)));
         call_args.push(self.iconst(Type::I1, 0));
-        let out = self.val(InstructionData::Call {
-            callee: split,
-            args: call_args,
-            attrs: FuncAttrs::empty(),
-        });
+        let out = self.val(self.split_call_data(&target, call_args));
         if let Some(result) = self.primal.dfg.inst_result(inst) {
             let value = self.extract(out, layout.ret_index());
             if let Some(name) = self.primal.dfg.value_name(result) {
@@ -303,23 +371,52 @@ impl<'a> Synth<'a> {
                 self.set_shadow(result, shadow);
             }
         }
-        let frame = self.extract(out, layout.frame_index());
-        self.split_calls.insert(inst, SplitCall { split, request, layout, frame });
+        let frame = Some(self.extract(out, layout.frame_index()));
+        self.split_calls.insert(inst, SplitCall { target, activities, layout, frame });
         Ok(true)
     }
 
-    fn extract(&mut self, aggregate: Value, index: u32) -> Value {
+    /// The call of a split function (either phase); `target` holds forward values, so the
+    /// reverse pass passes one made available with `avail`.
+    pub(super) fn split_call_data(
+        &self,
+        target: &SplitTarget,
+        args: Vec<Value>,
+    ) -> InstructionData {
+        match target {
+            SplitTarget::Direct(split) => {
+                InstructionData::Call { callee: *split, args, attrs: FuncAttrs::empty() }
+            }
+            SplitTarget::Indirect { split, signature } => InstructionData::CallIndirect {
+                sig: Box::new(signature.clone()),
+                callee: *split,
+                args,
+                attrs: FuncAttrs::empty(),
+            },
+            SplitTarget::Combined(derivative) => {
+                InstructionData::Call { callee: *derivative, args, attrs: FuncAttrs::empty() }
+            }
+        }
+    }
+
+    pub(super) fn extract(&mut self, aggregate: Value, index: u32) -> Value {
         self.val(InstructionData::ExtractValue { aggregate, indices: vec![index] })
     }
 
     /// Reverse pass of a call through a split function: its reverse phase with the
     /// arguments, shadows and frame of this dynamic call, then the argument adjoints.
     fn reverse_split_call(&mut self, inst: Inst, call: SplitCall) {
-        let InstructionData::Call { args, .. } = self.primal.dfg.insts[inst].clone() else {
-            return;
+        if let SplitTarget::Combined(derivative) = call.target {
+            return self.reverse_combined_call(inst, derivative, &call.activities);
+        }
+        let args = match &self.primal.dfg.insts[inst] {
+            InstructionData::Call { args, .. } | InstructionData::CallIndirect { args, .. } => {
+                args.clone()
+            }
+            _ => return,
         };
         let mut call_args = Vec::new();
-        for (arg, activity) in args.iter().zip(&call.request.args) {
+        for (arg, activity) in args.iter().zip(&call.activities) {
             call_args.push(self.primal_in_reverse(*arg));
             if activity.has_shadow() {
                 let shadow = self.shadow_in_reverse(*arg).expect("dup arguments have shadows");
@@ -331,16 +428,18 @@ impl<'a> Synth<'a> {
             let d = self.take_adjoint(result);
             call_args.push(d);
         }
-        let frame = self.avail(call.frame);
+        let frame = call.frame.expect("split calls have frames");
+        let frame = self.avail(frame);
         call_args.push(frame);
         call_args.push(self.iconst(Type::I1, 1));
-        let out = self.val(InstructionData::Call {
-            callee: call.split,
-            args: call_args,
-            attrs: FuncAttrs::empty(),
-        });
-        let active =
-            args.iter().zip(&call.request.args).filter(|(_, a)| **a == ArgActivity::Active);
+        let target = match call.target {
+            SplitTarget::Indirect { split, signature } => {
+                SplitTarget::Indirect { split: self.avail(split), signature }
+            }
+            direct => direct,
+        };
+        let out = self.val(self.split_call_data(&target, call_args));
+        let active = args.iter().zip(&call.activities).filter(|(_, a)| **a == ArgActivity::Active);
         for (k, (arg, _)) in active.enumerate() {
             let d = self.extract(out, call.layout.adjoint_index(k));
             self.add_adjoint(*arg, d);
@@ -364,7 +463,7 @@ impl<'a> Synth<'a> {
                 if args.iter().any(|a| self.operand_is_active(*a)) {
                     return Err(self.unsupported(
                         inst,
-                        "an indirect call with active arguments (indirect calls are differentiated in issue 7, part 2)",
+                        "an indirect call with active arguments that was not split in the forward pass",
                     ));
                 }
                 return Ok(());

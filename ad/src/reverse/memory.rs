@@ -58,17 +58,14 @@ impl<'a> Synth<'a> {
         if let Some(shadow) = self.shadows.get(&value) {
             return Some(*shadow);
         }
+        if self.function_address(value).is_some() {
+            // A function address is its own shadow (see `indirect`).
+            return self.vmap.get(&value).copied();
+        }
         let is_null = matches!(self.primal.dfg.value_def(value),
             ValueDef::Result(inst) if matches!(&self.primal.dfg.insts[inst],
                 InstructionData::Const { value: Constant::Int(0) | Constant::Zero, .. }));
         is_null.then(|| self.constant(Type::PTR, Constant::Int(0)))
-    }
-
-    /// Split mode: whether `inst` runs at most once per call (outside loops), so that a
-    /// frame slot can hold what it creates.
-    fn alloca_runs_once(&self, inst: Inst) -> bool {
-        self.split.is_some()
-            && self.primal.layout.inst_block(inst).is_some_and(|b| self.info.loops.depth(b) == 0)
     }
 
     pub(super) fn set_shadow(&mut self, primal: Value, shadow: Value) {
@@ -84,30 +81,14 @@ impl<'a> Synth<'a> {
         let result = self.primal.dfg.inst_result(inst);
         let needs = result.is_some_and(|r| self.activity.needs_shadow(r));
         match self.primal.dfg.insts[inst].clone() {
-            // Split functions: the shadow of a fixed-size local outside loops lives in the
-            // frame, so it survives until the reverse phase (the primal local need not: the
-            // reverse phase never reads primal memory in split mode).
-            I::Alloca { ty, count: None, align } if needs && self.alloca_runs_once(inst) => {
-                let shadow = self.frame_slot(ty.size(), u64::from(align).max(ty.align()));
-                let shadow = shadow.expect("split functions have a frame");
-                let bytes = self.iconst(Type::I64, ty.size() as i128);
-                self.memset_zero(shadow, bytes);
-                self.set_shadow(result.expect("alloca has a result"), shadow);
-            }
-            I::Alloca { .. } if needs && self.split.is_some() => {
-                return Err(self.unsupported(
-                    inst,
-                    "local memory of variable size, or allocated in a loop, that carries derivatives in a function called from differentiated code",
-                ));
-            }
             I::Alloca { ty, count, align } if needs => {
                 let count = count.map(|c| self.fwd(c));
-                let shadow = self.val(I::Alloca { ty: ty.clone(), count, align });
                 let mut bytes = self.iconst(Type::I64, ty.size() as i128);
                 if let Some(count) = count {
                     let count = self.widen_to_i64(count);
                     bytes = self.binary(BinaryOp::Mul, bytes, count);
                 }
+                let shadow = self.local_shadow(ty, count, align, bytes);
                 self.memset_zero(shadow, bytes);
                 self.set_shadow(result.expect("alloca has a result"), shadow);
             }
@@ -224,6 +205,10 @@ impl<'a> Synth<'a> {
             {
                 let shadow = self.constant(ty, value);
                 self.set_shadow(result.expect("const has a result"), shadow);
+            }
+            I::Const { .. } if needs && result.and_then(|r| self.function_address(r)).is_some() => {
+                let result = result.expect("checked above");
+                self.set_shadow(result, self.fwd(result));
             }
             _ if needs => {
                 return Err(self.unsupported(inst, "a pointer whose shadow cannot be computed"))
@@ -431,6 +416,7 @@ impl<'a> Synth<'a> {
             I::CmpXchg { expected, .. } if has_float(self.primal.dfg.value_type(expected)) => {
                 return Err(self.unsupported(inst, "a compare-exchange of floats"));
             }
+            I::Alloca { .. } => self.release_local_shadow(inst),
             I::Call { .. } => self.reverse_heap(inst),
             _ => {}
         }

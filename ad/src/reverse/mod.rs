@@ -32,9 +32,11 @@
 
 mod arith;
 mod calls;
+mod combined;
 mod control;
 mod custom_calls;
 mod heap;
+mod indirect;
 mod memory;
 mod split;
 
@@ -60,7 +62,9 @@ use crate::request::{ArgActivity, DiffRequest, RetActivity};
 use crate::typetree::TypeAnalysis;
 
 use calls::SplitCall;
-pub(crate) use calls::{registered_inactive, SplitLayout, SplitRegistry, INACTIVE_LIBRARY};
+pub(crate) use calls::{
+    registered_inactive, Reserved, SplitLayout, SplitRegistry, INACTIVE_LIBRARY,
+};
 pub(crate) use control::{Edge, EdgeTarget};
 
 /// State of a split-mode synthesis (a callee's augmented forward + reverse pair).
@@ -213,7 +217,7 @@ pub(crate) fn synthesize(
     let mut signature = derivative_signature(primal, request, split)?;
     let layout = SplitLayout::new(&primal.signature, request);
     if split {
-        signature = layout.signature(&primal.signature, request);
+        signature = layout.signature(&primal.signature, &request.args);
     }
     let entry = primal.entry_block().expect("a defined function has an entry block");
     let info = PrimalInfo::new(primal);

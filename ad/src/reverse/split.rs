@@ -31,9 +31,16 @@
 //! The first 8 bytes of every frame say whether the reverse phase frees it: 1 for a frame
 //! the forward phase allocated, 0 for caller memory; `__enzyme_reverse(..., enzyme_nofree)`
 //! clears it before the reverse phase runs, so the tape outlives it.
+//!
+//! Local memory that carries derivatives (an `alloca` with a shadow) outlives the forward
+//! phase in a split function: the forward phase's stack frame is gone when the reverse
+//! phase accumulates into the shadow. Its shadow is therefore a heap block (zero-filled
+//! like every shadow) allocated where the primal allocates the local, and freed where the
+//! reverse phase undoes that allocation; its address reaches the reverse phase through
+//! the frame like any other forward value.
 
 use adc_ir::{
-    Block, BlockCall, Constant, FuncAttrs, InstFlags, InstructionData, IntCC, Type, Value,
+    Block, BlockCall, Constant, FuncAttrs, Inst, InstFlags, InstructionData, IntCC, Type, Value,
 };
 
 use super::{SplitLayout, SplitMode, Synth};
@@ -42,6 +49,40 @@ use super::{SplitLayout, SplitMode, Synth};
 pub(crate) const FRAME_HEADER_BYTES: u64 = 8;
 
 impl<'a> Synth<'a> {
+    /// The (not yet zeroed) shadow of a primal `alloca` of `bytes` bytes: a stack slot of
+    /// the derivative, or a heap block in a split function (see the module header).
+    pub(super) fn local_shadow(
+        &mut self,
+        ty: Type,
+        count: Option<Value>,
+        align: u32,
+        bytes: Value,
+    ) -> Value {
+        if self.split.is_none() {
+            return self.val(InstructionData::Alloca { ty, count, align });
+        }
+        self.val(InstructionData::Call {
+            callee: self.runtime.malloc,
+            args: vec![bytes],
+            attrs: FuncAttrs::empty(),
+        })
+    }
+
+    /// The reverse of a primal `alloca`: in a split function its heap shadow is freed.
+    pub(super) fn release_local_shadow(&mut self, inst: Inst) {
+        if self.split.is_none() {
+            return;
+        }
+        let Some(local) = self.primal.dfg.inst_result(inst) else { return };
+        if let Some(shadow) = self.shadow_in_reverse(local) {
+            self.ins(InstructionData::Call {
+                callee: self.runtime.free,
+                args: vec![shadow],
+                attrs: FuncAttrs::empty(),
+            });
+        }
+    }
+
     /// Adds the split parameters and the frame-allocating blocks (see the module header).
     pub(super) fn begin_split(&mut self, params_block: Block, layout: SplitLayout) {
         let d_ret = if layout.takes_d_ret {
@@ -209,9 +250,37 @@ impl<'a> Synth<'a> {
         Some(acc)
     }
 
-    /// Split mode: frees the frame (when it owns it) before the reverse phase returns, and
-    /// fixes the frame size in the forward phase's allocation and in the statistics.
+    /// Split mode: moves the fixed-size allocas of the blocks that run once per
+    /// activation — adjoint slots in the setup block, the primal entry block's locals in
+    /// its forward clone — into the function's entry block. The backend gives an entry
+    /// block's allocas stack slots; anywhere else an alloca is a heap allocation that
+    /// nothing frees. (The primal entry block is in no loop: a branch back to it is
+    /// refused, so each of these blocks runs at most once per activation.)
+    fn hoist_static_allocas(&mut self) {
+        let Some(split) = self.split.as_ref() else { return };
+        let fwd_init = split.fwd_init;
+        let Some(entry) = self.f.layout.entry_block() else { return };
+        let Some(entry_term) = self.f.layout.last_inst(entry) else { return };
+        let mut blocks = vec![self.setup, fwd_init];
+        if let Some(primal_entry) = self.primal.entry_block() {
+            blocks.extend(self.bmap.get(&primal_entry).copied());
+        }
+        for block in blocks {
+            let insts = self.f.layout.block_insts(block).to_vec();
+            for inst in insts {
+                if matches!(self.f.dfg.insts[inst], InstructionData::Alloca { count: None, .. }) {
+                    self.f.layout.remove_inst(inst);
+                    self.f.layout.insert_inst_before(inst, entry_term);
+                }
+            }
+        }
+    }
+
+    /// Split mode: frees the frame (when it owns it) before the reverse phase returns,
+    /// fixes the frame size in the forward phase's allocation and in the statistics, and
+    /// hoists the static allocas.
     pub(super) fn finish_split(&mut self) {
+        self.hoist_static_allocas();
         let Some(split) = self.split.as_ref() else { return };
         let (frame, frame_size, bytes) = (split.frame, split.frame_size, split.frame_bytes);
         self.f.dfg.insts[frame_size] = InstructionData::Const {
