@@ -31,11 +31,13 @@ pub struct DifferentiatorOptions {
     /// Verify every synthesized function (`adc_ir::verify_function`); a failure is an
     /// internal error reported as `AdErrorKind::Unsupported` with the verifier's message.
     pub verify: bool,
+    /// Cache-planner switches (ablations).
+    pub cache: crate::cache::CacheOptions,
 }
 
 impl Default for DifferentiatorOptions {
     fn default() -> Self {
-        DifferentiatorOptions { verify: true }
+        DifferentiatorOptions { verify: true, cache: Default::default() }
     }
 }
 
@@ -98,7 +100,12 @@ impl Synthesize for Differentiator {
             module,
             request,
             &name,
-            &SynthEnv { runtime, signatures: &signatures, types: &types },
+            &SynthEnv {
+                runtime,
+                cache: self.options.cache,
+                signatures: &signatures,
+                types: &types,
+            },
             &mut splits,
             false,
         )?;
@@ -153,7 +160,7 @@ impl Differentiator {
                 module,
                 &request,
                 &name,
-                &SynthEnv { runtime, signatures: &signatures, types },
+                &SynthEnv { runtime, cache: self.options.cache, signatures: &signatures, types },
                 &mut splits,
                 true,
             )?;

@@ -92,6 +92,7 @@ pub(crate) struct Runtime {
 /// the module's functions, and the module's type analysis.
 pub(crate) struct SynthEnv<'e> {
     pub runtime: Runtime,
+    pub cache: crate::cache::CacheOptions,
     pub signatures: &'e HashMap<FuncId, Signature>,
     pub types: &'e TypeAnalysis,
 }
@@ -263,7 +264,7 @@ pub(crate) fn synthesize(
         unwritten_loads: unwritten_loads(module, primal),
         shadows: HashMap::new(),
         adjoint_slots: HashMap::new(),
-        cache: Cache::default(),
+        cache: Cache::new(env.cache),
         cur: setup,
         cur_primal: None,
         rev_entry: HashMap::new(),
@@ -691,6 +692,7 @@ impl<'a> Synth<'a> {
             }
         }
         self.f.layout.append_block(self.forward_exit);
+        self.plan_loop_ivs();
         self.cur = self.setup;
         let first = self.bmap[&entry];
         let first = adc_ir::BlockCall::new(first, Vec::new());
@@ -715,6 +717,7 @@ impl<'a> Synth<'a> {
                 }
             }
         }
+        self.store_loop_ivs();
         Ok(())
     }
 

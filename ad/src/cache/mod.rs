@@ -31,8 +31,15 @@
 //!
 //! The control tape (which edge entered a merge block) uses the same machinery.
 //!
+//! Induction variables of counted loops are not taped but counted backwards in one slot
+//! each, and loop headers are reversed without control-tape entries (`loop_ivs`).
+//!
 //! Within one reverse region each requested value is materialized once (memoised); the
-//! memo is cleared at every region start. A min-cut planner can replace `plan` later.
+//! memo is cleared at every region start.
+
+mod loop_ivs;
+
+pub(crate) use loop_ivs::{LoopDecider, LoopIvState};
 
 use std::collections::HashMap;
 
@@ -52,6 +59,22 @@ pub enum Strategy {
     Recompute,
     Slot,
     Tape,
+    /// An induction variable read from its IV slot (see `loop_ivs`).
+    IvSlot,
+}
+
+/// Switches of the cache planner (ablations: each can be turned off).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct CacheOptions {
+    /// Count induction variables backwards and reverse loop headers without control
+    /// tape (`--passes=-cache-ivs` turns it off).
+    pub loop_ivs: bool,
+}
+
+impl Default for CacheOptions {
+    fn default() -> Self {
+        CacheOptions { loop_ivs: true }
+    }
 }
 
 /// Counters for reports and tests.
@@ -62,10 +85,12 @@ pub struct CacheStats {
     pub tapes: usize,
     /// Tapes whose capacity is known in advance (constant trip counts).
     pub presized_tapes: usize,
+    /// Induction variables counted backwards in a slot instead of taped.
+    pub counted_ivs: usize,
 }
 
 #[derive(Clone, Debug)]
-struct Tape {
+pub(crate) struct Tape {
     header: Value,
     elem: Type,
 }
@@ -81,9 +106,15 @@ pub(crate) struct Cache {
     headers: Vec<Value>,
     pub final_return: Option<Inst>,
     pub stats: CacheStats,
+    pub options: CacheOptions,
+    pub loop_ivs: LoopIvState,
 }
 
 impl Cache {
+    pub fn new(options: CacheOptions) -> Cache {
+        Cache { options, ..Cache::default() }
+    }
+
     /// Starts a new reverse region: materialized values of the previous one do not
     /// dominate it.
     pub fn enter_region(&mut self) {
@@ -199,6 +230,8 @@ impl<'a> Synth<'a> {
             }
         } else if self.split.is_none() && self.info.defined_once_before_exit(block) {
             return Strategy::Direct;
+        } else if self.iv_slot_here(value).is_some() {
+            return Strategy::IvSlot;
         }
         if self.info.loops.depth(block) == 0 {
             Strategy::Slot
@@ -223,6 +256,11 @@ impl<'a> Synth<'a> {
             Strategy::Tape => {
                 let tape = self.tape_of(value);
                 self.peek(&tape)
+            }
+            Strategy::IvSlot => {
+                let slot = self.iv_slot_here(value).expect("planned as an IV slot").slot;
+                let ty = self.ty(value);
+                self.load(&ty, slot)
             }
         };
         self.cache.memo.insert(value, result);
@@ -421,7 +459,7 @@ impl<'a> Synth<'a> {
     }
 
     /// Forward code: pushes `value` onto `tape` just before `at`.
-    fn push_before(&mut self, at: Inst, tape: &Tape, value: Value) {
+    pub(crate) fn push_before(&mut self, at: Inst, tape: &Tape, value: Value) {
         let size = Constant::int(&Type::I64, tape.elem.size().max(1) as i128);
         let size = self.ins_before(at, InstructionData::Const { ty: Type::I64, value: size });
         let size = size.expect("const has a result");

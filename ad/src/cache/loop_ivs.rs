@@ -1,0 +1,238 @@
+//! Induction variables counted backwards instead of taped, and loop headers reversed
+//! without control-tape entries.
+//!
+//! A loop header parameter `p` with a constant step (`p' = p + c` on every latch, per
+//! `adc_passes::ivs`) gets an **IV slot** `S_p` (one stack slot, not a tape):
+//!
+//! - forward: `S_p = p` at the top of every iteration (one store, no push);
+//! - reverse, inside the loop: `p` is read from `S_p`;
+//! - reverse, leaving the header along a latch edge (to the previous iteration):
+//!   `S_p = p - c`;
+//! - reverse, entering the loop along an exit edge: `S_p` must hold the last value of this
+//!   execution of the loop. For an outermost loop (which runs at most once per call) the
+//!   forward pass left it there. A nested loop runs once per iteration of its parents:
+//!   each exit edge pushes `p` onto an **exit tape** (one entry per execution of the
+//!   loop, not per iteration), which the reversed exit edge pops into `S_p`.
+//!
+//! Reverse code outside the loop that reads `p` (a value computed in the loop and used
+//! after it) gets the value from an ordinary tape instead: `S_p` is only valid while the
+//! loop's reverse iterations run.
+//!
+//! **Loop headers without control tape**: a header with one entry edge and one latch edge
+//! is re-entered from the latch exactly when `p != start` for an IV whose step cannot wrap
+//! (`nuw`/`nsw` on the increment): `p_k = start + k·c` never returns to `start`. A 64-bit
+//! counter without the flags is accepted too when `|c| <= 2^16`: it would take at least
+//! 2^48 iterations to come back (in practice never). The
+//! reverse pass branches on that comparison instead of popping the edge index that the
+//! forward pass would otherwise push on every iteration.
+
+use std::collections::HashMap;
+
+use adc_ir::{Block, InstFlags, InstructionData, IntCC, Value};
+use adc_passes::ivs::Step;
+use adc_passes::loops::LoopId;
+
+use super::Tape;
+use crate::reverse::{Edge, EdgeTarget, Synth};
+
+/// An induction variable the reverse pass counts backwards.
+#[derive(Clone, Debug)]
+pub(crate) struct IvSlot {
+    /// The primal header parameter.
+    pub param: Value,
+    pub loop_id: LoopId,
+    /// The stack slot holding the value of the iteration being reversed.
+    pub slot: Value,
+    pub step: i128,
+    /// Nested loops: last values, one per execution of the loop.
+    pub exit_tape: Option<Tape>,
+}
+
+/// How the reverse pass of a loop header chooses between its entry and its latch edge.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct LoopDecider {
+    /// The primal IV compared with its start value.
+    pub param: Value,
+    /// The primal value the entry edge passes for it.
+    pub start: Value,
+    /// Index (in the header's incoming edges) of the latch edge.
+    pub latch_edge: usize,
+}
+
+#[derive(Default)]
+pub(crate) struct LoopIvState {
+    /// Forward value of the header parameter -> its slot.
+    pub by_forward: HashMap<Value, IvSlot>,
+    /// Loop -> forward values of its counted IVs.
+    pub by_loop: HashMap<LoopId, Vec<Value>>,
+}
+
+impl<'a> Synth<'a> {
+    /// Creates the IV slots of every counted loop once the forward blocks and their
+    /// parameters exist, before any terminator is cloned (exit edges push onto the exit
+    /// tapes). Nothing in split functions, whose reverse half runs in another invocation.
+    pub(crate) fn plan_loop_ivs(&mut self) {
+        if self.split.is_some() || !self.cache.options.loop_ivs {
+            return;
+        }
+        for loop_id in 0..self.info.loops.loops.len() {
+            let Some(ivs) = self.info.ivs.loops.get(loop_id) else { continue };
+            let ivs: Vec<(Value, i128)> = ivs
+                .ivs
+                .iter()
+                .filter_map(|iv| match iv.step {
+                    Step::Const(c) => Some((iv.param, c)),
+                    Step::Invariant(_) => None,
+                })
+                .collect();
+            let nested = self.info.loops.loops[loop_id].parent;
+            for (param, step) in ivs {
+                let forward = self.fwd(param);
+                let ty = self.ty(forward);
+                let align = ty.align() as u32;
+                let slot = self
+                    .ins_setup(InstructionData::Alloca { ty: ty.clone(), count: None, align })
+                    .expect("alloca has a result");
+                let exit_tape = nested.map(|parent| {
+                    let header = self.info.loops.loops[parent].header;
+                    let capacity = self.capacity_in_setup(header);
+                    self.new_tape(ty.clone(), capacity)
+                });
+                self.cache.loop_ivs.by_loop.entry(loop_id).or_default().push(forward);
+                self.cache
+                    .loop_ivs
+                    .by_forward
+                    .insert(forward, IvSlot { param, loop_id, slot, step, exit_tape });
+                self.cache.stats.counted_ivs += 1;
+            }
+        }
+    }
+
+    /// Forward code: every counted IV is stored to its slot at the top of its header
+    /// (after the forward blocks are filled).
+    pub(crate) fn store_loop_ivs(&mut self) {
+        let mut ivs: Vec<(Value, Value)> =
+            self.cache.loop_ivs.by_forward.iter().map(|(v, iv)| (*v, iv.slot)).collect();
+        ivs.sort();
+        for (forward, slot) in ivs {
+            let align = self.ty(forward).align() as u32;
+            let at = self.after_definition(forward);
+            self.ins_before(
+                at,
+                InstructionData::Store { value: forward, ptr: slot, align, volatile: false },
+            );
+        }
+    }
+
+    /// The IV slot of a forward value, when the reverse region being emitted lies in the
+    /// value's loop (where the slot holds the value of the iteration being reversed).
+    pub(crate) fn iv_slot_here(&self, forward: Value) -> Option<&IvSlot> {
+        let iv = self.cache.loop_ivs.by_forward.get(&forward)?;
+        let here = self.cur_primal?;
+        self.info.loops.loops[iv.loop_id].contains(here).then_some(iv)
+    }
+
+    /// Loops that `edge` leaves (its source is inside, its target outside), innermost
+    /// first.
+    fn loops_exited(&self, target: EdgeTarget, edge: Edge) -> Vec<LoopId> {
+        let mut exited = Vec::new();
+        let mut current = self.info.loops.loop_of(edge.from);
+        while let Some(id) = current {
+            let l = &self.info.loops.loops[id];
+            if let EdgeTarget::Block(b) = target {
+                if l.contains(b) {
+                    break;
+                }
+            }
+            exited.push(id);
+            current = l.parent;
+        }
+        exited
+    }
+
+    /// Exit tapes `edge` pushes onto, with the forward value pushed.
+    pub(crate) fn exit_pushes(&self, target: EdgeTarget, edge: Edge) -> Vec<(Tape, Value)> {
+        let mut pushes = Vec::new();
+        for loop_id in self.loops_exited(target, edge) {
+            for forward in self.cache.loop_ivs.by_loop.get(&loop_id).into_iter().flatten() {
+                let iv = &self.cache.loop_ivs.by_forward[forward];
+                if let Some(tape) = &iv.exit_tape {
+                    pushes.push((tape.clone(), *forward));
+                }
+            }
+        }
+        pushes
+    }
+
+    /// Reverse code on the way back along `edge` (at `self.cur`, before the jump to the
+    /// source's reverse region): a latch edge steps the header's IV slots back one
+    /// iteration; an exit edge loads the last values of the loops it re-enters.
+    pub(crate) fn reverse_edge_ivs(&mut self, target: EdgeTarget, edge: Edge) {
+        if let EdgeTarget::Block(header) = target {
+            let latch_of = self.info.loops.loops.iter().position(|l| {
+                l.header == header && l.contains(edge.from) && l.latches.contains(&edge.from)
+            });
+            if let Some(loop_id) = latch_of {
+                for forward in
+                    self.cache.loop_ivs.by_loop.get(&loop_id).cloned().unwrap_or_default()
+                {
+                    let iv = self.cache.loop_ivs.by_forward[&forward].clone();
+                    let current = self.avail(forward);
+                    let ty = self.ty(current);
+                    let step = self.iconst(ty, iv.step);
+                    let previous = self.binary(adc_ir::BinaryOp::Sub, current, step);
+                    self.store(previous, iv.slot);
+                }
+            }
+        }
+        for loop_id in self.loops_exited(target, edge) {
+            for forward in self.cache.loop_ivs.by_loop.get(&loop_id).cloned().unwrap_or_default() {
+                let iv = self.cache.loop_ivs.by_forward[&forward].clone();
+                if let Some(tape) = &iv.exit_tape {
+                    let last = self.peek(tape);
+                    self.pop(tape);
+                    self.store(last, iv.slot);
+                }
+            }
+        }
+    }
+
+    /// For a loop header entered by one edge from outside and one latch: an IV whose
+    /// increment cannot wrap, which tells the two edges apart in the reverse pass.
+    pub(crate) fn loop_decider(&self, header: Block) -> Option<LoopDecider> {
+        if !self.cache.options.loop_ivs {
+            return None;
+        }
+        let loop_id = self.info.loops.loops.iter().position(|l| l.header == header)?;
+        let l = &self.info.loops.loops[loop_id];
+        let edges = self.info.incoming.get(&EdgeTarget::Block(header))?;
+        let [e0, e1] = edges.as_slice() else { return None };
+        let latch_edge = match (l.contains(e0.from), l.contains(e1.from)) {
+            (false, true) => 1,
+            (true, false) => 0,
+            _ => return None,
+        };
+        let entry = edges[1 - latch_edge];
+        let ivs = self.info.ivs.loops.get(loop_id)?;
+        let iv = ivs.ivs.iter().find(|iv| {
+            let Step::Const(step) = iv.step else { return false };
+            let no_wrap = iv.flags.contains(InstFlags::NUW) || iv.flags.contains(InstFlags::NSW);
+            // Without the flags, a 64-bit counter would need 2^48 iterations or more to
+            // come back to its start: treated as impossible.
+            let wide = iv.bits >= 64 && step.unsigned_abs() <= 1 << 16;
+            (no_wrap || wide) && self.primal.dfg.value_type(iv.param).is_int()
+        })?;
+        let index = self.primal.dfg.block_params(header).iter().position(|p| *p == iv.param)?;
+        let term = self.primal.terminator(entry.from)?;
+        let targets = self.primal.dfg.insts[term].branch_targets();
+        let start = *targets.get(entry.succ_index)?.args.get(index)?;
+        Some(LoopDecider { param: iv.param, start, latch_edge })
+    }
+
+    /// Reverse code: `true` when the iteration being reversed was entered from the latch.
+    pub(crate) fn came_from_latch(&mut self, decider: LoopDecider) -> Value {
+        let current = self.primal_in_reverse(decider.param);
+        let start = self.primal_in_reverse(decider.start);
+        self.val(InstructionData::Icmp { cond: IntCC::Ne, args: [current, start] })
+    }
+}
