@@ -38,8 +38,6 @@ use crate::reverse::{Edge, EdgeTarget, Synth};
 /// An induction variable the reverse pass counts backwards.
 #[derive(Clone, Debug)]
 pub(crate) struct IvSlot {
-    /// The primal header parameter.
-    pub param: Value,
     pub loop_id: LoopId,
     /// The stack slot holding the value of the iteration being reversed.
     pub slot: Value,
@@ -65,6 +63,10 @@ pub(crate) struct LoopIvState {
     pub by_forward: HashMap<Value, IvSlot>,
     /// Loop -> forward values of its counted IVs.
     pub by_loop: HashMap<LoopId, Vec<Value>>,
+    /// Loop -> slot holding its decider's start value while its reverse iterations run
+    /// (written when the reverse pass enters the loop: read once per loop, not per
+    /// iteration).
+    pub start_slots: HashMap<LoopId, Value>,
 }
 
 impl<'a> Synth<'a> {
@@ -85,6 +87,15 @@ impl<'a> Synth<'a> {
                     Step::Invariant(_) => None,
                 })
                 .collect();
+            let header = self.info.loops.loops[loop_id].header;
+            if let Some(decider) = self.loop_decider(header) {
+                let ty = self.primal.dfg.value_type(decider.start).clone();
+                let align = ty.align() as u32;
+                let slot = self
+                    .ins_setup(InstructionData::Alloca { ty, count: None, align })
+                    .expect("alloca has a result");
+                self.cache.loop_ivs.start_slots.insert(loop_id, slot);
+            }
             let nested = self.info.loops.loops[loop_id].parent;
             for (param, step) in ivs {
                 let forward = self.fwd(param);
@@ -102,7 +113,7 @@ impl<'a> Synth<'a> {
                 self.cache
                     .loop_ivs
                     .by_forward
-                    .insert(forward, IvSlot { param, loop_id, slot, step, exit_tape });
+                    .insert(forward, IvSlot { loop_id, slot, step, exit_tape });
                 self.cache.stats.counted_ivs += 1;
             }
         }
@@ -194,6 +205,12 @@ impl<'a> Synth<'a> {
                     self.store(last, iv.slot);
                 }
             }
+            let Some(&slot) = self.cache.loop_ivs.start_slots.get(&loop_id) else { continue };
+            let header = self.info.loops.loops[loop_id].header;
+            if let Some(decider) = self.loop_decider(header) {
+                let start = self.primal_in_reverse(decider.start);
+                self.store(start, slot);
+            }
         }
     }
 
@@ -232,7 +249,14 @@ impl<'a> Synth<'a> {
     /// Reverse code: `true` when the iteration being reversed was entered from the latch.
     pub(crate) fn came_from_latch(&mut self, decider: LoopDecider) -> Value {
         let current = self.primal_in_reverse(decider.param);
-        let start = self.primal_in_reverse(decider.start);
+        let loop_id = self.cur_primal.and_then(|b| self.info.loops.loop_of(b));
+        let start = match loop_id.and_then(|l| self.cache.loop_ivs.start_slots.get(&l)) {
+            Some(&slot) => {
+                let ty = self.primal.dfg.value_type(decider.start).clone();
+                self.load(&ty, slot)
+            }
+            None => self.primal_in_reverse(decider.start),
+        };
         self.val(InstructionData::Icmp { cond: IntCC::Ne, args: [current, start] })
     }
 }

@@ -38,10 +38,15 @@
 //! memo is cleared at every region start.
 
 mod loop_ivs;
+mod mincut;
+mod options;
+mod report;
 
 pub(crate) use loop_ivs::{LoopDecider, LoopIvState};
+pub use options::{CacheOptions, Planner, TOGGLES};
+pub use report::{PlanEntry, PlanReport};
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use adc_ir::{
     BinaryOp, Block, CastOp, Constant, FuncId, Function, Inst, InstFlags, InstructionData, IntCC,
@@ -63,20 +68,6 @@ pub enum Strategy {
     IvSlot,
 }
 
-/// Switches of the cache planner (ablations: each can be turned off).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct CacheOptions {
-    /// Count induction variables backwards and reverse loop headers without control
-    /// tape (`--passes=-cache-ivs` turns it off).
-    pub loop_ivs: bool,
-}
-
-impl Default for CacheOptions {
-    fn default() -> Self {
-        CacheOptions { loop_ivs: true }
-    }
-}
-
 /// Counters for reports and tests.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CacheStats {
@@ -87,6 +78,10 @@ pub struct CacheStats {
     pub presized_tapes: usize,
     /// Induction variables counted backwards in a slot instead of taped.
     pub counted_ivs: usize,
+    /// Values the min-cut planner stores although they could be recomputed.
+    pub stored_by_min_cut: usize,
+    /// What the planner decided for each value the reverse pass read.
+    pub plan: PlanReport,
 }
 
 #[derive(Clone, Debug)]
@@ -108,6 +103,14 @@ pub(crate) struct Cache {
     pub stats: CacheStats,
     pub options: CacheOptions,
     pub loop_ivs: LoopIvState,
+    /// Primal values the reverse pass asked for directly (not as operands of a
+    /// recomputation): the roots of the min-cut.
+    pub roots: HashSet<Value>,
+    recompute_depth: usize,
+    /// Primal values stored although recomputable (the min-cut's decision).
+    pub store_instead: HashSet<Value>,
+    /// Forward values already entered in the plan report.
+    reported: HashSet<Value>,
 }
 
 impl Cache {
@@ -133,7 +136,7 @@ impl Cache {
 }
 
 /// Whether an instruction can be re-executed in the reverse pass with the same result.
-fn recomputable(data: &InstructionData) -> bool {
+pub(crate) fn recomputable(data: &InstructionData) -> bool {
     use InstructionData as I;
     data.is_pure_non_trapping()
         || matches!(data, I::Binary { .. } | I::ExtractLane { .. } | I::InsertLane { .. })
@@ -207,6 +210,22 @@ impl<'a> Synth<'a> {
         self.origin.get(&block).copied()
     }
 
+    /// The primal value a forward value clones (`None` for shadows and synthesized code).
+    pub(crate) fn primal_of(&self, forward: Value) -> Option<Value> {
+        match self.f.dfg.value_def(forward) {
+            ValueDef::Result(inst) => {
+                let clone_of = *self.inst_origin.get(&inst)?;
+                let primal = self.primal.dfg.inst_result(clone_of)?;
+                (self.vmap.get(&primal) == Some(&forward)).then_some(primal)
+            }
+            ValueDef::Param(block, index) => {
+                let primal_block = *self.origin.get(&block)?;
+                let primal = *self.primal.dfg.block_params(primal_block).get(index as usize)?;
+                (self.vmap.get(&primal) == Some(&forward)).then_some(primal)
+            }
+        }
+    }
+
     /// How `value` (a forward value) reaches the reverse pass.
     pub fn plan(&self, value: Value) -> Strategy {
         let Some(block) = self.defining_primal_block(value) else { return Strategy::Direct };
@@ -220,12 +239,15 @@ impl<'a> Synth<'a> {
             if !split && self.info.defined_once_before_exit(block) {
                 return Strategy::Direct;
             }
-            if recomputable(&self.f.dfg.insts[inst]) {
+            let stored = self
+                .primal_of(value)
+                .is_some_and(|p| self.cache.store_instead.contains(&p));
+            if recomputable(&self.f.dfg.insts[inst]) && !stored {
                 return Strategy::Recompute;
             }
             let unwritten =
                 self.inst_origin.get(&inst).is_some_and(|p| self.unwritten_loads.contains(p));
-            if unwritten && !split {
+            if unwritten && !split && !stored {
                 return Strategy::Recompute;
             }
         } else if self.split.is_none() && self.info.defined_once_before_exit(block) {
@@ -245,7 +267,17 @@ impl<'a> Synth<'a> {
         if let Some(v) = self.cache.memo.get(&value) {
             return *v;
         }
-        let result = match self.plan(value) {
+        let primal = self.primal_of(value);
+        if self.cache.recompute_depth == 0 {
+            if let Some(p) = primal {
+                self.cache.roots.insert(p);
+            }
+        }
+        let strategy = self.plan(value);
+        if self.cache.reported.insert(value) {
+            self.report_plan(value, primal, strategy);
+        }
+        let result = match strategy {
             Strategy::Direct => return value,
             Strategy::Recompute => self.recompute(value),
             Strategy::Slot => {
@@ -272,7 +304,9 @@ impl<'a> Synth<'a> {
             unreachable!("only instruction results are recomputed")
         };
         let mut data = self.f.dfg.insts[inst].clone();
+        self.cache.recompute_depth += 1;
         let operands: Vec<Value> = data.args().into_iter().map(|a| self.avail(a)).collect();
+        self.cache.recompute_depth -= 1;
         let mut operands = operands.into_iter();
         data.map_args(|old| operands.next().unwrap_or(old));
         if !matches!(data, InstructionData::Const { .. }) {

@@ -307,6 +307,14 @@ impl<'a> Synth<'a> {
         for (param, activity) in params.iter().zip(self.request.args.clone()) {
             if activity == ArgActivity::Active {
                 let d = self.take_adjoint(*param);
+                // Adjoints start from -0.0: a zero gradient is returned as +0.0.
+                let ty = self.ty(d);
+                let d = if matches!(ty, adc_ir::Type::F32 | adc_ir::Type::F64) {
+                    let zero = self.float_const(&ty, 0.0);
+                    self.binary(adc_ir::BinaryOp::Fadd, d, zero)
+                } else {
+                    d
+                };
                 adjoints.push(d);
             }
         }
