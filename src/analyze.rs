@@ -15,11 +15,11 @@ use std::path::PathBuf;
 use anyhow::{anyhow, Result};
 
 use adc_ad::activity::print_activity;
+use adc_ad::cache::CacheOptions;
 use adc_ad::typetree::print::print_function_types;
 use adc_ad::typetree::{BaseType, TypeAnalysis};
-use adc_ad::cache::CacheOptions;
-use adc_ad::{ArgActivity, DiffRequest, Differentiator, DifferentiatorOptions, RetActivity};
 use adc_ad::Synthesize as _;
+use adc_ad::{ArgActivity, DiffRequest, Differentiator, DifferentiatorOptions, RetActivity};
 use adc_ir::text::FunctionPrinter;
 use adc_ir::{FuncId, InstructionData, Module, Type};
 

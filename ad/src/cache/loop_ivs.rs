@@ -18,6 +18,13 @@
 //! after it) gets the value from an ordinary tape instead: `S_p` is only valid while the
 //! loop's reverse iterations run.
 //!
+//! **Cache LICM** uses the same slots for loads inside a loop whose address does not
+//! change in the loop and whose memory nothing in the loop may write (alias analysis):
+//! the value is the same in every iteration of one execution of the loop, so it is saved
+//! once per execution (the slot, and an exit-tape entry for nested loops) instead of once
+//! per iteration, and never stepped. The load's block must dominate every exiting block
+//! of the loop, so that the exit edges see it defined.
+//!
 //! **Loop headers without control tape**: a header with one entry edge and one latch edge
 //! is re-entered from the latch exactly when `p != start` for an IV whose step cannot wrap
 //! (`nuw`/`nsw` on the increment): `p_k = start + k·c` never returns to `start`. A 64-bit
@@ -28,9 +35,14 @@
 
 use std::collections::HashMap;
 
-use adc_ir::{Block, InstFlags, InstructionData, IntCC, Value};
+use std::rc::Rc;
+
+use adc_ir::{Block, Inst, InstFlags, InstructionData, IntCC, Value, ValueDef};
+use adc_passes::alias::{AliasAnalysis, MemLoc};
+use adc_passes::effects::ModuleEffects;
 use adc_passes::ivs::Step;
 use adc_passes::loops::LoopId;
+use adc_passes::manager::AnalysisManager;
 
 use super::Tape;
 use crate::reverse::{Edge, EdgeTarget, Synth};
@@ -41,6 +53,7 @@ pub(crate) struct IvSlot {
     pub loop_id: LoopId,
     /// The stack slot holding the value of the iteration being reversed.
     pub slot: Value,
+    /// 0 for a loop-invariant value (cache LICM).
     pub step: i128,
     /// Nested loops: last values, one per execution of the loop.
     pub exit_tape: Option<Tape>,
@@ -96,25 +109,97 @@ impl<'a> Synth<'a> {
                     .expect("alloca has a result");
                 self.cache.loop_ivs.start_slots.insert(loop_id, slot);
             }
-            let nested = self.info.loops.loops[loop_id].parent;
             for (param, step) in ivs {
-                let forward = self.fwd(param);
-                let ty = self.ty(forward);
-                let align = ty.align() as u32;
-                let slot = self
-                    .ins_setup(InstructionData::Alloca { ty: ty.clone(), count: None, align })
-                    .expect("alloca has a result");
-                let exit_tape = nested.map(|parent| {
-                    let header = self.info.loops.loops[parent].header;
-                    let capacity = self.capacity_in_setup(header);
-                    self.new_tape(ty.clone(), capacity)
-                });
-                self.cache.loop_ivs.by_loop.entry(loop_id).or_default().push(forward);
-                self.cache
-                    .loop_ivs
-                    .by_forward
-                    .insert(forward, IvSlot { loop_id, slot, step, exit_tape });
+                self.add_counted_slot(param, loop_id, step);
                 self.cache.stats.counted_ivs += 1;
+            }
+        }
+        if self.cache.options.licm {
+            let mut invariant: Vec<(Inst, LoopId)> =
+                self.loop_invariant_loads().into_iter().collect();
+            invariant.sort();
+            for (load, loop_id) in invariant {
+                let Some(result) = self.primal.dfg.inst_result(load) else { continue };
+                self.add_counted_slot(result, loop_id, 0);
+                self.cache.stats.invariant_slots += 1;
+            }
+        }
+    }
+
+    /// A slot for a value of `loop_id` (a counted IV, or an invariant with step 0), with
+    /// an exit tape when the loop is nested.
+    fn add_counted_slot(&mut self, param: Value, loop_id: LoopId, step: i128) {
+        let forward = self.fwd(param);
+        let ty = self.ty(forward);
+        let align = ty.align() as u32;
+        let slot = self
+            .ins_setup(InstructionData::Alloca { ty: ty.clone(), count: None, align })
+            .expect("alloca has a result");
+        let exit_tape = self.info.loops.loops[loop_id].parent.map(|parent| {
+            let header = self.info.loops.loops[parent].header;
+            let capacity = self.capacity_in_setup(header);
+            self.new_tape(ty.clone(), capacity)
+        });
+        self.cache.loop_ivs.by_loop.entry(loop_id).or_default().push(forward);
+        self.cache.loop_ivs.by_forward.insert(forward, IvSlot { loop_id, slot, step, exit_tape });
+    }
+
+    /// Loads (non-volatile, outside split mode) whose address is invariant in their
+    /// innermost loop and whose memory no instruction of that loop may write, with the
+    /// loop; only those whose block dominates every exiting block of the loop.
+    fn loop_invariant_loads(&self) -> HashMap<Inst, LoopId> {
+        let func = self.primal;
+        let mut out = HashMap::new();
+        let candidates: Vec<(Inst, LoopId)> = func
+            .layout
+            .insts()
+            .filter(|(_, i)| {
+                matches!(func.dfg.insts[*i], InstructionData::Load { volatile: false, .. })
+            })
+            .filter_map(|(b, i)| Some((i, self.info.loops.loop_of(b)?)))
+            .collect();
+        if candidates.is_empty() {
+            return out;
+        }
+        let effects = Rc::new(ModuleEffects::new(self.module, &mut AnalysisManager::new()));
+        let alias = AliasAnalysis::new(self.module, func, effects);
+        for (load, loop_id) in candidates {
+            let l = &self.info.loops.loops[loop_id];
+            let InstructionData::Load { ptr, .. } = func.dfg.insts[load] else { continue };
+            let Some(block) = func.layout.inst_block(load) else { continue };
+            if !self.invariant_in(ptr, loop_id)
+                || !l.exiting.iter().all(|e| self.info.domtree.dominates(block, *e))
+            {
+                continue;
+            }
+            let Some(loc) = MemLoc::of_access(func, load) else { continue };
+            let written = l.blocks.iter().flat_map(|b| func.layout.block_insts(*b)).any(|w| {
+                let data = &func.dfg.insts[*w];
+                data.has_side_effects()
+                    && !data.is_terminator()
+                    && alias.mod_ref(self.module, func, *w, &loc).may_write()
+            });
+            if !written {
+                out.insert(load, loop_id);
+            }
+        }
+        out
+    }
+
+    /// Whether a primal value is the same in every iteration of the loop: defined outside
+    /// it, or a pure instruction of invariant operands.
+    fn invariant_in(&self, value: Value, loop_id: LoopId) -> bool {
+        let l = &self.info.loops.loops[loop_id];
+        match self.primal.dfg.value_def(value) {
+            ValueDef::Param(block, _) => !l.contains(block),
+            ValueDef::Result(inst) => {
+                let Some(block) = self.primal.layout.inst_block(inst) else { return false };
+                if !l.contains(block) {
+                    return true;
+                }
+                let data = &self.primal.dfg.insts[inst];
+                data.is_pure_non_trapping()
+                    && data.args().into_iter().all(|a| self.invariant_in(a, loop_id))
             }
         }
     }
@@ -188,6 +273,9 @@ impl<'a> Synth<'a> {
                     self.cache.loop_ivs.by_loop.get(&loop_id).cloned().unwrap_or_default()
                 {
                     let iv = self.cache.loop_ivs.by_forward[&forward].clone();
+                    if iv.step == 0 {
+                        continue;
+                    }
                     let current = self.avail(forward);
                     let ty = self.ty(current);
                     let step = self.iconst(ty, iv.step);

@@ -14,8 +14,9 @@
 //!   parameter that is not a counted induction variable) has `source -> in` (∞): it
 //!   exists only if stored;
 //! - a value available for free in the reverse pass (a constant, a parameter of the
-//!   function, a value computed once before the exit, a counted induction variable) has
-//!   `source -> out` (∞).
+//!   function, a value computed once before the exit, a counted induction variable or a
+//!   loop-invariant load in its loop slot) has no edge from the source: what is
+//!   recomputed from it alone needs nothing stored.
 //!
 //! A minimum cut separates the sink from the source by cutting `in -> out` edges only:
 //! the values whose edge is cut are stored, everything on the sink side is recomputed
@@ -65,9 +66,8 @@ impl<'a> Synth<'a> {
             nodes.insert(value, (input, output));
             graph.add_edge(input, output, self.store_cost(value));
             match self.origin_for_cut(value) {
-                Origin::Free => {
-                    graph.add_edge(source, output, INFINITE);
-                }
+                // Nothing flows from a free value: recomputing from it costs no storage.
+                Origin::Free => {}
                 Origin::StoreOnly => {
                     graph.add_edge(source, input, INFINITE);
                 }
@@ -120,13 +120,13 @@ impl<'a> Synth<'a> {
 
     fn origin_for_cut(&self, value: Value) -> Origin {
         let func = self.primal;
+        // Counted IVs and loop-invariant loads live in slots, not per iteration.
+        if self.vmap.get(&value).is_some_and(|f| self.cache.loop_ivs.by_forward.contains_key(f)) {
+            return Origin::Free;
+        }
         match func.dfg.value_def(value) {
             ValueDef::Param(block, _) => {
-                let counted = self.cache.options.loop_ivs
-                    && self.split.is_none()
-                    && self.info.ivs.loops.iter().any(|l| l.ivs.iter().any(|iv| iv.param == value));
                 if Some(block) == func.entry_block()
-                    || counted
                     || (self.split.is_none() && self.info.defined_once_before_exit(block))
                 {
                     Origin::Free

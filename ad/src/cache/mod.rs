@@ -66,6 +66,8 @@ pub enum Strategy {
     Tape,
     /// An induction variable read from its IV slot (see `loop_ivs`).
     IvSlot,
+    /// A loop-invariant load saved once per loop execution (cache LICM, `loop_ivs`).
+    Invariant,
 }
 
 /// Counters for reports and tests.
@@ -78,6 +80,8 @@ pub struct CacheStats {
     pub presized_tapes: usize,
     /// Induction variables counted backwards in a slot instead of taped.
     pub counted_ivs: usize,
+    /// Loop-invariant loads saved once per loop execution (cache LICM).
+    pub invariant_slots: usize,
     /// Values the min-cut planner stores although they could be recomputed.
     pub stored_by_min_cut: usize,
     /// What the planner decided for each value the reverse pass read.
@@ -239,9 +243,11 @@ impl<'a> Synth<'a> {
             if !split && self.info.defined_once_before_exit(block) {
                 return Strategy::Direct;
             }
-            let stored = self
-                .primal_of(value)
-                .is_some_and(|p| self.cache.store_instead.contains(&p));
+            if let Some(iv) = self.iv_slot_here(value) {
+                return if iv.step == 0 { Strategy::Invariant } else { Strategy::IvSlot };
+            }
+            let stored =
+                self.primal_of(value).is_some_and(|p| self.cache.store_instead.contains(&p));
             if recomputable(&self.f.dfg.insts[inst]) && !stored {
                 return Strategy::Recompute;
             }
@@ -289,8 +295,8 @@ impl<'a> Synth<'a> {
                 let tape = self.tape_of(value);
                 self.peek(&tape)
             }
-            Strategy::IvSlot => {
-                let slot = self.iv_slot_here(value).expect("planned as an IV slot").slot;
+            Strategy::IvSlot | Strategy::Invariant => {
+                let slot = self.iv_slot_here(value).expect("planned as a loop slot").slot;
                 let ty = self.ty(value);
                 self.load(&ty, slot)
             }

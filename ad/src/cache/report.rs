@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use adc_ir::Value;
+use adc_ir::{InstructionData, Value, ValueDef};
 
 use super::Strategy;
 use crate::reverse::Synth;
@@ -56,7 +56,7 @@ impl PlanReport {
         self.entries
             .iter()
             .map(|e| match e.strategy {
-                Strategy::Slot => e.bytes,
+                Strategy::Slot | Strategy::Invariant => e.bytes,
                 Strategy::Tape => e.bytes.saturating_mul(e.executions),
                 _ => 0,
             })
@@ -78,6 +78,11 @@ impl fmt::Display for PlanReport {
                     e.innermost_loop.as_deref().unwrap_or("?")
                 ),
                 Strategy::IvSlot => "counted: induction variable".to_string(),
+                Strategy::Invariant => format!(
+                    "stored: loop invariant, {} bytes per execution of ^{}",
+                    e.bytes,
+                    e.innermost_loop.as_deref().unwrap_or("?")
+                ),
             };
             writeln!(f, "  {} : {} -> {how}", e.value, e.ty)?;
         }
@@ -85,8 +90,7 @@ impl fmt::Display for PlanReport {
             writeln!(f, "  bytes per iteration of ^{header}: {bytes}")?;
         }
         let stored = self.entries.iter().filter(|e| e.bytes > 0).count();
-        let recomputed =
-            self.entries.iter().filter(|e| e.strategy == Strategy::Recompute).count();
+        let recomputed = self.entries.iter().filter(|e| e.strategy == Strategy::Recompute).count();
         writeln!(
             f,
             "  stored: {stored}, recomputed: {recomputed}, bytes per call: {}",
@@ -97,7 +101,17 @@ impl fmt::Display for PlanReport {
 
 impl<'a> Synth<'a> {
     /// Adds the planner's decision for a forward value to the report.
-    pub(crate) fn report_plan(&mut self, forward: Value, primal: Option<Value>, strategy: Strategy) {
+    pub(crate) fn report_plan(
+        &mut self,
+        forward: Value,
+        primal: Option<Value>,
+        strategy: Strategy,
+    ) {
+        if let ValueDef::Result(inst) = self.f.dfg.value_def(forward) {
+            if matches!(self.f.dfg.insts[inst], InstructionData::Const { .. }) {
+                return;
+            }
+        }
         let name = |func: &adc_ir::Function, v: Value| match func.dfg.value_name(v) {
             Some(n) => format!("%{n}"),
             None => format!("%{v}"),
@@ -116,7 +130,9 @@ impl<'a> Synth<'a> {
                 None => format!("{h}"),
             });
         let bytes = match strategy {
-            Strategy::Slot | Strategy::Tape => self.f.dfg.value_type(forward).size().max(1),
+            Strategy::Slot | Strategy::Tape | Strategy::Invariant => {
+                self.f.dfg.value_type(forward).size().max(1)
+            }
             _ => 0,
         };
         let executions = block.map_or(1, |b| self.executions(b));
