@@ -72,9 +72,10 @@ pub(crate) struct LoopDecider {
 
 #[derive(Default)]
 pub(crate) struct LoopIvState {
-    /// Forward value of the header parameter -> its slot.
-    pub by_forward: HashMap<Value, IvSlot>,
-    /// Loop -> forward values of its counted IVs.
+    /// Primal value (header parameter or invariant load) -> its slot. Keyed by the
+    /// primal value: the slots exist before the forward instructions are cloned.
+    pub by_primal: HashMap<Value, IvSlot>,
+    /// Loop -> primal values with slots.
     pub by_loop: HashMap<LoopId, Vec<Value>>,
     /// Loop -> slot holding its decider's start value while its reverse iterations run
     /// (written when the reverse pass enters the loop: read once per loop, not per
@@ -129,8 +130,7 @@ impl<'a> Synth<'a> {
     /// A slot for a value of `loop_id` (a counted IV, or an invariant with step 0), with
     /// an exit tape when the loop is nested.
     fn add_counted_slot(&mut self, param: Value, loop_id: LoopId, step: i128) {
-        let forward = self.fwd(param);
-        let ty = self.ty(forward);
+        let ty = self.primal.dfg.value_type(param).clone();
         let align = ty.align() as u32;
         let slot = self
             .ins_setup(InstructionData::Alloca { ty: ty.clone(), count: None, align })
@@ -140,8 +140,8 @@ impl<'a> Synth<'a> {
             let capacity = self.capacity_in_setup(header);
             self.new_tape(ty.clone(), capacity)
         });
-        self.cache.loop_ivs.by_loop.entry(loop_id).or_default().push(forward);
-        self.cache.loop_ivs.by_forward.insert(forward, IvSlot { loop_id, slot, step, exit_tape });
+        self.cache.loop_ivs.by_loop.entry(loop_id).or_default().push(param);
+        self.cache.loop_ivs.by_primal.insert(param, IvSlot { loop_id, slot, step, exit_tape });
     }
 
     /// Loads (non-volatile, outside split mode) whose address is invariant in their
@@ -208,9 +208,10 @@ impl<'a> Synth<'a> {
     /// (after the forward blocks are filled).
     pub(crate) fn store_loop_ivs(&mut self) {
         let mut ivs: Vec<(Value, Value)> =
-            self.cache.loop_ivs.by_forward.iter().map(|(v, iv)| (*v, iv.slot)).collect();
+            self.cache.loop_ivs.by_primal.iter().map(|(v, iv)| (*v, iv.slot)).collect();
         ivs.sort();
-        for (forward, slot) in ivs {
+        for (primal, slot) in ivs {
+            let forward = self.fwd(primal);
             let align = self.ty(forward).align() as u32;
             let at = self.after_definition(forward);
             self.ins_before(
@@ -223,7 +224,7 @@ impl<'a> Synth<'a> {
     /// The IV slot of a forward value, when the reverse region being emitted lies in the
     /// value's loop (where the slot holds the value of the iteration being reversed).
     pub(crate) fn iv_slot_here(&self, forward: Value) -> Option<&IvSlot> {
-        let iv = self.cache.loop_ivs.by_forward.get(&forward)?;
+        let iv = self.cache.loop_ivs.by_primal.get(&self.primal_of(forward)?)?;
         let here = self.cur_primal?;
         self.info.loops.loops[iv.loop_id].contains(here).then_some(iv)
     }
@@ -250,10 +251,10 @@ impl<'a> Synth<'a> {
     pub(crate) fn exit_pushes(&self, target: EdgeTarget, edge: Edge) -> Vec<(Tape, Value)> {
         let mut pushes = Vec::new();
         for loop_id in self.loops_exited(target, edge) {
-            for forward in self.cache.loop_ivs.by_loop.get(&loop_id).into_iter().flatten() {
-                let iv = &self.cache.loop_ivs.by_forward[forward];
+            for primal in self.cache.loop_ivs.by_loop.get(&loop_id).into_iter().flatten() {
+                let iv = &self.cache.loop_ivs.by_primal[primal];
                 if let Some(tape) = &iv.exit_tape {
-                    pushes.push((tape.clone(), *forward));
+                    pushes.push((tape.clone(), self.fwd(*primal)));
                 }
             }
         }
@@ -269,14 +270,13 @@ impl<'a> Synth<'a> {
                 l.header == header && l.contains(edge.from) && l.latches.contains(&edge.from)
             });
             if let Some(loop_id) = latch_of {
-                for forward in
-                    self.cache.loop_ivs.by_loop.get(&loop_id).cloned().unwrap_or_default()
+                for primal in self.cache.loop_ivs.by_loop.get(&loop_id).cloned().unwrap_or_default()
                 {
-                    let iv = self.cache.loop_ivs.by_forward[&forward].clone();
+                    let iv = self.cache.loop_ivs.by_primal[&primal].clone();
                     if iv.step == 0 {
                         continue;
                     }
-                    let current = self.avail(forward);
+                    let current = self.primal_in_reverse(primal);
                     let ty = self.ty(current);
                     let step = self.iconst(ty, iv.step);
                     let previous = self.binary(adc_ir::BinaryOp::Sub, current, step);
@@ -285,8 +285,8 @@ impl<'a> Synth<'a> {
             }
         }
         for loop_id in self.loops_exited(target, edge) {
-            for forward in self.cache.loop_ivs.by_loop.get(&loop_id).cloned().unwrap_or_default() {
-                let iv = self.cache.loop_ivs.by_forward[&forward].clone();
+            for primal in self.cache.loop_ivs.by_loop.get(&loop_id).cloned().unwrap_or_default() {
+                let iv = self.cache.loop_ivs.by_primal[&primal].clone();
                 if let Some(tape) = &iv.exit_tape {
                     let last = self.peek(tape);
                     self.pop(tape);

@@ -88,23 +88,24 @@ impl<'a> Synth<'a> {
             graph.add_edge(nodes[root].1, sink, INFINITE);
         }
         let (_, flows) = petgraph::algo::dinics(&graph, source, sink);
-        // The source side of the minimum cut: reachable in the residual network.
-        let mut reached = vec![false; graph.node_count()];
-        reached[source.index()] = true;
-        let mut stack = vec![source];
+        // The minimum cut closest to the sink (the fewest recomputations among equally
+        // cheap cuts): the sink side is what reaches the sink in the residual network.
+        let mut reaches = vec![false; graph.node_count()];
+        reaches[sink.index()] = true;
+        let mut stack = vec![sink];
         while let Some(node) = stack.pop() {
-            let forward = graph
-                .edges_directed(node, petgraph::Direction::Outgoing)
-                .filter(|e| flows[e.id().index()] < *e.weight())
-                .map(|e| e.target());
-            let backward = graph
+            let into = graph
                 .edges_directed(node, petgraph::Direction::Incoming)
-                .filter(|e| flows[e.id().index()] > 0)
+                .filter(|e| flows[e.id().index()] < *e.weight())
                 .map(|e| e.source());
-            let next: Vec<NodeIndex> = forward.chain(backward).collect();
+            let back = graph
+                .edges_directed(node, petgraph::Direction::Outgoing)
+                .filter(|e| flows[e.id().index()] > 0)
+                .map(|e| e.target());
+            let next: Vec<NodeIndex> = into.chain(back).collect();
             for n in next {
-                if !reached[n.index()] {
-                    reached[n.index()] = true;
+                if !reaches[n.index()] {
+                    reaches[n.index()] = true;
                     stack.push(n);
                 }
             }
@@ -113,7 +114,7 @@ impl<'a> Synth<'a> {
             .into_iter()
             .filter(|v| {
                 let (input, output) = nodes[v];
-                reached[input.index()] && !reached[output.index()]
+                !reaches[input.index()] && reaches[output.index()]
             })
             .collect()
     }
@@ -121,7 +122,7 @@ impl<'a> Synth<'a> {
     fn origin_for_cut(&self, value: Value) -> Origin {
         let func = self.primal;
         // Counted IVs and loop-invariant loads live in slots, not per iteration.
-        if self.vmap.get(&value).is_some_and(|f| self.cache.loop_ivs.by_forward.contains_key(f)) {
+        if self.cache.loop_ivs.by_primal.contains_key(&value) {
             return Origin::Free;
         }
         match func.dfg.value_def(value) {
