@@ -33,7 +33,7 @@ pub struct CacheOptions {
 
 impl Default for CacheOptions {
     fn default() -> Self {
-        CacheOptions { planner: Planner::Heuristic, loop_ivs: true, licm: true }
+        CacheOptions { planner: Planner::MinCut, loop_ivs: true, licm: true }
     }
 }
 
@@ -131,7 +131,7 @@ mod tests {
         let mut o = CacheOptions::default();
         assert_eq!(o.split_toggles("-cache-licm").unwrap(), None);
         assert!(!o.licm);
-        assert_eq!(o.to_string(), "heuristic,-cache-licm");
+        assert_eq!(o.to_string(), "mincut,-cache-licm");
     }
 
     #[test]
