@@ -1,6 +1,8 @@
 //! `adc analyze`: prints the AD analyses of a module — type trees (with the answer the
 //! synthesis would get for every memory access) or the activity of one request — and the
-//! same reports for the `type-tree` and `activity` filetest kinds.
+//! same reports for the `type-tree` and `activity` filetest kinds — and the cache plan of
+//! a reverse-mode derivative (`cache-plan`: what is stored, what is recomputed, bytes per
+//! iteration and per call), also the report of the `cache-plan` filetests.
 //!
 //! An activity request is written like a filetest header, `@f(dup, const) -> active`, or
 //! on the command line as `--fn f --args dup,const --ret active`. Arguments left out take
@@ -13,9 +15,11 @@ use std::path::PathBuf;
 use anyhow::{anyhow, Result};
 
 use adc_ad::activity::print_activity;
+use adc_ad::cache::CacheOptions;
 use adc_ad::typetree::print::print_function_types;
 use adc_ad::typetree::{BaseType, TypeAnalysis};
-use adc_ad::{ArgActivity, DiffRequest, RetActivity};
+use adc_ad::Synthesize as _;
+use adc_ad::{ArgActivity, DiffRequest, Differentiator, DifferentiatorOptions, RetActivity};
 use adc_ir::text::FunctionPrinter;
 use adc_ir::{FuncId, InstructionData, Module, Type};
 
@@ -27,7 +31,7 @@ pub struct AnalyzeArgs {
     /// The input: LLVM bitcode (.bc) or adc's text form (.adir).
     pub input: PathBuf,
     /// What to print.
-    #[arg(long, value_parser = ["type-tree", "activity"])]
+    #[arg(long, value_parser = ["type-tree", "activity", "cache-plan"])]
     pub print: String,
     /// The function (required for `activity`; all defined functions for `type-tree`).
     #[arg(long = "fn")]
@@ -38,6 +42,10 @@ pub struct AnalyzeArgs {
     /// Activity of the return: const or active.
     #[arg(long)]
     pub ret: Option<String>,
+    /// Cache planner settings for `cache-plan`: `heuristic` or `mincut`, and toggles
+    /// `-cache-ivs`, `-cache-licm` (comma separated; default: `ADC_CACHE` or the defaults).
+    #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
+    pub cache: Vec<String>,
 }
 
 /// Runs `adc analyze` on a loaded module; returns what to print.
@@ -60,7 +68,25 @@ pub fn run(args: &AnalyzeArgs, module: &Module) -> Result<String> {
                 .map_err(|e| anyhow!(e))?;
             print_activity(module, &request).map_err(|e| anyhow!("error: {e}"))
         }
-        other => Err(anyhow!("unknown analysis `{other}` (valid: type-tree, activity)")),
+        "cache-plan" => {
+            let name = args
+                .function
+                .as_deref()
+                .ok_or_else(|| anyhow!("--print cache-plan needs --fn NAME"))?;
+            let id = find_function(module, name).map_err(|e| anyhow!(e))?;
+            let arg_words: Vec<&str> =
+                args.args.iter().flatten().map(|s| s.trim()).filter(|s| !s.is_empty()).collect();
+            let request = build_request(module, id, &arg_words, args.ret.as_deref())
+                .map_err(|e| anyhow!(e))?;
+            let mut options = CacheOptions::from_env().map_err(|e| anyhow!(e))?;
+            for word in &args.cache {
+                options.apply(word).map_err(|e| anyhow!(e))?;
+            }
+            cache_plan_report(module, &[request], options).map_err(|e| anyhow!(e))
+        }
+        other => {
+            Err(anyhow!("unknown analysis `{other}` (valid: type-tree, activity, cache-plan)"))
+        }
     }
 }
 
@@ -242,6 +268,40 @@ pub fn activity_report(module: &Module, specs: &[String]) -> Result<String, Stri
         }
     }
     Ok(out)
+}
+
+/// Synthesizes each reverse-mode request and prints the cache plan of every function
+/// synthesized for it (the derivative, then the split functions of its callees).
+pub fn cache_plan_report(
+    module: &Module,
+    requests: &[DiffRequest],
+    cache: CacheOptions,
+) -> Result<String, String> {
+    if requests.is_empty() {
+        return Err("a cache-plan report needs a request (`; plan: @f(...) -> ...`)".into());
+    }
+    let mut out = String::new();
+    let mut module = module.clone();
+    let options = DifferentiatorOptions { cache, ..Default::default() };
+    let mut synth = Differentiator::new(options);
+    for request in requests {
+        synth.derivative(&mut module, request).map_err(|e| format!("error: {e}"))?;
+    }
+    for (_, stats) in &synth.stats {
+        let _ = write!(out, "{}", stats.plan);
+    }
+    Ok(out)
+}
+
+/// The cache plans of `; plan:` requests (filetest syntax of `activity`).
+pub fn cache_plan_spec_report(
+    module: &Module,
+    specs: &[String],
+    cache: CacheOptions,
+) -> Result<String, String> {
+    let requests =
+        specs.iter().map(|s| parse_request_spec(module, s)).collect::<Result<Vec<_>, _>>()?;
+    cache_plan_report(module, &requests, cache)
 }
 
 #[cfg(test)]

@@ -58,6 +58,9 @@ pub enum TestKind {
     /// Synthesize a reverse-mode derivative and compare it with finite differences
     /// (`crate::gradcheck` documents the directives).
     Gradient,
+    /// Print the cache plan of each `; plan: @f(dup) -> active` request (reverse mode),
+    /// under the settings of a `; cache: mincut,-cache-ivs` line; checks run on that.
+    CachePlan,
 }
 
 impl TestKind {
@@ -72,6 +75,7 @@ impl TestKind {
         (TestKind::TypeTree, "type-tree"),
         (TestKind::Activity, "activity"),
         (TestKind::Gradient, "gradient"),
+        (TestKind::CachePlan, "cache-plan"),
     ];
 }
 
@@ -92,6 +96,9 @@ pub struct FileTest {
     pub stats: Vec<(usize, String)>,
     /// `activity` tests: the requests, as `@f(dup, const) -> active`.
     pub activity_requests: Vec<String>,
+    /// `cache-plan` tests: the requests (same syntax) and the planner settings.
+    pub plan_requests: Vec<String>,
+    pub cache: Vec<String>,
 }
 
 const OUTPUT_MARKER: &str = "; output:";
@@ -112,6 +119,8 @@ impl FileTest {
         let mut errors = Vec::new();
         let mut stats = Vec::new();
         let mut activity_requests = Vec::new();
+        let mut plan_requests = Vec::new();
+        let mut cache = Vec::new();
         for (index, line) in source.lines().enumerate() {
             if line.trim_start().starts_with(OUTPUT_MARKER) {
                 break;
@@ -149,6 +158,10 @@ impl FileTest {
                 stats.push((index + 1, rest.trim().to_string()));
             } else if let Some(rest) = comment.strip_prefix("activity:") {
                 activity_requests.push(rest.trim().to_string());
+            } else if let Some(rest) = comment.strip_prefix("plan:") {
+                plan_requests.push(rest.trim().to_string());
+            } else if let Some(rest) = comment.strip_prefix("cache:") {
+                cache.extend(rest.split(',').map(|w| w.trim().to_string()));
             } else if let Some(rest) = comment.strip_prefix("error:") {
                 errors.push(rest.trim().to_string());
             } else if ["check:", "nextln:", "sameln:", "not:", "unordered:", "regex:"]
@@ -170,6 +183,8 @@ impl FileTest {
             errors,
             stats,
             activity_requests,
+            plan_requests,
+            cache,
         })
     }
 
@@ -225,6 +240,13 @@ impl FileTest {
             TestKind::TypeTree => crate::analyze::type_tree_report(&module, None)?,
             TestKind::Activity => {
                 crate::analyze::activity_report(&module, &self.activity_requests)?
+            }
+            TestKind::CachePlan => {
+                let mut options = adc_ad::cache::CacheOptions::default();
+                for word in &self.cache {
+                    options.apply(word)?;
+                }
+                crate::analyze::cache_plan_spec_report(&module, &self.plan_requests, options)?
             }
             // Handled by `gradcheck` above.
             TestKind::Gradient => printed,

@@ -116,7 +116,10 @@ pub fn run(
         .function_by_name(&test.function)
         .ok_or_else(|| format!("no function @{} in the module", test.function))?;
     let request = DiffRequest::reverse(primal, test.args.clone(), test.ret);
-    let mut differentiator = Differentiator::default();
+    // `ADC_CACHE` runs the suite under another cache-planner setting.
+    let cache = adc_ad::cache::CacheOptions::from_env()?;
+    let mut differentiator =
+        Differentiator::new(adc_ad::DifferentiatorOptions { cache, ..Default::default() });
     let derivative = match differentiator.derivative(&mut module, &request) {
         Ok(id) if errors.is_empty() => id,
         Ok(_) => {

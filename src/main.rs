@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 use adc::build::{render_ad_error, BuildError, BuildOptions, Emit};
 use adc::invocation::{Arg, Invocation};
 use adc::pass_args::{report_text, PassArgs};
+use adc_ad::cache::CacheOptions;
 use adc_ir::text::{parse_module, print_module};
 use adc_ir::verify::verify_module;
 use adc_ir::Module;
@@ -102,6 +103,11 @@ enum Command {
         /// point of ablations).
         #[arg(long)]
         ad_before_opt: bool,
+        /// The cache planner of reverse mode: `heuristic` (recompute whatever is legal) or
+        /// `mincut` (a minimum cut decides what is stored). Cache toggles go in `--passes`:
+        /// `--passes=-cache-ivs,-cache-licm`. Default: `ADC_CACHE`, else the defaults.
+        #[arg(long, value_parser = ["heuristic", "mincut"])]
+        cache: Option<String>,
         #[command(flatten)]
         pass_args: PassArgs,
     },
@@ -158,7 +164,15 @@ fn run(command: Command) -> Result<ExitCode> {
             write_output(output.as_deref(), &print_module(&module))?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Build { input, output, emit, gpu_arch, ad_before_opt, pass_args } => {
+        Command::Build { input, output, emit, gpu_arch, ad_before_opt, cache, mut pass_args } => {
+            let mut cache_options = CacheOptions::from_env().map_err(|e| anyhow!("error: {e}"))?;
+            if let Some(planner) = &cache {
+                cache_options.apply(planner).map_err(|e| anyhow!("error: {e}"))?;
+            }
+            if let Some(list) = pass_args.passes.take() {
+                pass_args.passes =
+                    cache_options.split_toggles(&list).map_err(|e| anyhow!("error: {e}"))?;
+            }
             let mut module = load_any(&input)?;
             let emit = match emit.as_str() {
                 "ir" => Emit::Ir,
@@ -170,7 +184,10 @@ fn run(command: Command) -> Result<ExitCode> {
             };
             let options = BuildOptions { pass_args, ad_before_opt, emit };
             let name = input.file_stem().and_then(|s| s.to_str()).unwrap_or("module");
-            let mut synth = adc_ad::Differentiator::default();
+            let mut synth = adc_ad::Differentiator::new(adc_ad::DifferentiatorOptions {
+                cache: cache_options,
+                ..Default::default()
+            });
             let built = adc::build::build(&mut module, name, &options, &mut synth);
             let built = built.map_err(|e| match e {
                 BuildError::Ad(e) => anyhow!("{}", render_ad_error(&e, Some(&input))),
@@ -239,6 +256,10 @@ fn list_passes() -> String {
         for info in adc_passes::REGISTRY.iter().filter(|p| p.kind == kind) {
             let _ = writeln!(out, "  {:<20} {}", info.name, info.description);
         }
+    }
+    let _ = writeln!(out, "cache toggles (reverse mode, in --passes; planner: --cache):");
+    for (name, description) in adc_ad::cache::TOGGLES {
+        let _ = writeln!(out, "  {name:<20} {description}");
     }
     let _ = writeln!(out, "pipelines:");
     for p in adc_passes::PIPELINES {

@@ -34,11 +34,13 @@ pub struct DifferentiatorOptions {
     /// Verify every synthesized function (`adc_ir::verify_function`); a failure is an
     /// internal error reported as `AdErrorKind::Unsupported` with the verifier's message.
     pub verify: bool,
+    /// Cache-planner switches (ablations).
+    pub cache: crate::cache::CacheOptions,
 }
 
 impl Default for DifferentiatorOptions {
     fn default() -> Self {
-        DifferentiatorOptions { verify: true }
+        DifferentiatorOptions { verify: true, cache: Default::default() }
     }
 }
 
@@ -118,7 +120,12 @@ impl Synthesize for Differentiator {
             module,
             request,
             &name,
-            &SynthEnv { runtime, signatures: &signatures, types: &types },
+            &SynthEnv {
+                runtime,
+                cache: self.options.cache,
+                signatures: &signatures,
+                types: &types,
+            },
             &mut splits,
             false,
         )?;
@@ -229,7 +236,7 @@ impl Differentiator {
                 module,
                 &request,
                 &name,
-                &SynthEnv { runtime, signatures: &signatures, types },
+                &SynthEnv { runtime, cache: self.options.cache, signatures: &signatures, types },
                 &mut splits,
                 !combined,
             )?;
@@ -523,12 +530,19 @@ func @f(%x: ptr, %n: i64) -> f64 {
   ret %acc
 }
 ";
-        let mut module = parse_module(text).unwrap();
-        let mut d = Differentiator::default();
+        let module = parse_module(text).unwrap();
         let req = request(&module, vec![ArgActivity::Dup, ArgActivity::Const]);
-        d.derivative(&mut module, &req).unwrap();
-        // Only the induction variable is taped; `%xi` is loaded again from `%x`. The trip
-        // count `max(0, %n)` is known on entry, so the tape is allocated once up front.
+        // `%xi` is loaded again from `%x`, and the induction variable is counted down in
+        // the reverse loop: nothing is taped.
+        let mut d = Differentiator::default();
+        d.derivative(&mut module.clone(), &req).unwrap();
+        let stats = &d.stats[0].1;
+        assert_eq!((stats.tapes, stats.counted_ivs), (0, 1), "{stats:?}");
+        // Without IV counting (`-cache-ivs`) only the induction variable is taped; the
+        // trip count `max(0, %n)` is known on entry, so its tape is allocated up front.
+        let cache = crate::cache::CacheOptions { loop_ivs: false, ..Default::default() };
+        let mut d = Differentiator::new(DifferentiatorOptions { cache, ..Default::default() });
+        d.derivative(&mut module.clone(), &req).unwrap();
         let stats = &d.stats[0].1;
         assert_eq!(stats.tapes, 1, "{stats:?}");
         assert_eq!(stats.presized_tapes, 1, "{stats:?}");

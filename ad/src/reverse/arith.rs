@@ -173,9 +173,15 @@ impl<'a> Synth<'a> {
         let needs = rule.needs();
         let active: Vec<bool> = operands.iter().map(|o| self.is_active(*o)).collect();
         // Operands the partials do not read are passed for their types only.
+        // A product reads operand j only for the partial of the other operand: with one
+        // active operand (`x * c`), the other's partial, and the value it reads, are
+        // never emitted, so that value need not be cached.
+        let product = matches!(op, Differentiable::Binary(BinaryOp::Fmul));
         let mut site_operands = Vec::with_capacity(operands.len());
         for (index, operand) in operands.iter().enumerate() {
-            let wanted = needs.operands.get(index).copied().unwrap_or(true);
+            let read_by_partials = needs.operands.get(index).copied().unwrap_or(true);
+            let wanted =
+                if product && operands.len() == 2 { active[1 - index] } else { read_by_partials };
             site_operands.push(if wanted {
                 self.primal_in_reverse(*operand)
             } else {

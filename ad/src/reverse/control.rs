@@ -20,6 +20,7 @@ use std::collections::HashMap;
 use adc_ir::{Block, BlockCall, Function, Inst, InstructionData, Value};
 
 use super::Synth;
+use crate::cache::LoopDecider;
 use crate::error::AdError;
 use crate::request::ArgActivity;
 
@@ -71,6 +72,14 @@ impl<'a> Synth<'a> {
     fn is_merge(&self, target: EdgeTarget) -> bool {
         self.info.incoming.get(&target).is_some_and(|edges| edges.len() > 1)
             && self.decider(target).is_none()
+            && self.header_decider(target).is_none()
+    }
+
+    fn header_decider(&self, target: EdgeTarget) -> Option<LoopDecider> {
+        match target {
+            EdgeTarget::Block(block) => self.loop_decider(block),
+            EdgeTarget::Exit => None,
+        }
     }
 
     /// The `brif` that decides edge `e`: `e` leaves that `brif`'s block directly, or leaves
@@ -173,15 +182,23 @@ impl<'a> Synth<'a> {
             EdgeTarget::Block(b) => self.bmap[&b],
             EdgeTarget::Exit => self.forward_exit,
         };
-        if !self.is_merge(target) {
+        let merge = self.is_merge(target);
+        let exit_pushes = self.exit_pushes(target, edge);
+        if !merge && exit_pushes.is_empty() {
             return BlockCall::new(block, args);
         }
         let index = self.edge_index(target, edge);
         let edge_block = self.f.dfg.make_block();
         self.f.layout.insert_block_before(edge_block, self.forward_exit);
         let saved = std::mem::replace(&mut self.cur, edge_block);
-        self.push_control(index as i128);
+        if merge {
+            self.push_control(index as i128);
+        }
         self.ins(InstructionData::Jump { dest: BlockCall::new(block, args) });
+        let jump = self.f.layout.last_inst(edge_block).expect("the jump was just appended");
+        for (tape, value) in exit_pushes {
+            self.push_before(jump, &tape, value);
+        }
         self.cur = saved;
         BlockCall::new(edge_block, Vec::new())
     }
@@ -219,21 +236,30 @@ impl<'a> Synth<'a> {
             }
             [edge] => {
                 self.send_adjoints(*edge, &adjoints);
+                self.reverse_edge_ivs(target, *edge);
                 let dest = BlockCall::new(self.rev_entry[&edge.from], Vec::new());
                 self.ins(InstructionData::Jump { dest });
             }
             _ => {
-                let decider = self.decider(target);
+                let decider = match (self.decider(target), self.header_decider(target)) {
+                    (Some((cond, then_edge)), _) => Some((self.primal_in_reverse(cond), then_edge)),
+                    (None, Some(header)) => Some((self.came_from_latch(header), header.latch_edge)),
+                    (None, None) => None,
+                };
                 let chooser = match decider {
-                    Some((cond, _)) => self.primal_in_reverse(cond),
+                    Some((cond, _)) => cond,
                     None => self.pop_control(),
                 };
                 let region_end = self.cur;
                 let mut blocks = Vec::new();
+                // Values materialized in one edge block do not dominate its siblings.
+                let region_memo = self.cache.snapshot();
                 for edge in &edges {
                     let edge_block = self.new_block();
                     self.cur = edge_block;
+                    self.cache.restore(region_memo.clone());
                     self.send_adjoints(*edge, &adjoints);
+                    self.reverse_edge_ivs(target, *edge);
                     let dest = BlockCall::new(self.rev_entry[&edge.from], Vec::new());
                     self.ins(InstructionData::Jump { dest });
                     blocks.push(edge_block);
@@ -281,6 +307,14 @@ impl<'a> Synth<'a> {
         for (param, activity) in params.iter().zip(self.request.args.clone()) {
             if activity == ArgActivity::Active {
                 let d = self.take_adjoint(*param);
+                // Adjoints start from -0.0: a zero gradient is returned as +0.0.
+                let ty = self.ty(d);
+                let d = if matches!(ty, adc_ir::Type::F32 | adc_ir::Type::F64) {
+                    let zero = self.float_const(&ty, 0.0);
+                    self.binary(adc_ir::BinaryOp::Fadd, d, zero)
+                } else {
+                    d
+                };
                 adjoints.push(d);
             }
         }

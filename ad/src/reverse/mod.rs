@@ -56,7 +56,7 @@ use adc_passes::loops::LoopInfo;
 use adc_passes::manager::AnalysisManager;
 
 use crate::activity::Activity;
-use crate::cache::Cache;
+use crate::cache::{Cache, Planner};
 use crate::error::{AdError, AdErrorKind, Site};
 use crate::request::{ArgActivity, DiffRequest, RetActivity};
 use crate::typetree::TypeAnalysis;
@@ -98,6 +98,7 @@ pub(crate) struct Runtime {
 /// the module's functions, and the module's type analysis.
 pub(crate) struct SynthEnv<'e> {
     pub runtime: Runtime,
+    pub cache: crate::cache::CacheOptions,
     pub signatures: &'e HashMap<FuncId, Signature>,
     pub types: &'e TypeAnalysis,
 }
@@ -205,6 +206,46 @@ pub(crate) fn synthesize(
     splits: &mut SplitRegistry,
     split: bool,
 ) -> Result<(Function, crate::cache::CacheStats), AdError> {
+    let first = synthesize_planned(module, request, name, env, splits, split, HashSet::new())?;
+    // The min-cut needs the values the reverse pass reads, which the first synthesis
+    // (heuristic plan) records; a second one applies the cut. Not for derivatives that
+    // call split functions: the first synthesis has already reserved their ids.
+    if env.cache.planner != Planner::MinCut || split || first.has_split_calls {
+        return Ok((first.function, first.stats));
+    }
+    if first.store_instead.is_empty() {
+        let mut stats = first.stats;
+        stats.plan.options = env.cache.to_string();
+        return Ok((first.function, stats));
+    }
+    let count = first.store_instead.len();
+    let second =
+        synthesize_planned(module, request, name, env, splits, split, first.store_instead)?;
+    let mut stats = second.stats;
+    stats.stored_by_min_cut = count;
+    Ok((second.function, stats))
+}
+
+/// One synthesis, and what the min-cut planner learns from it.
+struct Planned {
+    function: Function,
+    stats: crate::cache::CacheStats,
+    /// What the min-cut would store instead of recomputing, given this synthesis' roots.
+    store_instead: HashSet<Value>,
+    has_split_calls: bool,
+}
+
+/// Synthesizes with the primal values in `store_instead` stored even where they could be
+/// recomputed.
+fn synthesize_planned(
+    module: &Module,
+    request: &DiffRequest,
+    name: &str,
+    env: &SynthEnv<'_>,
+    splits: &mut SplitRegistry,
+    split: bool,
+    store_instead: HashSet<Value>,
+) -> Result<Planned, AdError> {
     let (runtime, signatures, types) = (env.runtime, env.signatures, env.types);
     let primal = &module.functions[request.function];
     let site = || Site::function(&primal.name);
@@ -274,7 +315,7 @@ pub(crate) fn synthesize(
         shadows: HashMap::new(),
         heap_shadows: HashMap::new(),
         adjoint_slots: HashMap::new(),
-        cache: Cache::default(),
+        cache: Cache::new(env.cache),
         cur: setup,
         cur_primal: None,
         rev_entry: HashMap::new(),
@@ -285,6 +326,9 @@ pub(crate) fn synthesize(
         custom_calls: HashMap::new(),
         split: None,
     };
+    synth.cache.store_instead = store_instead;
+    synth.cache.stats.plan.function = primal.name.clone();
+    synth.cache.stats.plan.options = env.cache.to_string();
     synth.bind_parameters(params_block, entry);
     if split {
         synth.begin_split(params_block, layout);
@@ -295,7 +339,19 @@ pub(crate) fn synthesize(
     synth.emit_reverse()?;
     synth.finish_tapes();
     synth.finish_split();
-    Ok((synth.f, synth.cache.stats))
+    let store_instead = if env.cache.planner == Planner::MinCut && !split {
+        let already = &synth.cache.store_instead;
+        let cut = synth.min_cut_stores(&synth.cache.roots);
+        if cut.is_subset(already) {
+            HashSet::new()
+        } else {
+            cut.union(already).copied().collect()
+        }
+    } else {
+        HashSet::new()
+    };
+    let has_split_calls = !synth.split_calls.is_empty();
+    Ok(Planned { function: synth.f, stats: synth.cache.stats, store_instead, has_split_calls })
 }
 
 /// The derivative's signature as fixed by `crate::request`.
@@ -381,6 +437,23 @@ fn unwritten_loads(module: &Module, func: &Function) -> HashSet<Inst> {
             writers.iter().all(|w| !alias.mod_ref(module, func, *w, &loc).may_write())
         })
         .collect()
+}
+
+/// The value an adjoint starts from: `-0.0` for floats (and float vectors), the neutral
+/// element of IEEE addition, so that the post-AD `egraph` folds the first `-0.0 + d`
+/// of every accumulation into `d` exactly; `+0.0` would not fold (`-0.0 + +0.0` is
+/// `+0.0`). Returned adjoints are normalized back to `+0.0` (`emit_return`).
+fn adjoint_zero(ty: &Type) -> Constant {
+    let lane = match ty.lane_type() {
+        Type::F32 => Constant::f32(-0.0),
+        Type::F64 => Constant::f64(-0.0),
+        _ => return Constant::Zero,
+    };
+    match ty {
+        Type::F32 | Type::F64 => lane,
+        Type::Vector(_, n) => Constant::Elements(vec![lane; *n as usize]),
+        _ => Constant::Zero,
+    }
 }
 
 /// Whether a type holds floating-point data anywhere.
@@ -598,7 +671,8 @@ impl<'a> Synth<'a> {
         let slot = self
             .ins_setup(InstructionData::Alloca { ty: ty.clone(), count: None, align })
             .expect("alloca has a result");
-        let zero = self.ins_setup(InstructionData::Const { ty, value: Constant::Zero });
+        let zero_value = adjoint_zero(&ty);
+        let zero = self.ins_setup(InstructionData::Const { ty, value: zero_value });
         let zero = zero.expect("const has a result");
         self.ins_setup(InstructionData::Store { value: zero, ptr: slot, align, volatile: false });
         self.adjoint_slots.insert(value, slot);
@@ -623,7 +697,7 @@ impl<'a> Synth<'a> {
         let slot = self.adjoint_slot(value);
         let ty = self.primal.dfg.value_type(value).clone();
         let d = self.load(&ty, slot);
-        let zero = self.zero(&ty);
+        let zero = self.constant(ty.clone(), adjoint_zero(&ty));
         self.store(zero, slot);
         d
     }
@@ -705,6 +779,7 @@ impl<'a> Synth<'a> {
             }
         }
         self.f.layout.append_block(self.forward_exit);
+        self.plan_loop_ivs();
         self.cur = self.setup;
         let first = self.bmap[&entry];
         let first = adc_ir::BlockCall::new(first, Vec::new());
@@ -729,6 +804,7 @@ impl<'a> Synth<'a> {
                 }
             }
         }
+        self.store_loop_ivs();
         Ok(())
     }
 

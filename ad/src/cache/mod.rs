@@ -31,10 +31,22 @@
 //!
 //! The control tape (which edge entered a merge block) uses the same machinery.
 //!
+//! Induction variables of counted loops are not taped but counted backwards in one slot
+//! each, and loop headers are reversed without control-tape entries (`loop_ivs`).
+//!
 //! Within one reverse region each requested value is materialized once (memoised); the
-//! memo is cleared at every region start. A min-cut planner can replace `plan` later.
+//! memo is cleared at every region start.
 
-use std::collections::HashMap;
+mod loop_ivs;
+mod mincut;
+mod options;
+mod report;
+
+pub(crate) use loop_ivs::{LoopDecider, LoopIvState};
+pub use options::{CacheOptions, Planner, TOGGLES};
+pub use report::{PlanEntry, PlanReport};
+
+use std::collections::{HashMap, HashSet};
 
 use adc_ir::{
     BinaryOp, Block, CastOp, Constant, FuncId, Function, Inst, InstFlags, InstructionData, IntCC,
@@ -52,6 +64,10 @@ pub enum Strategy {
     Recompute,
     Slot,
     Tape,
+    /// An induction variable read from its IV slot (see `loop_ivs`).
+    IvSlot,
+    /// A loop-invariant load saved once per loop execution (cache LICM, `loop_ivs`).
+    Invariant,
 }
 
 /// Counters for reports and tests.
@@ -65,10 +81,18 @@ pub struct CacheStats {
     /// Split functions: the size of the frame (the tape of `__enzyme_augmentfwd`), fixed
     /// at synthesis; 0 for other derivatives.
     pub frame_bytes: u64,
+    /// Induction variables counted backwards in a slot instead of taped.
+    pub counted_ivs: usize,
+    /// Loop-invariant loads saved once per loop execution (cache LICM).
+    pub invariant_slots: usize,
+    /// Values the min-cut planner stores although they could be recomputed.
+    pub stored_by_min_cut: usize,
+    /// What the planner decided for each value the reverse pass read.
+    pub plan: PlanReport,
 }
 
 #[derive(Clone, Debug)]
-struct Tape {
+pub(crate) struct Tape {
     header: Value,
     elem: Type,
 }
@@ -84,9 +108,24 @@ pub(crate) struct Cache {
     headers: Vec<Value>,
     pub final_return: Option<Inst>,
     pub stats: CacheStats,
+    pub options: CacheOptions,
+    pub loop_ivs: LoopIvState,
+    /// Primal values the reverse pass asked for directly (not as operands of a
+    /// recomputed primal value; operands of a recomputed shadow count): the roots of the
+    /// min-cut.
+    pub roots: HashSet<Value>,
+    recompute_depth: usize,
+    /// Primal values stored although recomputable (the min-cut's decision).
+    pub store_instead: HashSet<Value>,
+    /// Forward values already entered in the plan report.
+    reported: HashSet<Value>,
 }
 
 impl Cache {
+    pub fn new(options: CacheOptions) -> Cache {
+        Cache { options, ..Cache::default() }
+    }
+
     /// Starts a new reverse region: materialized values of the previous one do not
     /// dominate it.
     pub fn enter_region(&mut self) {
@@ -105,7 +144,7 @@ impl Cache {
 }
 
 /// Whether an instruction can be re-executed in the reverse pass with the same result.
-fn recomputable(data: &InstructionData) -> bool {
+pub(crate) fn recomputable(data: &InstructionData) -> bool {
     use InstructionData as I;
     data.is_pure_non_trapping()
         || matches!(data, I::Binary { .. } | I::ExtractLane { .. } | I::InsertLane { .. })
@@ -179,6 +218,22 @@ impl<'a> Synth<'a> {
         self.origin.get(&block).copied()
     }
 
+    /// The primal value a forward value clones (`None` for shadows and synthesized code).
+    pub(crate) fn primal_of(&self, forward: Value) -> Option<Value> {
+        match self.f.dfg.value_def(forward) {
+            ValueDef::Result(inst) => {
+                let clone_of = *self.inst_origin.get(&inst)?;
+                let primal = self.primal.dfg.inst_result(clone_of)?;
+                (self.vmap.get(&primal) == Some(&forward)).then_some(primal)
+            }
+            ValueDef::Param(block, index) => {
+                let primal_block = *self.origin.get(&block)?;
+                let primal = *self.primal.dfg.block_params(primal_block).get(index as usize)?;
+                (self.vmap.get(&primal) == Some(&forward)).then_some(primal)
+            }
+        }
+    }
+
     /// How `value` (a forward value) reaches the reverse pass.
     pub fn plan(&self, value: Value) -> Strategy {
         let Some(block) = self.defining_primal_block(value) else { return Strategy::Direct };
@@ -192,16 +247,23 @@ impl<'a> Synth<'a> {
             if !split && self.info.defined_once_before_exit(block) {
                 return Strategy::Direct;
             }
-            if recomputable(&self.f.dfg.insts[inst]) {
+            if let Some(iv) = self.iv_slot_here(value) {
+                return if iv.step == 0 { Strategy::Invariant } else { Strategy::IvSlot };
+            }
+            let stored =
+                self.primal_of(value).is_some_and(|p| self.cache.store_instead.contains(&p));
+            if recomputable(&self.f.dfg.insts[inst]) && !stored {
                 return Strategy::Recompute;
             }
             let unwritten =
                 self.inst_origin.get(&inst).is_some_and(|p| self.unwritten_loads.contains(p));
-            if unwritten && !split {
+            if unwritten && !split && !stored {
                 return Strategy::Recompute;
             }
         } else if self.split.is_none() && self.info.defined_once_before_exit(block) {
             return Strategy::Direct;
+        } else if self.iv_slot_here(value).is_some() {
+            return Strategy::IvSlot;
         }
         if self.info.loops.depth(block) == 0 {
             Strategy::Slot
@@ -212,10 +274,21 @@ impl<'a> Synth<'a> {
 
     /// `value` (a forward value) as usable at the current point of the reverse pass.
     pub fn avail(&mut self, value: Value) -> Value {
+        // A root even when an earlier recomputation already made it available.
+        let primal = self.primal_of(value);
+        if self.cache.recompute_depth == 0 {
+            if let Some(p) = primal {
+                self.cache.roots.insert(p);
+            }
+        }
         if let Some(v) = self.cache.memo.get(&value) {
             return *v;
         }
-        let result = match self.plan(value) {
+        let strategy = self.plan(value);
+        if self.cache.reported.insert(value) {
+            self.report_plan(value, primal, strategy);
+        }
+        let result = match strategy {
             Strategy::Direct => return value,
             Strategy::Recompute => self.recompute(value),
             Strategy::Slot => {
@@ -227,6 +300,11 @@ impl<'a> Synth<'a> {
                 let tape = self.tape_of(value);
                 self.peek(&tape)
             }
+            Strategy::IvSlot | Strategy::Invariant => {
+                let slot = self.iv_slot_here(value).expect("planned as a loop slot").slot;
+                let ty = self.ty(value);
+                self.load(&ty, slot)
+            }
         };
         self.cache.memo.insert(value, result);
         result
@@ -237,7 +315,13 @@ impl<'a> Synth<'a> {
             unreachable!("only instruction results are recomputed")
         };
         let mut data = self.f.dfg.insts[inst].clone();
+        // The operands of a recomputed shadow (an address the reverse pass accumulates
+        // into) are asked for as directly as the shadow itself: they are roots of the
+        // min-cut; those of a recomputed primal value are not.
+        let nested = usize::from(self.primal_of(value).is_some());
+        self.cache.recompute_depth += nested;
         let operands: Vec<Value> = data.args().into_iter().map(|a| self.avail(a)).collect();
+        self.cache.recompute_depth -= nested;
         let mut operands = operands.into_iter();
         data.map_args(|old| operands.next().unwrap_or(old));
         if !matches!(data, InstructionData::Const { .. }) {
@@ -424,7 +508,7 @@ impl<'a> Synth<'a> {
     }
 
     /// Forward code: pushes `value` onto `tape` just before `at`.
-    fn push_before(&mut self, at: Inst, tape: &Tape, value: Value) {
+    pub(crate) fn push_before(&mut self, at: Inst, tape: &Tape, value: Value) {
         let size = Constant::int(&Type::I64, tape.elem.size().max(1) as i128);
         let size = self.ins_before(at, InstructionData::Const { ty: Type::I64, value: size });
         let size = size.expect("const has a result");

@@ -1,0 +1,144 @@
+//! The cache planner's switches: which planner decides store-or-recompute, and the
+//! optimizations that can be turned off one by one for ablations.
+//!
+//! Spelled on the command line as `--cache=heuristic|mincut` and as toggles inside
+//! `--passes` (`--passes=-cache-ivs,-cache-licm`), which `split_toggles` takes out of the
+//! pass list before the pass manager sees it. `ADC_CACHE` (the same words, comma
+//! separated: `ADC_CACHE=mincut,-cache-licm`) sets the defaults of `adc build` and of the
+//! gradient filetest harness, so whole test suites can run under each setting.
+
+use std::fmt;
+
+/// Who decides, for a value the reverse pass needs, whether it is stored or recomputed.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Planner {
+    /// Recompute whatever can legally be recomputed, store the rest.
+    Heuristic,
+    /// A minimum cut over the values needed and what they can be recomputed from,
+    /// weighted by bytes × executions (`mincut`).
+    MinCut,
+}
+
+/// Switches of the cache planner.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CacheOptions {
+    pub planner: Planner,
+    /// Count induction variables backwards and reverse loop headers without control
+    /// tape (`cache-ivs`).
+    pub loop_ivs: bool,
+    /// Values that do not change while a loop runs are saved once per execution of the
+    /// loop instead of once per iteration (`cache-licm`).
+    pub licm: bool,
+}
+
+impl Default for CacheOptions {
+    fn default() -> Self {
+        CacheOptions { planner: Planner::MinCut, loop_ivs: true, licm: true }
+    }
+}
+
+/// The toggle names accepted in `--passes` (with `-` or `+`).
+pub const TOGGLES: &[(&str, &str)] = &[
+    ("cache-ivs", "count loop induction variables backwards instead of taping them"),
+    ("cache-licm", "save loop-invariant values once per loop execution, not per iteration"),
+];
+
+impl CacheOptions {
+    /// Applies one word: `heuristic`, `mincut`, or a toggle `-cache-ivs` / `+cache-licm`.
+    pub fn apply(&mut self, word: &str) -> Result<(), String> {
+        let word = word.trim();
+        match word {
+            "" => return Ok(()),
+            "heuristic" => self.planner = Planner::Heuristic,
+            "mincut" => self.planner = Planner::MinCut,
+            _ => {
+                let (on, name) = match word.split_at(1) {
+                    ("-", name) => (false, name),
+                    ("+", name) => (true, name),
+                    _ => (true, word),
+                };
+                match name {
+                    "cache-ivs" => self.loop_ivs = on,
+                    "cache-licm" => self.licm = on,
+                    _ => {
+                        return Err(format!(
+                            "unknown cache setting `{word}` (valid: heuristic, mincut, \
+                             -cache-ivs, -cache-licm)"
+                        ))
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The defaults with `ADC_CACHE` applied (an unset variable gives the defaults).
+    pub fn from_env() -> Result<CacheOptions, String> {
+        let mut options = CacheOptions::default();
+        if let Ok(text) = std::env::var("ADC_CACHE") {
+            for word in text.split(',') {
+                options.apply(word).map_err(|e| format!("ADC_CACHE: {e}"))?;
+            }
+        }
+        Ok(options)
+    }
+
+    /// Takes the cache toggles out of a `--passes` list and applies them; returns the
+    /// list of the remaining words (for the pass manager), `None` when nothing is left.
+    pub fn split_toggles(&mut self, passes: &str) -> Result<Option<String>, String> {
+        let mut rest = Vec::new();
+        for word in passes.split(',') {
+            let name = word.trim().trim_start_matches(['-', '+']);
+            if TOGGLES.iter().any(|(t, _)| *t == name) {
+                self.apply(word)?;
+            } else {
+                rest.push(word);
+            }
+        }
+        if rest.is_empty() && !passes.trim().is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(rest.join(",")))
+    }
+}
+
+impl fmt::Display for CacheOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let planner = match self.planner {
+            Planner::Heuristic => "heuristic",
+            Planner::MinCut => "mincut",
+        };
+        write!(f, "{planner}")?;
+        for (on, name) in [(self.loop_ivs, "cache-ivs"), (self.licm, "cache-licm")] {
+            if !on {
+                write!(f, ",-{name}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toggles_leave_the_pass_list_and_switch_options() {
+        let mut o = CacheOptions::default();
+        let rest = o.split_toggles("-licm,-cache-ivs,+cache-licm").unwrap();
+        assert_eq!(rest.as_deref(), Some("-licm"));
+        assert!(!o.loop_ivs && o.licm);
+        let mut o = CacheOptions::default();
+        assert_eq!(o.split_toggles("-cache-licm").unwrap(), None);
+        assert!(!o.licm);
+        assert_eq!(o.to_string(), "mincut,-cache-licm");
+    }
+
+    #[test]
+    fn unknown_words_are_errors() {
+        let mut o = CacheOptions::default();
+        assert!(o.apply("greedy").unwrap_err().contains("unknown cache setting"));
+        o.apply("heuristic").unwrap();
+        assert_eq!(o.planner, Planner::Heuristic);
+    }
+}

@@ -1,0 +1,148 @@
+//! The cache plan of one derivative as a report: for every forward value the reverse pass
+//! read, how it got there (stored in a slot or a tape, recomputed, used directly, counted
+//! backwards), and the bytes stored per loop iteration and per call.
+//! `adc analyze --print cache-plan` and the `cache-plan` filetests print it.
+
+use std::fmt;
+
+use adc_ir::{InstructionData, Value, ValueDef};
+
+use super::Strategy;
+use crate::reverse::Synth;
+
+/// One value the reverse pass read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlanEntry {
+    /// The primal value (`%name`), or the forward value for shadows (`%p.shadow`).
+    pub value: String,
+    /// The type, as printed in the IR.
+    pub ty: String,
+    pub strategy: Strategy,
+    /// The header of the innermost loop the value is defined in (`None` outside loops).
+    pub innermost_loop: Option<String>,
+    /// Bytes stored per definition (0 unless stored in a slot or a tape).
+    pub bytes: u64,
+    /// Estimated definitions per call (product of trip counts; 100 for unknown ones).
+    pub executions: u64,
+}
+
+/// The plan of one derivative.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PlanReport {
+    pub function: String,
+    pub options: String,
+    pub entries: Vec<PlanEntry>,
+}
+
+impl PlanReport {
+    /// Bytes stored per iteration of each loop (by header), in order of first appearance.
+    pub fn bytes_per_iteration(&self) -> Vec<(String, u64)> {
+        let mut out: Vec<(String, u64)> = Vec::new();
+        for e in &self.entries {
+            let Some(header) = &e.innermost_loop else { continue };
+            if e.strategy != Strategy::Tape {
+                continue;
+            }
+            match out.iter_mut().find(|(h, _)| h == header) {
+                Some((_, bytes)) => *bytes += e.bytes,
+                None => out.push((header.clone(), e.bytes)),
+            }
+        }
+        out
+    }
+
+    /// Bytes stored per call (slots once, tapes times their estimated executions).
+    pub fn total_bytes(&self) -> u64 {
+        self.entries
+            .iter()
+            .map(|e| match e.strategy {
+                Strategy::Slot | Strategy::Invariant => e.bytes,
+                Strategy::Tape => e.bytes.saturating_mul(e.executions),
+                _ => 0,
+            })
+            .fold(0u64, u64::saturating_add)
+    }
+}
+
+impl fmt::Display for PlanReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "cache plan of @{} ({})", self.function, self.options)?;
+        for e in &self.entries {
+            let how = match e.strategy {
+                Strategy::Direct => "direct".to_string(),
+                Strategy::Recompute => "recomputed".to_string(),
+                Strategy::Slot => format!("stored: slot, {} bytes", e.bytes),
+                Strategy::Tape => format!(
+                    "stored: tape, {} bytes per iteration of ^{}",
+                    e.bytes,
+                    e.innermost_loop.as_deref().unwrap_or("?")
+                ),
+                Strategy::IvSlot => "counted: induction variable".to_string(),
+                Strategy::Invariant => format!(
+                    "stored: loop invariant, {} bytes per execution of ^{}",
+                    e.bytes,
+                    e.innermost_loop.as_deref().unwrap_or("?")
+                ),
+            };
+            writeln!(f, "  {} : {} -> {how}", e.value, e.ty)?;
+        }
+        for (header, bytes) in self.bytes_per_iteration() {
+            writeln!(f, "  bytes per iteration of ^{header}: {bytes}")?;
+        }
+        let stored = self.entries.iter().filter(|e| e.bytes > 0).count();
+        let recomputed = self.entries.iter().filter(|e| e.strategy == Strategy::Recompute).count();
+        writeln!(
+            f,
+            "  stored: {stored}, recomputed: {recomputed}, bytes per call: {}",
+            self.total_bytes()
+        )
+    }
+}
+
+impl<'a> Synth<'a> {
+    /// Adds the planner's decision for a forward value to the report.
+    pub(crate) fn report_plan(
+        &mut self,
+        forward: Value,
+        primal: Option<Value>,
+        strategy: Strategy,
+    ) {
+        if let ValueDef::Result(inst) = self.f.dfg.value_def(forward) {
+            if matches!(self.f.dfg.insts[inst], InstructionData::Const { .. }) {
+                return;
+            }
+        }
+        let name = |func: &adc_ir::Function, v: Value| match func.dfg.value_name(v) {
+            Some(n) => format!("%{n}"),
+            None => format!("%{v}"),
+        };
+        let value = match primal {
+            Some(p) => name(self.primal, p),
+            None => name(&self.f, forward),
+        };
+        let ty = self.f.dfg.value_type(forward).to_string();
+        let block = self.defining_primal_block(forward);
+        let innermost_loop = block
+            .and_then(|b| self.info.loops.loop_of(b))
+            .map(|l| self.info.loops.loops[l].header)
+            .map(|h| match self.primal.dfg.block_name(h) {
+                Some(n) => n.to_string(),
+                None => format!("{h}"),
+            });
+        let bytes = match strategy {
+            Strategy::Slot | Strategy::Tape | Strategy::Invariant => {
+                self.f.dfg.value_type(forward).size().max(1)
+            }
+            _ => 0,
+        };
+        let executions = block.map_or(1, |b| self.executions(b));
+        self.cache.stats.plan.entries.push(super::PlanEntry {
+            value,
+            ty,
+            strategy,
+            innermost_loop,
+            bytes,
+            executions,
+        });
+    }
+}
