@@ -87,6 +87,7 @@ impl Synthesize for Differentiator {
             return Ok(id);
         }
         let runtime = declare_runtime(module, &primal_name)?;
+        crate::reverse::gpu::declare_shared_shadows(module);
         declare_rule_externs(module, request.function, &primal_name)?;
         let signatures: HashMap<FuncId, Signature> =
             module.functions.iter().map(|(id, f)| (id, f.signature.clone())).collect();

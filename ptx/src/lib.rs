@@ -12,6 +12,7 @@
 //! classes and naming).
 
 mod function;
+pub mod libdevice;
 mod module;
 mod registers;
 mod select;

@@ -25,7 +25,7 @@
 //! length, and mixed `memmove`s, are `Unsupported`.
 
 use adc_ir::{
-    BinaryOp, CastOp, Constant, FuncAttrs, Inst, InstFlags, InstructionData, IntCC, Type, Value,
+    AtomicRmwOp, BinaryOp, CastOp, Constant, FuncAttrs, Inst, InstFlags, InstructionData, IntCC, Type, Value,
     ValueDef,
 };
 
@@ -74,6 +74,9 @@ impl<'a> Synth<'a> {
         use InstructionData as I;
         let result = self.primal.dfg.inst_result(inst);
         let needs = result.is_some_and(|r| self.activity.needs_shadow(r));
+        if needs && self.forward_shared_shadow(inst) {
+            return Ok(());
+        }
         match self.primal.dfg.insts[inst].clone() {
             I::Alloca { .. } if needs && self.split.is_some() => {
                 return Err(self.unsupported(
@@ -340,6 +343,9 @@ impl<'a> Synth<'a> {
                 }
                 let d = self.take_adjoint(result);
                 if let Some(shadow) = self.shadow_in_reverse(ptr) {
+                    if self.accumulate_shared_adjoint(&ty, ptr, shadow, d) {
+                        return Ok(());
+                    }
                     let old = self.load(&ty, shadow);
                     let new = self.accumulate(old, d);
                     self.store(new, shadow);
@@ -416,6 +422,11 @@ impl<'a> Synth<'a> {
                     }
                     _ => {}
                 }
+            }
+            I::AtomicRmw { op: op @ (AtomicRmwOp::Fadd | AtomicRmwOp::Fsub), ptr, value, .. }
+                if self.is_gpu_code() =>
+            {
+                return self.reverse_atomic_fadd(inst, op, ptr, value);
             }
             I::AtomicRmw { value, .. } if has_float(self.primal.dfg.value_type(value)) => {
                 return Err(self.unsupported(inst, "an atomic read-modify-write of floats"));

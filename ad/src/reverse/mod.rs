@@ -33,6 +33,7 @@
 mod arith;
 mod calls;
 mod control;
+pub(crate) mod gpu;
 mod memory;
 mod split;
 
@@ -704,6 +705,7 @@ impl<'a> Synth<'a> {
             });
             self.cur = fwd_init;
         }
+        self.zero_shared_shadows();
         self.ins(InstructionData::Jump { dest: first });
         for &block in &rpo {
             self.cur = self.bmap[&block];
@@ -785,7 +787,8 @@ impl<'a> Synth<'a> {
     /// Emits the adjoint code of one primal instruction.
     fn reverse_inst(&mut self, inst: Inst) -> Result<(), AdError> {
         use InstructionData as I;
-        match &self.primal.dfg.insts[inst] {
+        let primal = self.primal;
+        match &primal.dfg.insts[inst] {
             I::Return { value } => {
                 if let (Some(value), RetActivity::Active) = (value, self.request.ret) {
                     let ty = self.primal.dfg.value_type(*value).clone();
@@ -807,6 +810,7 @@ impl<'a> Synth<'a> {
             | I::AtomicRmw { .. }
             | I::CmpXchg { .. }
             | I::Fence { .. } => self.reverse_memory(inst),
+            I::Call { callee, .. } if self.reverse_gpu_intrinsic(*callee).is_some() => Ok(()),
             I::Call { .. } | I::CallIndirect { .. } => self.reverse_call(inst),
             _ => self.reverse_arith(inst),
         }
