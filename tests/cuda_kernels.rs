@@ -123,7 +123,8 @@ fn check_ptx(module: &Module, file: &str, scratch: &Path) {
     let mut module = module.clone();
     if module.functions.values().any(|f| f.is_declaration() && f.name.starts_with("__nv_")) {
         let path = adc_ptx::libdevice::find_libdevice(&ptxas).expect("libdevice next to ptxas");
-        let libdevice = adc_frontend_llvm::import_bitcode_file(&path).expect("import libdevice");
+        let (libdevice, _skipped) =
+            adc_frontend_llvm::import_library_bitcode(&path).expect("import libdevice");
         let linked = adc_ptx::libdevice::link_libdevice(&mut module, &libdevice);
         assert!(!linked.is_empty(), "{file}: no libdevice function linked");
         adc_ir::verify::verify_module(&module).expect("linked module verifies");
@@ -383,10 +384,142 @@ macro_rules! kernel_test {
 
 use Elem::{F32, F64, I32};
 
+
 kernel_test!(saxpy, Spec {
     name: "saxpy",
     grid: Dim3::x(3),
     block: Dim3::x(32),
     args: vec![Arg::Int(90), Arg::Float32(1.5), buf(F32, 90, -1.0, 1.0), buf(F32, 90, -1.0, 1.0)],
     tolerance: 1e-3,
+});
+
+kernel_test!(stencil1d, Spec {
+    name: "stencil1d",
+    grid: Dim3::x(2),
+    block: Dim3::x(32),
+    args: vec![Arg::Int(60), buf(F64, 60, -1.0, 1.0), buf(F64, 60, -1.0, 1.0)],
+    tolerance: 1e-6,
+});
+
+kernel_test!(stencil2d, Spec {
+    name: "stencil2d",
+    grid: Dim3::new(2, 2, 1),
+    block: Dim3::new(6, 6, 1),
+    args: vec![Arg::Int(12), buf(F64, 144, 0.0, 1.0), buf(F64, 144, 0.0, 1.0)],
+    tolerance: 1e-6,
+});
+
+kernel_test!(expsin, Spec {
+    name: "expsin",
+    grid: Dim3::x(2),
+    block: Dim3::x(32),
+    args: vec![Arg::Int(50), buf(F64, 50, -2.0, 2.0), buf(F64, 50, -1.0, 1.0)],
+    tolerance: 1e-6,
+});
+
+kernel_test!(sqrtpow, Spec {
+    name: "sqrtpow",
+    grid: Dim3::x(2),
+    block: Dim3::x(32),
+    args: vec![Arg::Int(50), buf(F64, 50, -1.0, 2.0), buf(F64, 50, -1.0, 1.0)],
+    tolerance: 1e-6,
+});
+
+kernel_test!(tanh_layer, Spec {
+    name: "tanh_layer",
+    grid: Dim3::x(2),
+    block: Dim3::x(8),
+    args: vec![
+        Arg::Int(12),
+        buf(F64, 96, -0.5, 0.5),
+        buf(F64, 8, -1.0, 1.0),
+        buf(F64, 12, -0.5, 0.5),
+        buf(F64, 12, -1.0, 1.0),
+    ],
+    tolerance: 1e-6,
+});
+
+kernel_test!(nbody, Spec {
+    name: "nbody",
+    grid: Dim3::x(2),
+    block: Dim3::x(16),
+    args: vec![buf(F64, 48, -1.0, 1.0), buf(F64, 24, 0.5, 1.5), buf(F64, 48, -0.1, 0.1)],
+    tolerance: 1e-5,
+});
+
+kernel_test!(histogram, Spec {
+    name: "histogram",
+    grid: Dim3::x(2),
+    block: Dim3::x(32),
+    args: vec![
+        Arg::Int(50),
+        buf(F64, 50, 0.0, 1.0),
+        buf(F64, 50, 0.5, 1.5),
+        buf(F64, 8, 0.0, 1.0),
+        buf(I32, 8, 0.0, 3.0),
+    ],
+    tolerance: 1e-6,
+});
+
+kernel_test!(xsbench, Spec {
+    name: "xsbench",
+    grid: Dim3::x(2),
+    block: Dim3::x(16),
+    args: vec![
+        Arg::Int(30),
+        constant_buf(F64, 16, 0.0, 1.0),
+        buf(F64, 30, 0.1, 0.9),
+        buf(F64, 48, 0.5, 2.0),
+        buf(F64, 3, 0.5, 1.5),
+        buf(F64, 30, 0.0, 1.0),
+    ],
+    tolerance: 1e-6,
+});
+
+kernel_test!(poly_loop, Spec {
+    name: "poly_loop",
+    grid: Dim3::x(2),
+    block: Dim3::x(16),
+    args: vec![
+        Arg::Int(30),
+        buf(I32, 30, 0.0, 7.0),
+        buf(F64, 30, -1.0, 1.0),
+        buf(F64, 8, -1.0, 1.0),
+        buf(F64, 30, 0.0, 1.0),
+    ],
+    tolerance: 1e-6,
+});
+
+kernel_test!(logsumexp, Spec {
+    name: "logsumexp",
+    grid: Dim3::x(2),
+    block: Dim3::x(8),
+    args: vec![Arg::Int(12), Arg::Int(5), buf(F64, 60, -2.0, 2.0), buf(F64, 12, 0.0, 1.0)],
+    tolerance: 1e-6,
+});
+
+kernel_test!(sumsq, Spec {
+    name: "sumsq",
+    grid: Dim3::x(2),
+    block: Dim3::x(32),
+    args: vec![
+        Arg::Int(50),
+        buf(F64, 50, -1.0, 1.0),
+        buf(F64, 50, 0.5, 1.5),
+        buf(F64, 1, 0.0, 1.0),
+    ],
+    tolerance: 1e-6,
+});
+
+kernel_test!(dot, Spec {
+    name: "dot",
+    grid: Dim3::x(3),
+    block: Dim3::x(32),
+    args: vec![
+        Arg::Int(80),
+        buf(F64, 80, -1.0, 1.0),
+        buf(F64, 80, -1.0, 1.0),
+        buf(F64, 1, 0.0, 1.0),
+    ],
+    tolerance: 1e-6,
 });

@@ -28,6 +28,7 @@ pub fn find_libdevice(ptxas: &Path) -> Option<PathBuf> {
 /// declares and `libdevice` defines, transitively (their callees, their globals). Returns
 /// the names of the functions defined this way, in the order they were linked.
 pub fn link_libdevice(module: &mut Module, libdevice: &Module) -> Vec<String> {
+    use_libdevice_names(module, libdevice);
     let mut linker = Linker { libdevice, funcs: HashMap::new(), globals: HashMap::new() };
     let wanted: Vec<FuncId> = module
         .functions
@@ -64,6 +65,43 @@ pub fn link_libdevice(module: &mut Module, libdevice: &Module) -> Vec<String> {
         module.functions[target] = body;
     }
     linked
+}
+
+/// Points calls of C math functions (`cos`, `expf`: what derivative rules call) at their
+/// libdevice versions (`__nv_cos`, `__nv_expf`), which have the same meaning.
+fn use_libdevice_names(module: &mut Module, libdevice: &Module) {
+    let mut redirect: HashMap<FuncId, FuncId> = HashMap::new();
+    let declared: Vec<(FuncId, String)> = module
+        .functions
+        .iter()
+        .filter(|(_, f)| f.is_declaration() && !f.name.starts_with("__nv_"))
+        .map(|(id, f)| (id, f.name.clone()))
+        .collect();
+    for (id, name) in declared {
+        let nv = format!("__nv_{name}");
+        let Some(source) = libdevice.function_by_name(&nv) else { continue };
+        if libdevice.functions[source].is_declaration() {
+            continue;
+        }
+        match module.function_by_name(&nv) {
+            Some(existing) => {
+                redirect.insert(id, existing);
+            }
+            None => module.functions[id].name = nv,
+        }
+    }
+    if redirect.is_empty() {
+        return;
+    }
+    for (_, f) in module.functions.iter_mut() {
+        for (_, data) in f.dfg.insts.iter_mut() {
+            if let InstructionData::Call { callee, .. } = data {
+                if let Some(to) = redirect.get(callee) {
+                    *callee = *to;
+                }
+            }
+        }
+    }
 }
 
 struct Linker<'l> {

@@ -811,6 +811,8 @@ impl<'a> Synth<'a> {
             | I::CmpXchg { .. }
             | I::Fence { .. } => self.reverse_memory(inst),
             I::Call { callee, .. } if self.reverse_gpu_intrinsic(*callee).is_some() => Ok(()),
+            // A pointer between address spaces (GPU code) has a shadow, not an adjoint.
+            I::Cast { op: adc_ir::CastOp::Addrspacecast, .. } => Ok(()),
             I::Call { .. } | I::CallIndirect { .. } => self.reverse_call(inst),
             _ => self.reverse_arith(inst),
         }
