@@ -123,10 +123,23 @@ fn check_ptx(module: &Module, file: &str, scratch: &Path) {
     let mut module = module.clone();
     if module.functions.values().any(|f| f.is_declaration() && f.name.starts_with("__nv_")) {
         let path = adc_ptx::libdevice::find_libdevice(&ptxas).expect("libdevice next to ptxas");
-        let (libdevice, _skipped) =
+        let (libdevice, skipped) =
             adc_frontend_llvm::import_library_bitcode(&path).expect("import libdevice");
         let linked = adc_ptx::libdevice::link_libdevice(&mut module, &libdevice);
         assert!(!linked.is_empty(), "{file}: no libdevice function linked");
+        let unresolved: Vec<&str> = module
+            .functions
+            .values()
+            .filter(|f| f.is_declaration() && f.name.starts_with("__"))
+            .filter(|f| !f.name.starts_with("__enzyme"))
+            .map(|f| f.name.as_str())
+            .collect();
+        let why: Vec<String> = skipped
+            .iter()
+            .map(|e| e.to_string())
+            .filter(|e| unresolved.iter().any(|name| e.contains(name)))
+            .collect();
+        assert!(unresolved.is_empty(), "{file}: unresolved after linking: {unresolved:?}: {why:?}");
         adc_ir::verify::verify_module(&module).expect("linked module verifies");
     }
     for arch in [adc_ptx::Arch::Sm80, adc_ptx::Arch::Sm90] {

@@ -37,10 +37,11 @@ pub fn link_libdevice(module: &mut Module, libdevice: &Module) -> Vec<String> {
         .filter_map(|(_, f)| libdevice.function_by_name(&f.name))
         .filter(|id| !libdevice.functions[*id].is_declaration())
         .collect();
-    let mut linked = Vec::new();
+    let (mut linked, mut linked_ids) = (Vec::new(), Vec::new());
     let mut queue = wanted;
+    let mut copied = std::collections::HashSet::new();
     while let Some(source) = queue.pop() {
-        if linker.funcs.contains_key(&source) {
+        if !copied.insert(source) {
             continue;
         }
         let target = linker.function_slot(module, source);
@@ -48,6 +49,14 @@ pub fn link_libdevice(module: &mut Module, libdevice: &Module) -> Vec<String> {
         body.linkage = adc_ir::Linkage::Internal;
         for (_, data) in body.dfg.insts.iter_mut() {
             match data {
+                // `__nvvm_reflect("__CUDA_FTZ")` and friends ask for compile options: adc
+                // emits IEEE code (no flush-to-zero, precise division and square root),
+                // which every option's 0 selects.
+                InstructionData::Call { callee, .. }
+                    if libdevice.functions[*callee].name == "__nvvm_reflect" =>
+                {
+                    *data = InstructionData::Const { ty: adc_ir::Type::I32, value: Constant::Int(0) };
+                }
                 InstructionData::Call { callee, .. } => {
                     let src = *callee;
                     if !libdevice.functions[src].is_declaration() {
@@ -63,7 +72,9 @@ pub fn link_libdevice(module: &mut Module, libdevice: &Module) -> Vec<String> {
         }
         linked.push(body.name.clone());
         module.functions[target] = body;
+        linked_ids.push(target);
     }
+    crate::aggregates::scalarize(module, &linked_ids);
     linked
 }
 
