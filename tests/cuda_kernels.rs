@@ -114,6 +114,11 @@ fn compile(file: &str, scratch: &Path) -> Module {
     module
 }
 
+/// libdevice functions adc cannot link: their bodies (or a slow path they call) use
+/// inline PTX assembly, which the importer does not translate (see docs/src/ptx.md).
+/// Calls to them stay `.extern .func` and the PTX is assembled as relocatable code.
+const LIBDEVICE_GAPS: &[&str] = &["__nv_sin", "__nv_cos", "__nv_tan", "__nv_sinf", "__nv_cosf"];
+
 /// Emits PTX for both architectures and assembles it.
 fn check_ptx(module: &Module, file: &str, scratch: &Path) {
     let Some(ptxas) = find_ptxas() else {
@@ -132,6 +137,13 @@ fn check_ptx(module: &Module, file: &str, scratch: &Path) {
             .values()
             .filter(|f| f.is_declaration() && f.name.starts_with("__"))
             .filter(|f| !f.name.starts_with("__enzyme"))
+            .filter(|f| {
+                let gap = LIBDEVICE_GAPS.contains(&f.name.as_str());
+                if gap {
+                    println!("{file}: @{} stays external (documented libdevice gap)", f.name);
+                }
+                !gap
+            })
             .map(|f| f.name.as_str())
             .collect();
         let why: Vec<String> = skipped

@@ -35,7 +35,7 @@ pub fn link_libdevice(module: &mut Module, libdevice: &Module) -> Vec<String> {
         .iter()
         .filter(|(_, f)| f.is_declaration())
         .filter_map(|(_, f)| libdevice.function_by_name(&f.name))
-        .filter(|id| !libdevice.functions[*id].is_declaration())
+        .filter(|id| linkable(libdevice, *id, &mut HashMap::new()))
         .collect();
     let (mut linked, mut linked_ids) = (Vec::new(), Vec::new());
     let mut queue = wanted;
@@ -113,6 +113,33 @@ fn use_libdevice_names(module: &mut Module, libdevice: &Module) {
             }
         }
     }
+}
+
+/// Whether `id` and everything it calls has a body in `libdevice` (intrinsics aside). A
+/// function whose closure lost a body at import (libdevice's `sin`/`cos` reach a slow
+/// path written in inline PTX assembly) is left a declaration rather than linked
+/// half-way.
+fn linkable(libdevice: &Module, id: FuncId, memo: &mut HashMap<FuncId, bool>) -> bool {
+    if let Some(known) = memo.get(&id) {
+        return *known;
+    }
+    let f = &libdevice.functions[id];
+    if f.is_declaration() {
+        return f.name.starts_with("llvm.") || f.name == "__nvvm_reflect";
+    }
+    // Optimistic for recursion: a cycle adds no missing body by itself.
+    memo.insert(id, true);
+    let callees: Vec<FuncId> = f
+        .layout
+        .insts()
+        .filter_map(|(_, i)| match &f.dfg.insts[i] {
+            InstructionData::Call { callee, .. } => Some(*callee),
+            _ => None,
+        })
+        .collect();
+    let ok = callees.into_iter().all(|c| linkable(libdevice, c, memo));
+    memo.insert(id, ok);
+    ok
 }
 
 struct Linker<'l> {
