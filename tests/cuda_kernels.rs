@@ -548,3 +548,19 @@ kernel_test!(dot, Spec {
     ],
     tolerance: 1e-6,
 });
+
+kernel_test!(matmul, Spec {
+    name: "matmul",
+    grid: Dim3::new(2, 2, 1),
+    block: Dim3::new(4, 4, 1),
+    args: vec![buf(F64, 64, -1.0, 1.0), buf(F64, 64, -1.0, 1.0), buf(F64, 64, -1.0, 1.0)],
+    tolerance: 1e-6,
+});
+
+kernel_test!(stencil_tile, Spec {
+    name: "stencil_tile",
+    grid: Dim3::x(3),
+    block: Dim3::x(16),
+    args: vec![Arg::Int(40), buf(F64, 40, -1.0, 1.0), buf(F64, 40, -1.0, 1.0)],
+    tolerance: 1e-6,
+});
