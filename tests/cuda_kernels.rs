@@ -49,7 +49,13 @@ enum Arg {
     Float32(f32),
     /// A buffer: element type, length, initial values in `[lo, hi)` (integers: `lo..hi`),
     /// and whether it is `Dup` in the gradient kernel.
-    Buf { elem: Elem, len: usize, lo: f64, hi: f64, dup: bool },
+    Buf {
+        elem: Elem,
+        len: usize,
+        lo: f64,
+        hi: f64,
+        dup: bool,
+    },
 }
 
 fn buf(elem: Elem, len: usize, lo: f64, hi: f64) -> Arg {
@@ -103,7 +109,11 @@ fn compile(file: &str, scratch: &Path) -> Module {
         .arg(&bitcode)
         .output()
         .expect("run clang-19");
-    assert!(output.status.success(), "clang-19 failed:\n{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "clang-19 failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let mut module = adc_frontend_llvm::import_bitcode_file(&bitcode).expect("import");
     let options =
         BuildOptions { pass_args: PassArgs::default(), ad_before_opt: false, emit: Emit::Ir };
@@ -279,11 +289,7 @@ fn materialize(
     (args, ptrs, shadow_ptrs)
 }
 
-fn read_all(
-    interp: &Interpreter<'_>,
-    spec: &Spec,
-    ptrs: &[Option<Val>],
-) -> Vec<Option<Vec<f64>>> {
+fn read_all(interp: &Interpreter<'_>, spec: &Spec, ptrs: &[Option<Val>]) -> Vec<Option<Vec<f64>>> {
     spec.args
         .iter()
         .zip(ptrs)
@@ -297,7 +303,11 @@ fn read_all(
 }
 
 /// Runs the kernel on a simulated grid from `contents`; the final buffers.
-fn run_kernel(module: &Module, spec: &Spec, contents: &[Option<Vec<f64>>]) -> Vec<Option<Vec<f64>>> {
+fn run_kernel(
+    module: &Module,
+    spec: &Spec,
+    contents: &[Option<Vec<f64>>],
+) -> Vec<Option<Vec<f64>>> {
     let mut interp = Interpreter::new(module).expect("interpreter");
     let kernel = module.function_by_name(spec.name).expect("kernel");
     let (args, ptrs, _) = materialize(&mut interp, spec, contents, None);
@@ -409,158 +419,207 @@ macro_rules! kernel_test {
 
 use Elem::{F32, F64, I32};
 
+kernel_test!(
+    saxpy,
+    Spec {
+        name: "saxpy",
+        grid: Dim3::x(3),
+        block: Dim3::x(32),
+        args: vec![
+            Arg::Int(90),
+            Arg::Float32(1.5),
+            buf(F32, 90, -1.0, 1.0),
+            buf(F32, 90, -1.0, 1.0)
+        ],
+        tolerance: 1e-3,
+    }
+);
 
-kernel_test!(saxpy, Spec {
-    name: "saxpy",
-    grid: Dim3::x(3),
-    block: Dim3::x(32),
-    args: vec![Arg::Int(90), Arg::Float32(1.5), buf(F32, 90, -1.0, 1.0), buf(F32, 90, -1.0, 1.0)],
-    tolerance: 1e-3,
-});
+kernel_test!(
+    stencil1d,
+    Spec {
+        name: "stencil1d",
+        grid: Dim3::x(2),
+        block: Dim3::x(32),
+        args: vec![Arg::Int(60), buf(F64, 60, -1.0, 1.0), buf(F64, 60, -1.0, 1.0)],
+        tolerance: 1e-6,
+    }
+);
 
-kernel_test!(stencil1d, Spec {
-    name: "stencil1d",
-    grid: Dim3::x(2),
-    block: Dim3::x(32),
-    args: vec![Arg::Int(60), buf(F64, 60, -1.0, 1.0), buf(F64, 60, -1.0, 1.0)],
-    tolerance: 1e-6,
-});
+kernel_test!(
+    stencil2d,
+    Spec {
+        name: "stencil2d",
+        grid: Dim3::new(2, 2, 1),
+        block: Dim3::new(6, 6, 1),
+        args: vec![Arg::Int(12), buf(F64, 144, 0.0, 1.0), buf(F64, 144, 0.0, 1.0)],
+        tolerance: 1e-6,
+    }
+);
 
-kernel_test!(stencil2d, Spec {
-    name: "stencil2d",
-    grid: Dim3::new(2, 2, 1),
-    block: Dim3::new(6, 6, 1),
-    args: vec![Arg::Int(12), buf(F64, 144, 0.0, 1.0), buf(F64, 144, 0.0, 1.0)],
-    tolerance: 1e-6,
-});
+kernel_test!(
+    expsin,
+    Spec {
+        name: "expsin",
+        grid: Dim3::x(2),
+        block: Dim3::x(32),
+        args: vec![Arg::Int(50), buf(F64, 50, -2.0, 2.0), buf(F64, 50, -1.0, 1.0)],
+        tolerance: 1e-6,
+    }
+);
 
-kernel_test!(expsin, Spec {
-    name: "expsin",
-    grid: Dim3::x(2),
-    block: Dim3::x(32),
-    args: vec![Arg::Int(50), buf(F64, 50, -2.0, 2.0), buf(F64, 50, -1.0, 1.0)],
-    tolerance: 1e-6,
-});
+kernel_test!(
+    sqrtpow,
+    Spec {
+        name: "sqrtpow",
+        grid: Dim3::x(2),
+        block: Dim3::x(32),
+        args: vec![Arg::Int(50), buf(F64, 50, -1.0, 2.0), buf(F64, 50, -1.0, 1.0)],
+        tolerance: 1e-6,
+    }
+);
 
-kernel_test!(sqrtpow, Spec {
-    name: "sqrtpow",
-    grid: Dim3::x(2),
-    block: Dim3::x(32),
-    args: vec![Arg::Int(50), buf(F64, 50, -1.0, 2.0), buf(F64, 50, -1.0, 1.0)],
-    tolerance: 1e-6,
-});
+kernel_test!(
+    tanh_layer,
+    Spec {
+        name: "tanh_layer",
+        grid: Dim3::x(2),
+        block: Dim3::x(8),
+        args: vec![
+            Arg::Int(12),
+            buf(F64, 96, -0.5, 0.5),
+            buf(F64, 8, -1.0, 1.0),
+            buf(F64, 12, -0.5, 0.5),
+            buf(F64, 12, -1.0, 1.0),
+        ],
+        tolerance: 1e-6,
+    }
+);
 
-kernel_test!(tanh_layer, Spec {
-    name: "tanh_layer",
-    grid: Dim3::x(2),
-    block: Dim3::x(8),
-    args: vec![
-        Arg::Int(12),
-        buf(F64, 96, -0.5, 0.5),
-        buf(F64, 8, -1.0, 1.0),
-        buf(F64, 12, -0.5, 0.5),
-        buf(F64, 12, -1.0, 1.0),
-    ],
-    tolerance: 1e-6,
-});
+kernel_test!(
+    nbody,
+    Spec {
+        name: "nbody",
+        grid: Dim3::x(2),
+        block: Dim3::x(16),
+        args: vec![buf(F64, 48, -1.0, 1.0), buf(F64, 24, 0.5, 1.5), buf(F64, 48, -0.1, 0.1)],
+        tolerance: 1e-5,
+    }
+);
 
-kernel_test!(nbody, Spec {
-    name: "nbody",
-    grid: Dim3::x(2),
-    block: Dim3::x(16),
-    args: vec![buf(F64, 48, -1.0, 1.0), buf(F64, 24, 0.5, 1.5), buf(F64, 48, -0.1, 0.1)],
-    tolerance: 1e-5,
-});
+kernel_test!(
+    histogram,
+    Spec {
+        name: "histogram",
+        grid: Dim3::x(2),
+        block: Dim3::x(32),
+        args: vec![
+            Arg::Int(50),
+            buf(F64, 50, 0.0, 1.0),
+            buf(F64, 50, 0.5, 1.5),
+            buf(F64, 8, 0.0, 1.0),
+            buf(I32, 8, 0.0, 3.0),
+        ],
+        tolerance: 1e-6,
+    }
+);
 
-kernel_test!(histogram, Spec {
-    name: "histogram",
-    grid: Dim3::x(2),
-    block: Dim3::x(32),
-    args: vec![
-        Arg::Int(50),
-        buf(F64, 50, 0.0, 1.0),
-        buf(F64, 50, 0.5, 1.5),
-        buf(F64, 8, 0.0, 1.0),
-        buf(I32, 8, 0.0, 3.0),
-    ],
-    tolerance: 1e-6,
-});
+kernel_test!(
+    xsbench,
+    Spec {
+        name: "xsbench",
+        grid: Dim3::x(2),
+        block: Dim3::x(16),
+        args: vec![
+            Arg::Int(30),
+            constant_buf(F64, 16, 0.0, 1.0),
+            buf(F64, 30, 0.1, 0.9),
+            buf(F64, 48, 0.5, 2.0),
+            buf(F64, 3, 0.5, 1.5),
+            buf(F64, 30, 0.0, 1.0),
+        ],
+        tolerance: 1e-6,
+    }
+);
 
-kernel_test!(xsbench, Spec {
-    name: "xsbench",
-    grid: Dim3::x(2),
-    block: Dim3::x(16),
-    args: vec![
-        Arg::Int(30),
-        constant_buf(F64, 16, 0.0, 1.0),
-        buf(F64, 30, 0.1, 0.9),
-        buf(F64, 48, 0.5, 2.0),
-        buf(F64, 3, 0.5, 1.5),
-        buf(F64, 30, 0.0, 1.0),
-    ],
-    tolerance: 1e-6,
-});
+kernel_test!(
+    poly_loop,
+    Spec {
+        name: "poly_loop",
+        grid: Dim3::x(2),
+        block: Dim3::x(16),
+        args: vec![
+            Arg::Int(30),
+            buf(I32, 30, 0.0, 7.0),
+            buf(F64, 30, -1.0, 1.0),
+            buf(F64, 8, -1.0, 1.0),
+            buf(F64, 30, 0.0, 1.0),
+        ],
+        tolerance: 1e-6,
+    }
+);
 
-kernel_test!(poly_loop, Spec {
-    name: "poly_loop",
-    grid: Dim3::x(2),
-    block: Dim3::x(16),
-    args: vec![
-        Arg::Int(30),
-        buf(I32, 30, 0.0, 7.0),
-        buf(F64, 30, -1.0, 1.0),
-        buf(F64, 8, -1.0, 1.0),
-        buf(F64, 30, 0.0, 1.0),
-    ],
-    tolerance: 1e-6,
-});
+kernel_test!(
+    logsumexp,
+    Spec {
+        name: "logsumexp",
+        grid: Dim3::x(2),
+        block: Dim3::x(8),
+        args: vec![Arg::Int(12), Arg::Int(5), buf(F64, 60, -2.0, 2.0), buf(F64, 12, 0.0, 1.0)],
+        tolerance: 1e-6,
+    }
+);
 
-kernel_test!(logsumexp, Spec {
-    name: "logsumexp",
-    grid: Dim3::x(2),
-    block: Dim3::x(8),
-    args: vec![Arg::Int(12), Arg::Int(5), buf(F64, 60, -2.0, 2.0), buf(F64, 12, 0.0, 1.0)],
-    tolerance: 1e-6,
-});
+kernel_test!(
+    sumsq,
+    Spec {
+        name: "sumsq",
+        grid: Dim3::x(2),
+        block: Dim3::x(32),
+        args: vec![
+            Arg::Int(50),
+            buf(F64, 50, -1.0, 1.0),
+            buf(F64, 50, 0.5, 1.5),
+            buf(F64, 1, 0.0, 1.0),
+        ],
+        tolerance: 1e-6,
+    }
+);
 
-kernel_test!(sumsq, Spec {
-    name: "sumsq",
-    grid: Dim3::x(2),
-    block: Dim3::x(32),
-    args: vec![
-        Arg::Int(50),
-        buf(F64, 50, -1.0, 1.0),
-        buf(F64, 50, 0.5, 1.5),
-        buf(F64, 1, 0.0, 1.0),
-    ],
-    tolerance: 1e-6,
-});
+kernel_test!(
+    dot,
+    Spec {
+        name: "dot",
+        grid: Dim3::x(3),
+        block: Dim3::x(32),
+        args: vec![
+            Arg::Int(80),
+            buf(F64, 80, -1.0, 1.0),
+            buf(F64, 80, -1.0, 1.0),
+            buf(F64, 1, 0.0, 1.0),
+        ],
+        tolerance: 1e-6,
+    }
+);
 
-kernel_test!(dot, Spec {
-    name: "dot",
-    grid: Dim3::x(3),
-    block: Dim3::x(32),
-    args: vec![
-        Arg::Int(80),
-        buf(F64, 80, -1.0, 1.0),
-        buf(F64, 80, -1.0, 1.0),
-        buf(F64, 1, 0.0, 1.0),
-    ],
-    tolerance: 1e-6,
-});
+kernel_test!(
+    matmul,
+    Spec {
+        name: "matmul",
+        grid: Dim3::new(2, 2, 1),
+        block: Dim3::new(4, 4, 1),
+        args: vec![buf(F64, 64, -1.0, 1.0), buf(F64, 64, -1.0, 1.0), buf(F64, 64, -1.0, 1.0)],
+        tolerance: 1e-6,
+    }
+);
 
-kernel_test!(matmul, Spec {
-    name: "matmul",
-    grid: Dim3::new(2, 2, 1),
-    block: Dim3::new(4, 4, 1),
-    args: vec![buf(F64, 64, -1.0, 1.0), buf(F64, 64, -1.0, 1.0), buf(F64, 64, -1.0, 1.0)],
-    tolerance: 1e-6,
-});
-
-kernel_test!(stencil_tile, Spec {
-    name: "stencil_tile",
-    grid: Dim3::x(3),
-    block: Dim3::x(16),
-    args: vec![Arg::Int(40), buf(F64, 40, -1.0, 1.0), buf(F64, 40, -1.0, 1.0)],
-    tolerance: 1e-6,
-});
+kernel_test!(
+    stencil_tile,
+    Spec {
+        name: "stencil_tile",
+        grid: Dim3::x(3),
+        block: Dim3::x(16),
+        args: vec![Arg::Int(40), buf(F64, 40, -1.0, 1.0), buf(F64, 40, -1.0, 1.0)],
+        tolerance: 1e-6,
+    }
+);

@@ -85,8 +85,13 @@ fn insert(f: &mut Function, before: Inst, data: I, ty: Option<Type>) -> Option<V
 
 /// `base + offset` inserted before `before`.
 fn field_address(f: &mut Function, before: Inst, base: Value, offset: u64) -> Value {
-    let offset = insert(f, before, I::Const { ty: Type::I64, value: Constant::Int(offset.into()) }, Some(Type::I64))
-        .expect("const has a result");
+    let offset = insert(
+        f,
+        before,
+        I::Const { ty: Type::I64, value: Constant::Int(offset.into()) },
+        Some(Type::I64),
+    )
+    .expect("const has a result");
     insert(f, before, I::PtrAdd { flags: InstFlags::empty(), ptr: base, offset }, Some(Type::PTR))
         .expect("ptradd has a result")
 }
@@ -131,8 +136,13 @@ fn call_through_pointer(f: &mut Function, callee: FuncId, ty: &Type) {
     for call in calls {
         let I::Call { args, attrs, .. } = f.dfg.insts[call].clone() else { continue };
         let old = f.dfg.inst_result(call);
-        let slot = insert(f, call, I::Alloca { ty: ty.clone(), count: None, align: ty.align() as u32 }, Some(Type::PTR))
-            .expect("alloca has a result");
+        let slot = insert(
+            f,
+            call,
+            I::Alloca { ty: ty.clone(), count: None, align: ty.align() as u32 },
+            Some(Type::PTR),
+        )
+        .expect("alloca has a result");
         let mut args = args;
         args.push(slot);
         let new_call = f.dfg.make_inst(I::Call { callee, args, attrs }, None);
@@ -145,7 +155,9 @@ fn call_through_pointer(f: &mut Function, callee: FuncId, ty: &Type) {
             .layout
             .insts()
             .filter_map(|(_, i)| match &f.dfg.insts[i] {
-                I::ExtractValue { aggregate, indices } if *aggregate == old && indices.len() == 1 => {
+                I::ExtractValue { aggregate, indices }
+                    if *aggregate == old && indices.len() == 1 =>
+                {
                     Some((i, indices[0]))
                 }
                 _ => None,
@@ -156,8 +168,13 @@ fn call_through_pointer(f: &mut Function, callee: FuncId, ty: &Type) {
             let at = field_address(f, call, slot, offsets[index as usize]);
             // The loads go right after the call: move the call before them.
             let align = field_ty.align() as u32;
-            let loaded = insert(f, call, I::Load { ty: field_ty.clone(), ptr: at, align, volatile: false }, Some(field_ty))
-                .expect("load has a result");
+            let loaded = insert(
+                f,
+                call,
+                I::Load { ty: field_ty.clone(), ptr: at, align, volatile: false },
+                Some(field_ty),
+            )
+            .expect("load has a result");
             if let Some(result) = f.dfg.inst_result(extract) {
                 f.dfg.replace_uses(result, loaded);
             }

@@ -55,7 +55,8 @@ pub fn link_libdevice(module: &mut Module, libdevice: &Module) -> Vec<String> {
                 InstructionData::Call { callee, .. }
                     if libdevice.functions[*callee].name == "__nvvm_reflect" =>
                 {
-                    *data = InstructionData::Const { ty: adc_ir::Type::I32, value: Constant::Int(0) };
+                    *data =
+                        InstructionData::Const { ty: adc_ir::Type::I32, value: Constant::Int(0) };
                 }
                 InstructionData::Call { callee, .. } => {
                     let src = *callee;
@@ -171,7 +172,12 @@ impl Linker<'_> {
         id
     }
 
-    fn global_slot(&mut self, module: &mut Module, source: GlobalId, queue: &mut Vec<FuncId>) -> GlobalId {
+    fn global_slot(
+        &mut self,
+        module: &mut Module,
+        source: GlobalId,
+        queue: &mut Vec<FuncId>,
+    ) -> GlobalId {
         if let Some(id) = self.globals.get(&source) {
             return *id;
         }

@@ -107,7 +107,8 @@ impl FunctionEmitter<'_> {
                 let [a] = ops.as_slice() else {
                     return Err(self.unsupported(inst, format!("@{name} takes one operand")));
                 };
-                let halves = if rest == "d2i.lo" { format!("{d}, %hi") } else { format!("%lo, {d}") };
+                let halves =
+                    if rest == "d2i.lo" { format!("{d}, %hi") } else { format!("%lo, {d}") };
                 let unused = if rest == "d2i.lo" { "%hi" } else { "%lo" };
                 self.line(format!("{{ .reg .b32 {unused}; mov.b64 {{{halves}}}, {a}; }}"));
                 Ok(true)

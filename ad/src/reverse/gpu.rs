@@ -216,10 +216,8 @@ impl Synth<'_> {
         };
         let Some(shadow_global) = self.shared_shadow(global) else { return false };
         let Some(result) = self.primal.dfg.inst_result(inst) else { return false };
-        let shadow = self.constant(
-            ty,
-            Constant::Address { symbol: Symbol::Global(shadow_global), offset },
-        );
+        let shadow =
+            self.constant(ty, Constant::Address { symbol: Symbol::Global(shadow_global), offset });
         self.set_shadow(result, shadow);
         true
     }
@@ -247,16 +245,26 @@ impl Synth<'_> {
         if used.is_empty() {
             return;
         }
-        let func = |name: &str| self.module.function_by_name(name).expect("declared before synthesis");
+        let func =
+            |name: &str| self.module.function_by_name(name).expect("declared before synthesis");
         let regs: Vec<FuncId> = THREAD_REGISTERS.iter().map(|n| func(n)).collect();
         let ntid_z = func(NTID_Z);
         let barrier = func(BARRIER);
         let read = |s: &mut Self, f: FuncId| {
-            let v = s.val(InstructionData::Call { callee: f, args: Vec::new(), attrs: FuncAttrs::empty() });
+            let v = s.val(InstructionData::Call {
+                callee: f,
+                args: Vec::new(),
+                attrs: FuncAttrs::empty(),
+            });
             s.val(InstructionData::Cast { op: CastOp::Zext, arg: v, ty: Type::I64 })
         };
-        let (tx, ty_, tz, nx, ny) =
-            (read(self, regs[0]), read(self, regs[1]), read(self, regs[2]), read(self, regs[3]), read(self, regs[4]));
+        let (tx, ty_, tz, nx, ny) = (
+            read(self, regs[0]),
+            read(self, regs[1]),
+            read(self, regs[2]),
+            read(self, regs[3]),
+            read(self, regs[4]),
+        );
         let nz = read(self, ntid_z);
         // linear = tx + nx * (ty + ny * tz); threads = nx * ny * nz
         let a = self.binary(BinaryOp::Mul, ny, tz);
@@ -269,7 +277,8 @@ impl Synth<'_> {
             let size = self.module.globals[shadow].ty.size();
             let (elem, width) = if size % 4 == 0 { (Type::I32, 4) } else { (Type::I8, 1) };
             let count = self.iconst(Type::I64, (size / width) as i128);
-            let base = self.constant(ptr_ty, Constant::Address { symbol: Symbol::Global(shadow), offset: 0 });
+            let base = self
+                .constant(ptr_ty, Constant::Address { symbol: Symbol::Global(shadow), offset: 0 });
             let header = self.new_block();
             let index = self.f.dfg.append_block_param(header, Type::I64);
             let body = self.new_block();
@@ -296,6 +305,10 @@ impl Synth<'_> {
             self.ins(InstructionData::Jump { dest: BlockCall::new(header, vec![next]) });
             self.cur = exit;
         }
-        self.ins(InstructionData::Call { callee: barrier, args: Vec::new(), attrs: FuncAttrs::empty() });
+        self.ins(InstructionData::Call {
+            callee: barrier,
+            args: Vec::new(),
+            attrs: FuncAttrs::empty(),
+        });
     }
 }

@@ -25,8 +25,8 @@
 //! length, and mixed `memmove`s, are `Unsupported`.
 
 use adc_ir::{
-    AtomicRmwOp, BinaryOp, CastOp, Constant, FuncAttrs, Inst, InstFlags, InstructionData, IntCC, Type, Value,
-    ValueDef,
+    AtomicRmwOp, BinaryOp, CastOp, Constant, FuncAttrs, Inst, InstFlags, InstructionData, IntCC,
+    Type, Value, ValueDef,
 };
 
 use super::{has_float, has_pointer, Synth};
@@ -423,9 +423,9 @@ impl<'a> Synth<'a> {
                     _ => {}
                 }
             }
-            I::AtomicRmw { op: op @ (AtomicRmwOp::Fadd | AtomicRmwOp::Fsub), ptr, value, .. }
-                if self.is_gpu_code() =>
-            {
+            I::AtomicRmw {
+                op: op @ (AtomicRmwOp::Fadd | AtomicRmwOp::Fsub), ptr, value, ..
+            } if self.is_gpu_code() => {
                 return self.reverse_atomic_fadd(inst, op, ptr, value);
             }
             I::AtomicRmw { value, .. } if has_float(self.primal.dfg.value_type(value)) => {

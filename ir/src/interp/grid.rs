@@ -118,16 +118,11 @@ impl<'m> Interpreter<'m> {
             .into());
         }
         let args = self.convert_args(f, args)?;
-        let shared: Vec<GlobalId> = module
-            .globals
-            .iter()
-            .filter(|(_, g)| g.addr_space == 3)
-            .map(|(id, _)| id)
-            .collect();
+        let shared: Vec<GlobalId> =
+            module.globals.iter().filter(|(_, g)| g.addr_space == 3).map(|(id, _)| id).collect();
         let saved: Vec<u64> = shared.iter().map(|g| self.global_addrs[*g]).collect();
-        let result = (0..grid.count()).try_for_each(|b| {
-            self.run_block(kernel, &args, &shared, grid, grid.point(b), block)
-        });
+        let result = (0..grid.count())
+            .try_for_each(|b| self.run_block(kernel, &args, &shared, grid, grid.point(b), block));
         for (g, addr) in shared.iter().zip(saved) {
             self.global_addrs[*g] = addr;
         }
@@ -152,8 +147,12 @@ impl<'m> Interpreter<'m> {
             })?;
             let align = u64::from(global.align).max(global.ty.align());
             let name = format!("{} (block {},{},{})", global.name, ctaid.x, ctaid.y, ctaid.z);
-            self.global_addrs[*g] =
-                self.mem.allocate(size, align, AllocKind::Global { name, constant: false }, false)?;
+            self.global_addrs[*g] = self.mem.allocate(
+                size,
+                align,
+                AllocKind::Global { name, constant: false },
+                false,
+            )?;
         }
         let contexts: Vec<ThreadContext> = (0..block.count())
             .map(|t| ThreadContext { tid: block.point(t), ntid: block, ctaid, nctaid: grid })
@@ -261,4 +260,171 @@ impl<'m> Interpreter<'m> {
 
 fn unsupported(name: &str) -> ErrorKind {
     ErrorKind::Unsupported(format!("GPU intrinsic @{name} in the simulated grid"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::parse_module;
+
+    const SREGS: &str = "declare @llvm.nvvm.read.ptx.sreg.tid.x() -> i32\n\
+        declare @llvm.nvvm.read.ptx.sreg.tid.y() -> i32\n\
+        declare @llvm.nvvm.read.ptx.sreg.ntid.x() -> i32\n\
+        declare @llvm.nvvm.read.ptx.sreg.ctaid.x() -> i32\n\
+        declare @llvm.nvvm.read.ptx.sreg.nctaid.x() -> i32\n\
+        declare @llvm.nvvm.barrier0()\n";
+
+    fn module(body: &str) -> crate::module::Module {
+        parse_module(&format!("{SREGS}{body}")).expect("parses")
+    }
+
+    fn read_i32(interp: &Interpreter<'_>, p: &Val, n: usize) -> Vec<u32> {
+        interp
+            .read(p, &crate::types::Type::I32, n)
+            .unwrap()
+            .iter()
+            .map(|v| v.as_int().unwrap() as u32)
+            .collect()
+    }
+
+    #[test]
+    fn ids_and_dims_answer_per_thread() {
+        // out[linear] = ctaid.x * 1000 + tid.y * 100 + tid.x * 10 + nctaid.x
+        let m = module(
+            "func @ids(%out: ptr) kernel {
+^entry:
+  %tx = call @llvm.nvvm.read.ptx.sreg.tid.x()
+  %ty = call @llvm.nvvm.read.ptx.sreg.tid.y()
+  %nx = call @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %bx = call @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %gx = call @llvm.nvvm.read.ptx.sreg.nctaid.x()
+  %c1000 = const i32 1000
+  %c100 = const i32 100
+  %c10 = const i32 10
+  %c6 = const i32 6
+  %a = mul i32 %bx, %c1000
+  %b = mul i32 %ty, %c100
+  %c = mul i32 %tx, %c10
+  %s1 = add i32 %a, %b
+  %s2 = add i32 %s1, %c
+  %s3 = add i32 %s2, %gx
+  %row = mul i32 %ty, %nx
+  %local = add i32 %row, %tx
+  %base = mul i32 %bx, %c6
+  %lin = add i32 %base, %local
+  %w = zext %lin to i64
+  %four = const i64 4
+  %off = mul i64 %w, %four
+  %p = ptradd ptr %out, %off
+  store %s3, %p, align 4
+  ret
+}
+",
+        );
+        let f = m.function_by_name("ids").unwrap();
+        let mut interp = Interpreter::new(&m).unwrap();
+        let out = interp.alloc(&crate::types::Type::I32, &vec![Val::Int(0); 12]).unwrap();
+        interp.launch(f, Dim3::x(2), Dim3::new(3, 2, 1), &[out.clone()]).unwrap();
+        assert_eq!(
+            read_i32(&interp, &out, 12),
+            vec![2, 12, 22, 102, 112, 122, 1002, 1012, 1022, 1102, 1112, 1122]
+        );
+    }
+
+    /// Each thread writes its id into a shared array, waits, and reads its neighbour's
+    /// slot: only correct when all threads of the block passed the barrier first, and
+    /// each block has its own copy of the array.
+    const ROTATE: &str = "global internal @tile: [4 x i32], addrspace(3), align 4 = undef
+
+func @rotate(%out: ptr) kernel {
+^entry:
+  %tx = call @llvm.nvvm.read.ptx.sreg.tid.x()
+  %bx = call @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %tile = const ptr addrspace(3) @tile
+  %w = zext %tx to i64
+  %four = const i64 4
+  %off = mul i64 %w, %four
+  %slot = ptradd ptr addrspace(3) %tile, %off
+  %c100 = const i32 100
+  %tag = mul i32 %bx, %c100
+  %mine = add i32 %tag, %tx
+  store %mine, %slot, align 4
+  call @llvm.nvvm.barrier0()
+  %one = const i32 1
+  %three = const i32 3
+  %n = add i32 %tx, %one
+  %next = and i32 %n, %three
+  %nw = zext %next to i64
+  %noff = mul i64 %nw, %four
+  %nslot = ptradd ptr addrspace(3) %tile, %noff
+  %v = load i32, %nslot, align 4
+  %c4 = const i32 4
+  %base = mul i32 %bx, %c4
+  %lin = add i32 %base, %tx
+  %lw = zext %lin to i64
+  %loff = mul i64 %lw, %four
+  %p = ptradd ptr %out, %loff
+  store %v, %p, align 4
+  ret
+}
+";
+
+    #[test]
+    fn barriers_separate_phases_and_shared_memory_is_per_block() {
+        let m = module(ROTATE);
+        let f = m.function_by_name("rotate").unwrap();
+        let mut interp = Interpreter::new(&m).unwrap();
+        let out = interp.alloc(&crate::types::Type::I32, &vec![Val::Int(0); 8]).unwrap();
+        interp.launch(f, Dim3::x(2), Dim3::x(4), &[out.clone()]).unwrap();
+        assert_eq!(read_i32(&interp, &out, 8), vec![1, 2, 3, 0, 101, 102, 103, 100]);
+    }
+
+    #[test]
+    fn a_barrier_some_threads_skip_is_an_error() {
+        let m = module(
+            "func @diverge() kernel {
+^entry:
+  %tx = call @llvm.nvvm.read.ptx.sreg.tid.x()
+  %zero = const i32 0
+  %first = icmp eq i32 %tx, %zero
+  brif %first, ^wait, ^done
+^wait:
+  call @llvm.nvvm.barrier0()
+  jump ^done
+^done:
+  ret
+}
+",
+        );
+        let f = m.function_by_name("diverge").unwrap();
+        let mut interp = Interpreter::new(&m).unwrap();
+        let e = interp.launch(f, Dim3::x(1), Dim3::x(4), &[]).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::DivergentBarrier { exited: 3, total: 4, .. }), "{e}");
+        assert_eq!(e.location().unwrap().inst, "call @llvm.nvvm.barrier0()");
+        // Every thread reaching it is fine.
+        interp.launch(f, Dim3::x(1), Dim3::x(1), &[]).unwrap();
+    }
+
+    #[test]
+    fn unsupported_intrinsics_and_bad_launches_are_errors() {
+        let m = module(
+            "declare @llvm.nvvm.read.ptx.sreg.clock() -> i32
+
+func @clock() kernel {
+^entry:
+  %c = call @llvm.nvvm.read.ptx.sreg.clock()
+  ret
+}
+",
+        );
+        let f = m.function_by_name("clock").unwrap();
+        let mut interp = Interpreter::new(&m).unwrap();
+        let e = interp.launch(f, Dim3::x(1), Dim3::x(2), &[]).unwrap_err();
+        assert!(e.to_string().contains("@llvm.nvvm.read.ptx.sreg.clock"), "{e}");
+        let e = interp.launch(f, Dim3::x(1), Dim3::x(2048), &[]).unwrap_err();
+        assert!(e.to_string().contains("at most 1024"), "{e}");
+        // Outside a launch, GPU intrinsics are unknown externals, as before.
+        let tid = m.function_by_name("llvm.nvvm.read.ptx.sreg.tid.x").unwrap();
+        assert!(interp.call(tid, &[]).is_err());
+    }
 }

@@ -44,8 +44,8 @@ use crate::entities::{FuncId, GlobalId};
 use crate::module::Module;
 use crate::types::Type;
 
-use memory::{checked_size, Access, AllocKind, Memory, FUNC_BASE, FUNC_STRIDE};
 pub use grid::Dim3;
+use memory::{checked_size, Access, AllocKind, Memory, FUNC_BASE, FUNC_STRIDE};
 pub use value::Val;
 
 /// The interpreter's pure value operations, public so that constant folding (`sccp`)
