@@ -24,6 +24,26 @@ pub fn find_libdevice(ptxas: &Path) -> Option<PathBuf> {
     path.is_file().then_some(path)
 }
 
+/// Where `adc build --emit ptx` finds libdevice: `ADC_LIBDEVICE`, else next to the ptxas
+/// named by `ADC_PTXAS`, else in the CUDA package of `.venv` in the current directory
+/// (what `scripts/install-deps.sh` creates).
+pub fn discover() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("ADC_LIBDEVICE") {
+        return Some(PathBuf::from(path));
+    }
+    if let Some(ptxas) = std::env::var_os("ADC_PTXAS") {
+        if let Some(found) = find_libdevice(Path::new(&ptxas)) {
+            return Some(found);
+        }
+    }
+    let venv_lib = std::fs::read_dir(".venv/lib").ok()?;
+    venv_lib.flatten().find_map(|entry| {
+        let path =
+            entry.path().join("site-packages/nvidia/cuda_nvcc/nvvm/libdevice/libdevice.10.bc");
+        path.is_file().then_some(path)
+    })
+}
+
 /// Copies into `module` the definitions from `libdevice` of every function `module`
 /// declares and `libdevice` defines, transitively (their callees, their globals). Returns
 /// the names of the functions defined this way, in the order they were linked.
