@@ -45,7 +45,6 @@ impl Elem {
 #[derive(Clone, Debug)]
 enum Arg {
     Int(i64),
-    Float(f64),
     Float32(f32),
     /// A buffer: element type, length, initial values in `[lo, hi)` (integers: `lo..hi`),
     /// and whether it is `Dup` in the gradient kernel.
@@ -259,11 +258,6 @@ fn materialize(
             }
             Arg::Float32(x) => {
                 args.push(Val::F32(*x));
-                ptrs.push(None);
-                shadow_ptrs.push(None);
-            }
-            Arg::Float(x) => {
-                args.push(Val::F64(*x));
                 ptrs.push(None);
                 shadow_ptrs.push(None);
             }

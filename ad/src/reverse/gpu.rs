@@ -50,7 +50,7 @@ pub(crate) fn declare_shared_shadows(module: &mut Module) {
     let shared: Vec<Global> = module
         .globals
         .values()
-        .filter(|g| g.addr_space == 3 && has_float_bytes(&g.ty) && !g.name.ends_with(SHADOW_SUFFIX))
+        .filter(|g| g.addr_space == 3 && has_float(&g.ty) && !g.name.ends_with(SHADOW_SUFFIX))
         .cloned()
         .collect();
     if shared.is_empty() {
@@ -80,10 +80,6 @@ fn declare(module: &mut Module, name: &str, signature: Signature) {
         f.attrs = FuncAttrs::NOUNWIND;
         module.add_function(f);
     }
-}
-
-fn has_float_bytes(ty: &Type) -> bool {
-    has_float(ty)
 }
 
 /// Whether `name` is a block-wide barrier of the nvvm intrinsics.
@@ -275,7 +271,7 @@ impl Synth<'_> {
         let threads = self.binary(BinaryOp::Mul, nxy, nz);
         for (shadow, ptr_ty) in used {
             let size = self.module.globals[shadow].ty.size();
-            let (elem, width) = if size % 4 == 0 { (Type::I32, 4) } else { (Type::I8, 1) };
+            let (elem, width) = if size.is_multiple_of(4) { (Type::I32, 4) } else { (Type::I8, 1) };
             let count = self.iconst(Type::I64, (size / width) as i128);
             let base = self
                 .constant(ptr_ty, Constant::Address { symbol: Symbol::Global(shadow), offset: 0 });

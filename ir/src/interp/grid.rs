@@ -324,7 +324,7 @@ mod tests {
         let f = m.function_by_name("ids").unwrap();
         let mut interp = Interpreter::new(&m).unwrap();
         let out = interp.alloc(&crate::types::Type::I32, &vec![Val::Int(0); 12]).unwrap();
-        interp.launch(f, Dim3::x(2), Dim3::new(3, 2, 1), &[out.clone()]).unwrap();
+        interp.launch(f, Dim3::x(2), Dim3::new(3, 2, 1), std::slice::from_ref(&out)).unwrap();
         assert_eq!(
             read_i32(&interp, &out, 12),
             vec![2, 12, 22, 102, 112, 122, 1002, 1012, 1022, 1102, 1112, 1122]
@@ -375,7 +375,7 @@ func @rotate(%out: ptr) kernel {
         let f = m.function_by_name("rotate").unwrap();
         let mut interp = Interpreter::new(&m).unwrap();
         let out = interp.alloc(&crate::types::Type::I32, &vec![Val::Int(0); 8]).unwrap();
-        interp.launch(f, Dim3::x(2), Dim3::x(4), &[out.clone()]).unwrap();
+        interp.launch(f, Dim3::x(2), Dim3::x(4), std::slice::from_ref(&out)).unwrap();
         assert_eq!(read_i32(&interp, &out, 8), vec![1, 2, 3, 0, 101, 102, 103, 100]);
     }
 
