@@ -632,3 +632,64 @@ kernel_test!(
         tolerance: 1e-6,
     }
 );
+
+/// Distance in units in the last place between two doubles of the same sign.
+fn ulps(a: f64, b: f64) -> u64 {
+    (a.to_bits() as i64).abs_diff(b.to_bits() as i64)
+}
+
+/// libdevice's bodies, imported and linked by adc, run in the interpreter (nvvm math
+/// intrinsics included) and must agree with the host's libm within libdevice's documented
+/// bounds (exp, log, tanh 1-2 ulp, pow 2 ulp, sqrt exact; the host's glibc may itself be
+/// 1 ulp off, hence 3).
+#[test]
+fn libdevice_bodies_match_host_libm() {
+    let Some(ptxas) = find_ptxas() else {
+        println!("SKIPPED: ptxas (and libdevice next to it) not found");
+        return;
+    };
+    let path = adc_ptx::libdevice::find_libdevice(&ptxas).expect("libdevice next to ptxas");
+    let (libdevice, _) = adc_frontend_llvm::import_library_bitcode(&path).expect("import");
+    let mut module = adc_ir::text::parse_module(
+        "declare @__nv_exp(f64) -> f64\ndeclare @__nv_log(f64) -> f64\n\
+         declare @__nv_tanh(f64) -> f64\ndeclare @__nv_sqrt(f64) -> f64\n\
+         declare @__nv_pow(f64, f64) -> f64\n",
+    )
+    .expect("parses");
+    let linked = adc_ptx::libdevice::link_libdevice(&mut module, &libdevice);
+    for name in ["__nv_exp", "__nv_log", "__nv_tanh", "__nv_sqrt", "__nv_pow"] {
+        assert!(linked.iter().any(|l| l == name), "{name} was not linked: {linked:?}");
+    }
+    adc_ir::verify::verify_module(&module).expect("linked module verifies");
+    let mut interp = Interpreter::new(&module).expect("interpreter");
+    let mut run = |name: &str, args: &[f64]| -> f64 {
+        let f = module.function_by_name(name).expect("linked");
+        let vals: Vec<Val> = args.iter().map(|x| Val::F64(*x)).collect();
+        match interp.call(f, &vals) {
+            Ok(Some(Val::F64(y))) => y,
+            other => panic!("{name}{args:?}: {other:?}"),
+        }
+    };
+    let points = [-7.25, -1.5, -0.3, 0.001, 0.5, 1.0, 2.75, 10.0, 100.5];
+    let (mut checked, mut worst) = (0, 0);
+    for &x in &points {
+        let cases: Vec<(&str, Vec<f64>, f64)> = vec![
+            ("__nv_exp", vec![x], x.exp()),
+            ("__nv_tanh", vec![x], x.tanh()),
+            ("__nv_log", vec![x.abs()], x.abs().ln()),
+            ("__nv_sqrt", vec![x.abs()], x.abs().sqrt()),
+            ("__nv_pow", vec![x.abs(), 1.7], x.abs().powf(1.7)),
+            ("__nv_pow", vec![1.3, x], 1.3f64.powf(x)),
+        ];
+        for (name, args, expected) in cases {
+            let got = run(name, &args);
+            assert!(
+                ulps(got, expected) <= 3,
+                "{name}{args:?}: libdevice gives {got:e}, the host {expected:e}"
+            );
+            checked += 1;
+            worst = worst.max(ulps(got, expected));
+        }
+    }
+    println!("{checked} libdevice results, at most {worst} ulp from the host libm");
+}

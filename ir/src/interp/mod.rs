@@ -8,7 +8,8 @@
 //! - `eval`: the execution loop (explicit call stack, fuel, block arguments);
 //! - `external`: external functions dispatched by name (libc subset, printf);
 //! - `libm`: the C math library table;
-//! - `grid`: kernels run over a simulated CUDA grid ([`Interpreter::launch`]).
+//! - `grid`: kernels run over a simulated CUDA grid ([`Interpreter::launch`]);
+//! - `nvvm`: the nvvm math intrinsics libdevice's bodies call.
 //!
 //! Semantic decisions (where LLVM leaves a choice, adc fixes one so that runs are exact):
 //! - integers wrap at their width whatever the `nsw`/`nuw`/`exact` flags say; shift amounts
@@ -32,6 +33,7 @@ mod external;
 mod grid;
 mod libm;
 mod memory;
+mod nvvm;
 mod value;
 
 use cranelift_entity::SecondaryMap;
