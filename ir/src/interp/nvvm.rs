@@ -40,21 +40,23 @@ pub(crate) fn call(name: &str, args: &[Val]) -> Option<R<Val>> {
     let op = rest.replace(".ftz", "");
     let d = |i| f64_arg(args, i);
     let f = |i| f32_arg(args, i);
+    let d2 = |op: fn(f64, f64) -> f64| -> R<Val> { Ok(Val::F64(op(d(0)?, d(1)?))) };
+    let f2 = |op: fn(f32, f32) -> f32| -> R<Val> { Ok(Val::F32(op(f(0)?, f(1)?))) };
     let result = match op.as_str() {
         "d2i.lo" => d(0).map(|x| int(x.to_bits() as u32)),
         "d2i.hi" => d(0).map(|x| int((x.to_bits() >> 32) as u32)),
-        "lohi.i2d" => (|| {
-            let (lo, hi) = (int_arg(args, 0)?, int_arg(args, 1)?);
+        "lohi.i2d" => int_arg(args, 0).and_then(|lo| {
+            let hi = int_arg(args, 1)?;
             Ok(Val::F64(f64::from_bits(u64::from(hi) << 32 | u64::from(lo))))
-        })(),
-        "add.rn.d" => (|| Ok(Val::F64(d(0)? + d(1)?)))(),
-        "mul.rn.d" => (|| Ok(Val::F64(d(0)? * d(1)?)))(),
-        "div.rn.d" => (|| Ok(Val::F64(d(0)? / d(1)?)))(),
-        "fma.rn.d" => (|| Ok(Val::F64(d(0)?.mul_add(d(1)?, d(2)?))))(),
-        "add.rn.f" => (|| Ok(Val::F32(f(0)? + f(1)?)))(),
-        "mul.rn.f" => (|| Ok(Val::F32(f(0)? * f(1)?)))(),
-        "div.rn.f" => (|| Ok(Val::F32(f(0)? / f(1)?)))(),
-        "fma.rn.f" => (|| Ok(Val::F32(f(0)?.mul_add(f(1)?, f(2)?))))(),
+        }),
+        "add.rn.d" => d2(|a, b| a + b),
+        "mul.rn.d" => d2(|a, b| a * b),
+        "div.rn.d" => d2(|a, b| a / b),
+        "fma.rn.d" => d(0).and_then(|a| Ok(Val::F64(a.mul_add(d(1)?, d(2)?)))),
+        "add.rn.f" => f2(|a, b| a + b),
+        "mul.rn.f" => f2(|a, b| a * b),
+        "div.rn.f" => f2(|a, b| a / b),
+        "fma.rn.f" => f(0).and_then(|a| Ok(Val::F32(a.mul_add(f(1)?, f(2)?)))),
         "sqrt.rn.d" => d(0).map(|x| Val::F64(x.sqrt())),
         "sqrt.rn.f" | "sqrt.approx.f" => f(0).map(|x| Val::F32(x.sqrt())),
         "rcp.rn.d" | "rcp.approx.d" => d(0).map(|x| Val::F64(1.0 / x)),
