@@ -151,6 +151,7 @@ pub fn build(
         Emit::Object => adc_backend::compile_object(module, name)
             .map_err(|d| BuildError::Backend(d.to_string()))?,
         Emit::Ptx(arch) => {
+            link_libdevice(module)?;
             let options = adc_ptx::PtxOptions { arch, ..Default::default() };
             adc_ptx::emit_module(module, &options)
                 .map_err(|e| BuildError::Backend(e.to_string()))?
@@ -158,6 +159,23 @@ pub fn build(
         }
     };
     Ok(output)
+}
+
+/// Defines the libdevice functions (`__nv_exp`, and `exp` as derivative rules call it) a
+/// device module calls, from the `libdevice.10.bc` that
+/// [`adc_ptx::libdevice::discover`] finds; without one, the calls stay `.extern`.
+fn link_libdevice(module: &mut Module) -> Result<(), BuildError> {
+    let calls_library = module
+        .functions
+        .values()
+        .any(|f| f.is_declaration() && !f.name.starts_with("llvm.") && !f.name.is_empty());
+    let Some(path) = calls_library.then(adc_ptx::libdevice::discover).flatten() else {
+        return Ok(());
+    };
+    let (libdevice, _skipped) = adc_frontend_llvm::import_library_bitcode(&path)
+        .map_err(|e| BuildError::Backend(format!("cannot import {}: {e}", path.display())))?;
+    adc_ptx::libdevice::link_libdevice(module, &libdevice);
+    check(module, "libdevice linking")
 }
 
 fn check(module: &Module, stage: &'static str) -> Result<(), BuildError> {

@@ -104,6 +104,7 @@ impl Synthesize for Differentiator {
             return crate::forward::synthesize_forward_with(module, request, &name, &mut self.memo);
         }
         let runtime = declare_runtime(module, &primal_name)?;
+        crate::reverse::gpu::declare_shared_shadows(module);
         declare_rule_externs(module, request.function, &primal_name)?;
         declare_shadow_globals(module, request.function);
         let signatures: HashMap<FuncId, Signature> =

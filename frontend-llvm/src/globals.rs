@@ -159,6 +159,19 @@ impl<'a> ModuleCtx<'a> {
 }
 
 pub fn translate_module(llvm: &llvm_ir::Module, extras: &Extras) -> Result<Module, ImportError> {
+    let (module, skipped) = translate_module_with(llvm, extras, false)?;
+    debug_assert!(skipped.is_empty());
+    Ok(module)
+}
+
+/// Translates `llvm`; with `keep_going`, a function whose body cannot be translated stays
+/// a declaration and its error is returned beside the module instead of failing.
+pub fn translate_module_with(
+    llvm: &llvm_ir::Module,
+    extras: &Extras,
+    keep_going: bool,
+) -> Result<(Module, Vec<ImportError>), ImportError> {
+    let mut skipped = Vec::new();
     let mut m = ModuleCtx {
         llvm,
         extras,
@@ -262,10 +275,13 @@ pub fn translate_module(llvm: &llvm_ir::Module, extras: &Extras) -> Result<Modul
             continue;
         }
         let id = m.funcs[&f.name];
-        let func = crate::function::translate_function(&mut m, f, id)?;
-        m.module.functions[id] = func;
+        match crate::function::translate_function(&mut m, f, id) {
+            Ok(func) => m.module.functions[id] = func,
+            Err(e) if keep_going => skipped.push(e),
+            Err(e) => return Err(e),
+        }
     }
-    Ok(m.module)
+    Ok((m.module, skipped))
 }
 
 fn signature(

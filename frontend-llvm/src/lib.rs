@@ -45,6 +45,34 @@ pub fn import_bitcode_file(path: &Path) -> Result<Module, ImportError> {
     import_module_with(&llvm, &extras)
 }
 
+/// Reads a library's bitcode (such as CUDA's `libdevice.10.bc`) as far as adc can: a
+/// function whose body uses something the importer does not support (libdevice's
+/// half-precision conversions need an `f16` type adc does not have) stays a declaration,
+/// and its error is returned beside the module.
+pub fn import_library_bitcode(path: &Path) -> Result<(Module, Vec<ImportError>), ImportError> {
+    let extras = extras::read_extras(path)?;
+    let parsed = catch_unwind(AssertUnwindSafe(|| llvm_ir::Module::from_bc_path(path)));
+    let llvm = match parsed {
+        Ok(Ok(module)) => module,
+        Ok(Err(reason)) => {
+            return Err(ImportError::BadBitcode { path: path.to_path_buf(), reason });
+        }
+        Err(panic) => {
+            return Err(ImportError::LlvmIr {
+                path: path.to_path_buf(),
+                reason: panic_message(&panic),
+            });
+        }
+    };
+    match catch_unwind(AssertUnwindSafe(|| globals::translate_module_with(&llvm, &extras, true))) {
+        Ok(result) => result,
+        Err(panic) => Err(ImportError::LlvmIr {
+            path: path.to_path_buf(),
+            reason: format!("internal error while translating: {}", panic_message(&panic)),
+        }),
+    }
+}
+
 /// Translates an llvm-ir module without C-API extras: no fast-math flags, `disjoint` or
 /// TBAA tags, and constant GEPs only with all-zero indices.
 pub fn import_module(llvm: &llvm_ir::Module) -> Result<Module, ImportError> {

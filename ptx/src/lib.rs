@@ -11,8 +11,11 @@
 //! parameters, blocks, edges), `select` (instruction selection), `registers` (register
 //! classes and naming).
 
+mod aggregates;
 mod function;
+pub mod libdevice;
 mod module;
+mod nvvm_math;
 mod registers;
 mod select;
 

@@ -1,8 +1,13 @@
 //! Module-level emission: the `.version`/`.target`/`.address_size` header, globals as
 //! byte arrays in their state space, prototypes of every device function (PTX needs a
-//! function declared before a call names it), then the function bodies.
+//! function declared before a call names it), then the function bodies. Internal
+//! functions and declarations that nothing emitted refers to (reverse mode's unused tape
+//! helper, a C math declaration replaced by its libdevice version) are left out, so that
+//! the PTX names no external it does not need.
 
-use adc_ir::{Constant, Function, Global, Linkage, Module, Type};
+use std::collections::HashSet;
+
+use adc_ir::{Constant, FuncId, Function, Global, InstructionData, Linkage, Module, Symbol, Type};
 
 use crate::function::{emit_function, func_prototype};
 use crate::registers::symbol_name;
@@ -22,9 +27,13 @@ pub fn emit(module: &Module, options: &PtxOptions) -> Result<String, PtxError> {
         out.push('\n');
     }
 
+    let used = referenced_functions(module);
     // Prototypes first: bodies may call functions defined later in the module.
-    for (_, func) in module.functions.iter() {
-        if is_intrinsic(func) || func.attrs.contains(adc_ir::FuncAttrs::KERNEL) {
+    for (id, func) in module.functions.iter() {
+        if is_intrinsic(func)
+            || func.attrs.contains(adc_ir::FuncAttrs::KERNEL)
+            || !used.contains(&id)
+        {
             continue;
         }
         let prefix = if func.is_declaration() { ".extern " } else { linkage_directive(func) };
@@ -32,14 +41,56 @@ pub fn emit(module: &Module, options: &PtxOptions) -> Result<String, PtxError> {
     }
     out.push('\n');
 
-    for (_, func) in module.functions.iter() {
-        if func.is_declaration() {
+    for (id, func) in module.functions.iter() {
+        if func.is_declaration() || !used.contains(&id) {
             continue;
         }
         out.push_str(&emit_function(module, func, options)?);
         out.push('\n');
     }
     Ok(out)
+}
+
+/// The functions reachable, through calls and addresses, from the definitions other
+/// modules may see (kernels included) and from global initializers.
+fn referenced_functions(module: &Module) -> HashSet<FuncId> {
+    fn constant_functions(c: &Constant, out: &mut Vec<FuncId>) {
+        match c {
+            Constant::Address { symbol: Symbol::Func(f), .. } => out.push(*f),
+            Constant::Elements(elements) => {
+                elements.iter().for_each(|e| constant_functions(e, out));
+            }
+            _ => {}
+        }
+    }
+    let mut stack: Vec<FuncId> = module
+        .functions
+        .iter()
+        .filter(|(_, f)| {
+            !f.is_declaration() && !matches!(f.linkage, Linkage::Internal | Linkage::Private)
+        })
+        .map(|(id, _)| id)
+        .collect();
+    for global in module.globals.values() {
+        if let Some(init) = &global.init {
+            constant_functions(init, &mut stack);
+        }
+    }
+    let mut seen = HashSet::new();
+    while let Some(id) = stack.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        let Some(func) = module.functions.get(id) else { continue };
+        for (_, inst) in func.layout.insts() {
+            match &func.dfg.insts[inst] {
+                InstructionData::Call { callee, .. } => stack.push(*callee),
+                InstructionData::Const { value, .. } => constant_functions(value, &mut stack),
+                _ => {}
+            }
+        }
+    }
+    seen
 }
 
 /// `llvm.nvvm.*` declarations: their calls are selected to instructions, so no PTX

@@ -805,6 +805,7 @@ impl FunctionEmitter<'_> {
                 self.line("membar.sys;");
                 return Ok(());
             }
+            _ if self.nvvm_math(inst, result, &name, args)? => return Ok(()),
             _ if name.starts_with("llvm.") => {
                 return Err(
                     self.unsupported(inst, format!("intrinsic @{name} has no PTX lowering"))

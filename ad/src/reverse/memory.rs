@@ -25,8 +25,8 @@
 //! length, and mixed `memmove`s, are `Unsupported`.
 
 use adc_ir::{
-    BinaryOp, CastOp, Constant, FuncAttrs, Inst, InstFlags, InstructionData, IntCC, Type, Value,
-    ValueDef,
+    AtomicRmwOp, BinaryOp, CastOp, Constant, FuncAttrs, Inst, InstFlags, InstructionData, IntCC,
+    Type, Value, ValueDef,
 };
 
 use super::{has_float, has_pointer, Synth};
@@ -80,6 +80,9 @@ impl<'a> Synth<'a> {
         use InstructionData as I;
         let result = self.primal.dfg.inst_result(inst);
         let needs = result.is_some_and(|r| self.activity.needs_shadow(r));
+        if needs && self.forward_shared_shadow(inst) {
+            return Ok(());
+        }
         match self.primal.dfg.insts[inst].clone() {
             I::Alloca { ty, count, align } if needs => {
                 let count = count.map(|c| self.fwd(c));
@@ -333,6 +336,9 @@ impl<'a> Synth<'a> {
                 }
                 let d = self.take_adjoint(result);
                 if let Some(shadow) = self.shadow_in_reverse(ptr) {
+                    if self.accumulate_shared_adjoint(&ty, ptr, shadow, d) {
+                        return Ok(());
+                    }
                     let old = self.load(&ty, shadow);
                     let new = self.accumulate(old, d);
                     self.store(new, shadow);
@@ -409,6 +415,11 @@ impl<'a> Synth<'a> {
                     }
                     _ => {}
                 }
+            }
+            I::AtomicRmw {
+                op: op @ (AtomicRmwOp::Fadd | AtomicRmwOp::Fsub), ptr, value, ..
+            } if self.is_gpu_code() => {
+                return self.reverse_atomic_fadd(inst, op, ptr, value);
             }
             I::AtomicRmw { value, .. } if has_float(self.primal.dfg.value_type(value)) => {
                 return Err(self.unsupported(inst, "an atomic read-modify-write of floats"));

@@ -35,6 +35,7 @@ mod calls;
 mod combined;
 mod control;
 mod custom_calls;
+pub(crate) mod gpu;
 mod heap;
 mod indirect;
 mod memory;
@@ -793,6 +794,7 @@ impl<'a> Synth<'a> {
             });
             self.cur = fwd_init;
         }
+        self.zero_shared_shadows();
         self.ins(InstructionData::Jump { dest: first });
         for &block in &rpo {
             self.cur = self.bmap[&block];
@@ -875,7 +877,8 @@ impl<'a> Synth<'a> {
     /// Emits the adjoint code of one primal instruction.
     fn reverse_inst(&mut self, inst: Inst) -> Result<(), AdError> {
         use InstructionData as I;
-        match &self.primal.dfg.insts[inst] {
+        let primal = self.primal;
+        match &primal.dfg.insts[inst] {
             I::Return { value } => {
                 if let (Some(value), RetActivity::Active) = (value, self.request.ret) {
                     let ty = self.primal.dfg.value_type(*value).clone();
@@ -897,6 +900,9 @@ impl<'a> Synth<'a> {
             | I::AtomicRmw { .. }
             | I::CmpXchg { .. }
             | I::Fence { .. } => self.reverse_memory(inst),
+            I::Call { callee, .. } if self.reverse_gpu_intrinsic(*callee).is_some() => Ok(()),
+            // A pointer between address spaces (GPU code) has a shadow, not an adjoint.
+            I::Cast { op: adc_ir::CastOp::Addrspacecast, .. } => Ok(()),
             I::Call { .. } | I::CallIndirect { .. } => self.reverse_call(inst),
             _ => self.reverse_arith(inst),
         }

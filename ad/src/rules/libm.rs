@@ -294,6 +294,10 @@ pub static NON_DIFFERENTIABLE_CALLS: &[(&str, &str)] = &[
 /// `llvm.sin.f64` -> `sin`, `llvm.sin.f32` -> `sinf`, `llvm.minnum.f64` -> `fmin`,
 /// `llvm.powi.f64.i32` -> `__adc_powi_f64`; other names unchanged.
 fn normalize(name: &str) -> std::borrow::Cow<'_, str> {
+    // CUDA's libdevice (`__nv_sin`, `__nv_expf`) has libm's meaning under another name.
+    if let Some(libm) = name.strip_prefix("__nv_") {
+        return libm.into();
+    }
     let Some(rest) = name.strip_prefix("llvm.") else {
         return name.into();
     };

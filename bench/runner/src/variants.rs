@@ -46,7 +46,13 @@ pub const AFTER_CLANG_O2: &str = "default-clang-O2";
 /// Ablations beyond "one pass disabled": (label, adc flags), built from unoptimized
 /// bitcode like the default and compared with it. A switch such as
 /// `--cache=mincut` is measured by adding one line, `("cache=mincut", &["--cache=mincut"])`.
-pub const EXTRA_ABLATIONS: &[(&str, &[&str])] = &[];
+/// The cache planner's switches (docs/src/ad.md, "Cache planning"): the heuristic planner
+/// instead of the default min-cut, and the two cache toggles turned off.
+pub const EXTRA_ABLATIONS: &[(&str, &[&str])] = &[
+    ("cache=heuristic", &["--cache=heuristic"]),
+    ("-cache-ivs", &["--passes=-cache-ivs"]),
+    ("-cache-licm", &["--passes=-cache-licm"]),
+];
 
 /// One gradient build.
 #[derive(Debug, Clone)]

@@ -16,7 +16,7 @@ use super::value::{self, malformed, Val};
 use super::{ErrorKind, ErrorLocation, InterpError, Interpreter, R};
 
 /// One activation of a defined function.
-struct Frame<'m> {
+pub(crate) struct Frame<'m> {
     func: &'m Function,
     values: Vec<Option<Val>>,
     block: Block,
@@ -30,6 +30,12 @@ struct Frame<'m> {
 }
 
 impl<'m> Frame<'m> {
+    /// The instruction executed last in this frame's block (a barrier, after one).
+    pub(crate) fn previous_inst(&self) -> Option<Inst> {
+        let pos = self.pos.checked_sub(1)?;
+        self.func.layout.block_insts(self.block).get(pos).copied()
+    }
+
     fn get(&self, v: Value) -> R<&Val> {
         // Plain matches: this is the hottest path of the interpreter, also in debug builds.
         match self.values.get(v.index()) {
@@ -127,6 +133,15 @@ enum Flow {
         result: Option<Value>,
     },
     Return(Option<Val>),
+    /// A GPU thread reached a block-wide barrier (only under [`Interpreter::launch`]).
+    Barrier,
+}
+
+/// How a run of the execution loop ended.
+pub(crate) enum Exit {
+    Return(Option<Val>),
+    /// The thread stopped at a barrier; its stack is ready to resume after it.
+    Barrier,
 }
 
 impl<'m> Interpreter<'m> {
@@ -135,6 +150,26 @@ impl<'m> Interpreter<'m> {
         let f = module.functions.get(func).ok_or_else(|| {
             ErrorKind::InvalidArgument(format!("function {func} is not in the module"))
         })?;
+        let converted = self.convert_args(f, args)?;
+        if f.is_declaration() {
+            let tys = converted.iter().map(type_of_val).collect::<Vec<_>>();
+            return Ok(self.call_external(f, converted, &tys)?);
+        }
+        if f.signature.varargs {
+            return Err(varargs_unsupported(f).into());
+        }
+        let mut stack = Vec::new();
+        self.push_frame(&mut stack, func, converted, None)?;
+        let result = self.run_loop(&mut stack);
+        self.kill_frames(stack);
+        match result? {
+            Exit::Return(v) => Ok(v),
+            Exit::Barrier => Err(malformed("barrier outside a kernel launch").into()),
+        }
+    }
+
+    /// Checks the argument count and converts `args` to `f`'s parameter types.
+    pub(crate) fn convert_args(&self, f: &Function, args: &[Val]) -> R<Vec<Val>> {
         let sig = &f.signature;
         if args.len() != sig.params.len() && !(sig.varargs && args.len() > sig.params.len()) {
             return Err(ErrorKind::InvalidArgument(format!(
@@ -142,8 +177,7 @@ impl<'m> Interpreter<'m> {
                 f.name,
                 sig.params.len(),
                 args.len()
-            ))
-            .into());
+            )));
         }
         let mut converted = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
@@ -157,25 +191,19 @@ impl<'m> Interpreter<'m> {
                 None => converted.push(a.clone()),
             }
         }
-        if f.is_declaration() {
-            let tys = converted.iter().map(type_of_val).collect::<Vec<_>>();
-            return Ok(self.call_external(f, converted, &tys)?);
-        }
-        if sig.varargs {
-            return Err(varargs_unsupported(f).into());
-        }
-        let mut stack = Vec::new();
-        self.push_frame(&mut stack, func, converted, None)?;
-        let result = self.run_loop(&mut stack);
+        Ok(converted)
+    }
+
+    /// Ends the `alloca`s of every frame left on `stack`.
+    pub(crate) fn kill_frames(&mut self, stack: Vec<Frame<'m>>) {
         for frame in stack {
             for base in frame.allocas {
                 self.mem.kill_stack(base);
             }
         }
-        result
     }
 
-    fn push_frame(
+    pub(crate) fn push_frame(
         &mut self,
         stack: &mut Vec<Frame<'m>>,
         func_id: FuncId,
@@ -217,7 +245,9 @@ impl<'m> Interpreter<'m> {
         Ok(())
     }
 
-    fn run_loop(&mut self, stack: &mut Vec<Frame<'m>>) -> Result<Option<Val>, InterpError> {
+    /// Runs the top of `stack` until the outermost frame returns or, in a kernel launch, a
+    /// barrier is reached (the stack then resumes after the barrier).
+    pub(crate) fn run_loop(&mut self, stack: &mut Vec<Frame<'m>>) -> Result<Exit, InterpError> {
         let mut executed: u64 = 0;
         loop {
             let Some(frame) = stack.last_mut() else {
@@ -240,6 +270,10 @@ impl<'m> Interpreter<'m> {
             match flow {
                 Flow::Next => frame.pos += 1,
                 Flow::Moved => {}
+                Flow::Barrier => {
+                    frame.pos += 1;
+                    return Ok(Exit::Barrier);
+                }
                 Flow::Call { callee, args, result } => {
                     frame.pos += 1;
                     if let Err(e) = self.push_frame(stack, callee, args, result) {
@@ -255,7 +289,7 @@ impl<'m> Interpreter<'m> {
                         self.mem.kill_stack(*base);
                     }
                     let Some(caller) = stack.last_mut() else {
-                        return Ok(value);
+                        return Ok(Exit::Return(value));
                     };
                     if let Some(dest) = done.ret_to {
                         let stored = match value {
@@ -281,7 +315,12 @@ impl<'m> Interpreter<'m> {
     }
 
     /// Attaches the location (top frame, `inst`) and the call stack to an error.
-    fn locate(&self, kind: ErrorKind, stack: &[Frame<'m>], inst: Option<Inst>) -> InterpError {
+    pub(crate) fn locate(
+        &self,
+        kind: ErrorKind,
+        stack: &[Frame<'m>],
+        inst: Option<Inst>,
+    ) -> InterpError {
         let mut err = InterpError::new(kind);
         err.stack = stack.iter().map(|f| f.func.name.clone()).collect();
         if let Some(frame) = stack.last() {
@@ -562,8 +601,14 @@ impl<'m> Interpreter<'m> {
         let vals = args.iter().map(|a| frame.get(*a).cloned()).collect::<R<Vec<_>>>()?;
         let result = func_result(frame.func, inst);
         if f.is_declaration() {
-            let tys = args.iter().map(|a| frame.ty(*a).cloned()).collect::<R<Vec<_>>>()?;
-            let ret = self.call_external(f, vals, &tys)?;
+            let ret = match self.gpu_intrinsic(&f.name, &vals)? {
+                Some(super::grid::Intrinsic::Barrier) => return Ok(Flow::Barrier),
+                Some(super::grid::Intrinsic::Value(v)) => v,
+                None => {
+                    let tys = args.iter().map(|a| frame.ty(*a).cloned()).collect::<R<Vec<_>>>()?;
+                    self.call_external(f, vals, &tys)?
+                }
+            };
             if let Some(dest) = result {
                 let v = ret.ok_or_else(|| malformed(format!("@{} returned no value", f.name)))?;
                 frame.set(dest, v)?;

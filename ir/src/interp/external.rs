@@ -125,7 +125,7 @@ impl<'m> Interpreter<'m> {
     ) -> R<Option<Val>> {
         let name = f.name.as_str();
         let _ = tys;
-        let result = match libm::call(name, &args) {
+        let result = match libm::call(name, &args).or_else(|| super::nvvm::call(name, &args)) {
             Some(r) => Some(r?),
             None => self.call_libc(name, &args)?,
         };

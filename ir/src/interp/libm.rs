@@ -400,8 +400,11 @@ pub(crate) fn is_libm(name: &str) -> bool {
 }
 
 /// Calls the libm function `name`, or returns `None` when there is no such function.
+/// libdevice's declarations (`__nv_sin`, `__nv_expf`, ...) are evaluated by the libm
+/// function of the same meaning: the host's correctly rounded or near-correctly rounded
+/// result, which is within libdevice's documented ulp bounds of what the device computes.
 pub(crate) fn call(name: &str, args: &[Val]) -> Option<R<Val>> {
-    let entry = lookup(name)?;
+    let entry = lookup(name).or_else(|| name.strip_prefix("__nv_").and_then(lookup))?;
     Some(call_entry(name, entry, args))
 }
 

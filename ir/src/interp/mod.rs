@@ -7,7 +7,9 @@
 //! - `memory`: allocations, per-byte initialization, value layout in bytes;
 //! - `eval`: the execution loop (explicit call stack, fuel, block arguments);
 //! - `external`: external functions dispatched by name (libc subset, printf);
-//! - `libm`: the C math library table.
+//! - `libm`: the C math library table;
+//! - `grid`: kernels run over a simulated CUDA grid ([`Interpreter::launch`]);
+//! - `nvvm`: the nvvm math intrinsics libdevice's bodies call.
 //!
 //! Semantic decisions (where LLVM leaves a choice, adc fixes one so that runs are exact):
 //! - integers wrap at their width whatever the `nsw`/`nuw`/`exact` flags say; shift amounts
@@ -28,8 +30,10 @@
 
 mod eval;
 mod external;
+mod grid;
 mod libm;
 mod memory;
+mod nvvm;
 mod value;
 
 use cranelift_entity::SecondaryMap;
@@ -42,6 +46,7 @@ use crate::entities::{FuncId, GlobalId};
 use crate::module::Module;
 use crate::types::Type;
 
+pub use grid::Dim3;
 use memory::{checked_size, Access, AllocKind, Memory, FUNC_BASE, FUNC_STRIDE};
 pub use value::Val;
 
@@ -120,6 +125,17 @@ pub enum ErrorKind {
     Malformed(String),
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    #[error(
+        "divergent barrier: thread {thread:?} of block {block:?} waits at a barrier (phase \
+         {phase}) that {exited} of the block's {total} threads exited without reaching"
+    )]
+    DivergentBarrier {
+        block: (u32, u32, u32),
+        thread: (u32, u32, u32),
+        phase: u64,
+        exited: usize,
+        total: usize,
+    },
 }
 
 /// Where an error happened: the faulting instruction.
@@ -221,6 +237,8 @@ pub struct Interpreter<'m> {
     error_pending: Vec<u8>,
     fuel: u64,
     max_depth: usize,
+    /// The running thread's ids during [`Interpreter::launch`].
+    gpu: Option<grid::ThreadContext>,
 }
 
 impl<'m> Interpreter<'m> {
@@ -238,6 +256,7 @@ impl<'m> Interpreter<'m> {
             error_pending: Vec::new(),
             fuel: DEFAULT_FUEL,
             max_depth: DEFAULT_MAX_CALL_DEPTH,
+            gpu: None,
         };
         for (id, global) in module.globals.iter() {
             let size = checked_size(&global.ty).ok_or_else(|| {

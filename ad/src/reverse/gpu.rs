@@ -1,0 +1,310 @@
+//! GPU reverse mode: what changes when the differentiated function runs as one thread of
+//! a CUDA grid (a module whose target triple is nvptx).
+//!
+//! - Thread and block ids and dims (`llvm.nvvm.read.ptx.sreg.*`) are integers and carry
+//!   no derivative; memory barriers and the special registers need nothing in reverse.
+//! - A barrier of the primal (`llvm.nvvm.barrier0`, `barrier.sync`) gets a barrier at the
+//!   mirrored point of the reverse pass: the adjoints written before the primal barrier's
+//!   mirror are read by other threads after it, as the primal values were.
+//! - The adjoint of a load is accumulated into the shadow of memory that other threads
+//!   may touch (anything but the thread's own allocas) with `atomicrmw fadd`, because two
+//!   threads may read the same primal element (a stencil's neighbours, a broadcast
+//!   scalar) and so add into the same shadow element in the same phase. A store's adjoint
+//!   needs no atomic: a race-free primal writes each element from one thread per phase.
+//! - `atomicrmw fadd` of the primal (a reduction into global memory) reads its shadow
+//!   into the adjoint of its operand; its old value must not carry a derivative.
+//! - A shared-memory array (address space 3) that holds floats gets a shadow shared array
+//!   ([`declare_shared_shadows`], before synthesis). Shared memory cannot be initialized,
+//!   so the derivative starts with the block's threads zeroing the shadows (strided by the
+//!   linear thread id) followed by a barrier; the derivative must therefore be called by
+//!   every thread of the block, as the `__global__` wrappers around `__enzyme_autodiff_*`
+//!   do.
+
+use adc_ir::{
+    AtomicRmwOp, BinaryOp, BlockCall, CastOp, Constant, FuncAttrs, FuncId, Function, Global,
+    GlobalId, Inst, InstFlags, InstructionData, IntCC, Linkage, Module, Ordering, Signature,
+    Symbol, Type, Value, ValueDef,
+};
+
+use super::{has_float, Synth};
+
+/// The suffix of a shared array's shadow.
+const SHADOW_SUFFIX: &str = "__adc_shadow";
+/// Special registers the shadow-zeroing loop reads, and the barrier after it.
+const THREAD_REGISTERS: [&str; 5] = [
+    "llvm.nvvm.read.ptx.sreg.tid.x",
+    "llvm.nvvm.read.ptx.sreg.tid.y",
+    "llvm.nvvm.read.ptx.sreg.tid.z",
+    "llvm.nvvm.read.ptx.sreg.ntid.x",
+    "llvm.nvvm.read.ptx.sreg.ntid.y",
+];
+const NTID_Z: &str = "llvm.nvvm.read.ptx.sreg.ntid.z";
+const BARRIER: &str = "llvm.nvvm.barrier0";
+
+/// Adds to a GPU module a shadow shared array for every shared array holding floats (and
+/// the declarations the zeroing code calls). Does nothing for other modules.
+pub(crate) fn declare_shared_shadows(module: &mut Module) {
+    if !module.target.as_deref().is_some_and(|t| t.starts_with("nvptx")) {
+        return;
+    }
+    let shared: Vec<Global> = module
+        .globals
+        .values()
+        .filter(|g| g.addr_space == 3 && has_float(&g.ty) && !g.name.ends_with(SHADOW_SUFFIX))
+        .cloned()
+        .collect();
+    if shared.is_empty() {
+        return;
+    }
+    for g in shared {
+        let name = format!("{}{SHADOW_SUFFIX}", g.name);
+        if module.global_by_name(&name).is_none() {
+            module.add_global(Global {
+                name,
+                linkage: Linkage::Internal,
+                constant: false,
+                init: Some(Constant::Undef),
+                ..g
+            });
+        }
+    }
+    for name in THREAD_REGISTERS.iter().chain([&NTID_Z]) {
+        declare(module, name, Signature::new(Vec::new(), Some(Type::I32)));
+    }
+    declare(module, BARRIER, Signature::new(Vec::new(), None));
+}
+
+fn declare(module: &mut Module, name: &str, signature: Signature) {
+    if module.function_by_name(name).is_none() {
+        let mut f = Function::new(name, signature);
+        f.attrs = FuncAttrs::NOUNWIND;
+        module.add_function(f);
+    }
+}
+
+/// Whether `name` is a block-wide barrier of the nvvm intrinsics.
+pub(crate) fn is_barrier(name: &str) -> bool {
+    matches!(
+        name,
+        "llvm.nvvm.barrier0"
+            | "llvm.nvvm.barrier.sync"
+            | "llvm.nvvm.bar.sync"
+            | "llvm.nvvm.barrier.cta.sync.aligned.all"
+    )
+}
+
+/// Whether a call to `name` carries no derivative on a GPU (ids, dims, memory barriers).
+pub(crate) fn is_inactive_intrinsic(name: &str) -> bool {
+    name.starts_with("llvm.nvvm.read.ptx.sreg.") || name.starts_with("llvm.nvvm.membar.")
+}
+
+impl Synth<'_> {
+    /// Whether the module is device code for a GPU (an nvptx target).
+    pub(crate) fn is_gpu_code(&self) -> bool {
+        self.module.target.as_deref().is_some_and(|t| t.starts_with("nvptx"))
+    }
+
+    /// Whether `ptr` (a primal pointer) visibly points into one of this thread's allocas,
+    /// through offsets and address-space casts.
+    pub(crate) fn is_thread_private(&self, ptr: Value) -> bool {
+        let mut cur = ptr;
+        for _ in 0..64 {
+            let ValueDef::Result(inst) = self.primal.dfg.value_def(cur) else { return false };
+            match &self.primal.dfg.insts[inst] {
+                InstructionData::Alloca { .. } => return true,
+                InstructionData::PtrAdd { ptr, .. } => cur = *ptr,
+                InstructionData::Cast { op: CastOp::Addrspacecast, arg, .. } => cur = *arg,
+                _ => return false,
+            }
+        }
+        false
+    }
+
+    /// The reverse of a GPU intrinsic call: `Some(())` when `callee` is one (a barrier
+    /// is mirrored, ids and memory barriers need nothing), `None` for any other callee.
+    pub(crate) fn reverse_gpu_intrinsic(&mut self, callee: FuncId) -> Option<()> {
+        let name = self.module.functions[callee].name.as_str();
+        if is_barrier(name) {
+            // Only barrier 0 exists in the simulator and in what clang emits for
+            // `__syncthreads()`; the id and thread-count operands are the defaults.
+            let arity = self.module.functions[callee].signature.params.len();
+            let args = (0..arity).map(|_| self.iconst(Type::I32, 0)).collect();
+            self.ins(InstructionData::Call { callee, args, attrs: Default::default() });
+            return Some(());
+        }
+        is_inactive_intrinsic(name).then_some(())
+    }
+
+    /// Adds `d` to the shadow element at `shadow` (of a load from primal `ptr`): an
+    /// atomic add where other threads may touch the memory. Returns false when the plain
+    /// read-add-write is right (CPU code, thread-private memory, aggregates).
+    pub(crate) fn accumulate_shared_adjoint(
+        &mut self,
+        ty: &Type,
+        ptr: Value,
+        shadow: Value,
+        d: Value,
+    ) -> bool {
+        if !ty.is_float() || !self.is_gpu_code() || self.is_thread_private(ptr) {
+            return false;
+        }
+        self.ins(InstructionData::AtomicRmw {
+            op: AtomicRmwOp::Fadd,
+            ptr: shadow,
+            value: d,
+            ordering: Ordering::Monotonic,
+            volatile: false,
+        });
+        true
+    }
+
+    /// The reverse of `%old = atomicrmw fadd %ptr, %value`: `d_value += shadow[ptr]`.
+    /// Returns an error when the old value itself carries a derivative.
+    pub(crate) fn reverse_atomic_fadd(
+        &mut self,
+        inst: Inst,
+        op: AtomicRmwOp,
+        ptr: Value,
+        value: Value,
+    ) -> Result<(), crate::error::AdError> {
+        let old = self.primal.dfg.inst_result(inst);
+        if old.is_some_and(|o| self.is_active(o)) {
+            return Err(self.unsupported(
+                inst,
+                "an atomic add of floats whose old value carries a derivative",
+            ));
+        }
+        let Some(shadow) = self.shadow_in_reverse(ptr) else { return Ok(()) };
+        if !self.is_active(value) {
+            return Ok(());
+        }
+        let ty = self.primal.dfg.value_type(value).clone();
+        let mut d = self.load(&ty, shadow);
+        if op == AtomicRmwOp::Fsub {
+            d = self.val(InstructionData::Unary {
+                op: adc_ir::UnaryOp::Fneg,
+                arg: d,
+                flags: Default::default(),
+            });
+        }
+        self.add_adjoint(value, d);
+        Ok(())
+    }
+
+    /// The shadow of a shared array, when `global` is one that has a shadow.
+    fn shared_shadow(&self, global: GlobalId) -> Option<GlobalId> {
+        let g = self.module.globals.get(global)?;
+        if g.addr_space != 3 {
+            return None;
+        }
+        self.module.global_by_name(&format!("{}{SHADOW_SUFFIX}", g.name))
+    }
+
+    /// The forward shadow of `const ptr @shared + offset`: the same offset into the
+    /// shadow shared array. Returns false for any other instruction.
+    pub(crate) fn forward_shared_shadow(&mut self, inst: Inst) -> bool {
+        let InstructionData::Const {
+            ty,
+            value: Constant::Address { symbol: Symbol::Global(global), offset },
+        } = self.primal.dfg.insts[inst].clone()
+        else {
+            return false;
+        };
+        let Some(shadow_global) = self.shared_shadow(global) else { return false };
+        let Some(result) = self.primal.dfg.inst_result(inst) else { return false };
+        let shadow =
+            self.constant(ty, Constant::Address { symbol: Symbol::Global(shadow_global), offset });
+        self.set_shadow(result, shadow);
+        true
+    }
+
+    /// At the start of the derivative (before the primal's first block): the threads of the
+    /// block zero the shadows of the shared arrays the primal uses, then wait at a barrier.
+    pub(crate) fn zero_shared_shadows(&mut self) {
+        if self.split.is_some() || !self.is_gpu_code() {
+            return;
+        }
+        let mut used: Vec<(GlobalId, Type)> = Vec::new();
+        for (_, inst) in self.primal.layout.insts() {
+            if let InstructionData::Const {
+                ty,
+                value: Constant::Address { symbol: Symbol::Global(g), .. },
+            } = &self.primal.dfg.insts[inst]
+            {
+                if let Some(shadow) = self.shared_shadow(*g) {
+                    if !used.iter().any(|(s, _)| *s == shadow) {
+                        used.push((shadow, ty.clone()));
+                    }
+                }
+            }
+        }
+        if used.is_empty() {
+            return;
+        }
+        let func =
+            |name: &str| self.module.function_by_name(name).expect("declared before synthesis");
+        let regs: Vec<FuncId> = THREAD_REGISTERS.iter().map(|n| func(n)).collect();
+        let ntid_z = func(NTID_Z);
+        let barrier = func(BARRIER);
+        let read = |s: &mut Self, f: FuncId| {
+            let v = s.val(InstructionData::Call {
+                callee: f,
+                args: Vec::new(),
+                attrs: FuncAttrs::empty(),
+            });
+            s.val(InstructionData::Cast { op: CastOp::Zext, arg: v, ty: Type::I64 })
+        };
+        let (tx, ty_, tz, nx, ny) = (
+            read(self, regs[0]),
+            read(self, regs[1]),
+            read(self, regs[2]),
+            read(self, regs[3]),
+            read(self, regs[4]),
+        );
+        let nz = read(self, ntid_z);
+        // linear = tx + nx * (ty + ny * tz); threads = nx * ny * nz
+        let a = self.binary(BinaryOp::Mul, ny, tz);
+        let b = self.binary(BinaryOp::Add, ty_, a);
+        let c = self.binary(BinaryOp::Mul, nx, b);
+        let linear = self.binary(BinaryOp::Add, tx, c);
+        let nxy = self.binary(BinaryOp::Mul, nx, ny);
+        let threads = self.binary(BinaryOp::Mul, nxy, nz);
+        for (shadow, ptr_ty) in used {
+            let size = self.module.globals[shadow].ty.size();
+            let (elem, width) = if size.is_multiple_of(4) { (Type::I32, 4) } else { (Type::I8, 1) };
+            let count = self.iconst(Type::I64, (size / width) as i128);
+            let base = self
+                .constant(ptr_ty, Constant::Address { symbol: Symbol::Global(shadow), offset: 0 });
+            let header = self.new_block();
+            let index = self.f.dfg.append_block_param(header, Type::I64);
+            let body = self.new_block();
+            let exit = self.new_block();
+            self.ins(InstructionData::Jump { dest: BlockCall::new(header, vec![linear]) });
+            self.cur = header;
+            let more = self.val(InstructionData::Icmp { cond: IntCC::Ult, args: [index, count] });
+            self.ins(InstructionData::Brif {
+                cond: more,
+                then_dest: BlockCall::new(body, Vec::new()),
+                else_dest: BlockCall::new(exit, Vec::new()),
+            });
+            self.cur = body;
+            let stride = self.iconst(Type::I64, width as i128);
+            let offset = self.binary(BinaryOp::Mul, index, stride);
+            let at = self.ptradd(base, offset);
+            let zero = self.iconst(elem, 0);
+            self.store(zero, at);
+            let next = self.val(InstructionData::Binary {
+                op: BinaryOp::Add,
+                flags: InstFlags::empty(),
+                args: [index, threads],
+            });
+            self.ins(InstructionData::Jump { dest: BlockCall::new(header, vec![next]) });
+            self.cur = exit;
+        }
+        self.ins(InstructionData::Call {
+            callee: barrier,
+            args: Vec::new(),
+            attrs: FuncAttrs::empty(),
+        });
+    }
+}

@@ -1,0 +1,430 @@
+//! A simulated CUDA grid: [`Interpreter::launch`] runs a kernel over `grid × block`
+//! threads on the interpreter's one memory, so kernels and their gradients can be checked
+//! without a GPU.
+//!
+//! - Blocks run one after the other; the threads of a block run phase by phase: each
+//!   thread runs until its next barrier (`llvm.nvvm.barrier0`, `llvm.nvvm.barrier.sync*`)
+//!   or its end, then the next thread (x fastest, then y, then z). A phase in which some
+//!   threads stop at a barrier and others exit is a divergent barrier: an error.
+//! - The special registers (`llvm.nvvm.read.ptx.sreg.{tid,ntid,ctaid,nctaid}.{x,y,z}`,
+//!   `warpsize`, `laneid`, `warpid`, `nwarpid`) answer per thread; memory barriers are
+//!   no-ops (threads never run concurrently). Any other `llvm.nvvm.*` call is reported as
+//!   unsupported.
+//! - Shared-memory globals (address space 3) get a fresh, uninitialized copy per block,
+//!   as on a device; every other address space is the interpreter's one flat memory (an
+//!   `addrspacecast` keeps the address). Atomics execute in program order of the
+//!   simulation, which is one of the orders a device may produce.
+//! - Fuel limits the instructions of one thread in one phase.
+
+use crate::entities::{FuncId, GlobalId};
+
+use super::eval::Exit;
+use super::memory::{checked_size, AllocKind};
+use super::value::Val;
+use super::{ErrorKind, InterpError, Interpreter, R};
+
+/// Threads per block or blocks per grid, in up to three dimensions (CUDA's `dim3`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Dim3 {
+    pub x: u32,
+    pub y: u32,
+    pub z: u32,
+}
+
+impl Dim3 {
+    pub const fn new(x: u32, y: u32, z: u32) -> Dim3 {
+        Dim3 { x, y, z }
+    }
+
+    /// A one-dimensional extent.
+    pub const fn x(x: u32) -> Dim3 {
+        Dim3 { x, y: 1, z: 1 }
+    }
+
+    fn count(self) -> u64 {
+        u64::from(self.x) * u64::from(self.y) * u64::from(self.z)
+    }
+
+    /// The `index`-th point, x fastest.
+    fn point(self, index: u64) -> Dim3 {
+        let (x, y) = (u64::from(self.x), u64::from(self.y));
+        Dim3 { x: (index % x) as u32, y: (index / x % y) as u32, z: (index / (x * y)) as u32 }
+    }
+}
+
+/// The ids one simulated thread sees.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct ThreadContext {
+    tid: Dim3,
+    ntid: Dim3,
+    ctaid: Dim3,
+    nctaid: Dim3,
+}
+
+impl ThreadContext {
+    fn linear_tid(&self) -> u64 {
+        u64::from(self.tid.x)
+            + u64::from(self.ntid.x)
+                * (u64::from(self.tid.y) + u64::from(self.ntid.y) * u64::from(self.tid.z))
+    }
+}
+
+/// What a GPU intrinsic call does.
+pub(crate) enum Intrinsic {
+    Value(Option<Val>),
+    Barrier,
+}
+
+/// Threads per block a device accepts (CUDA's limit on every current architecture).
+const MAX_THREADS_PER_BLOCK: u64 = 1024;
+
+fn axis(value: Dim3, name: &str) -> Option<u32> {
+    match name {
+        "x" => Some(value.x),
+        "y" => Some(value.y),
+        "z" => Some(value.z),
+        _ => None,
+    }
+}
+
+impl<'m> Interpreter<'m> {
+    /// Runs `kernel` (a function returning nothing) on `grid` blocks of `block` threads
+    /// each, all with the same `args`. Returns when every thread has finished; results are
+    /// in memory (read them with [`Interpreter::read`]).
+    pub fn launch(
+        &mut self,
+        kernel: FuncId,
+        grid: Dim3,
+        block: Dim3,
+        args: &[Val],
+    ) -> Result<(), InterpError> {
+        let module = self.module;
+        let f = module.functions.get(kernel).ok_or_else(|| {
+            ErrorKind::InvalidArgument(format!("function {kernel} is not in the module"))
+        })?;
+        if f.is_declaration() || f.signature.varargs || f.signature.ret.is_some() {
+            return Err(ErrorKind::InvalidArgument(format!(
+                "@{} cannot be launched: a kernel is a defined function returning void",
+                f.name
+            ))
+            .into());
+        }
+        if grid.count() == 0 || block.count() == 0 || block.count() > MAX_THREADS_PER_BLOCK {
+            return Err(ErrorKind::InvalidArgument(format!(
+                "launch of @{} with grid {grid:?} and block {block:?}: every extent must be \
+                 at least 1 and a block at most {MAX_THREADS_PER_BLOCK} threads",
+                f.name
+            ))
+            .into());
+        }
+        let args = self.convert_args(f, args)?;
+        let shared: Vec<GlobalId> =
+            module.globals.iter().filter(|(_, g)| g.addr_space == 3).map(|(id, _)| id).collect();
+        let saved: Vec<u64> = shared.iter().map(|g| self.global_addrs[*g]).collect();
+        let result = (0..grid.count())
+            .try_for_each(|b| self.run_block(kernel, &args, &shared, grid, grid.point(b), block));
+        for (g, addr) in shared.iter().zip(saved) {
+            self.global_addrs[*g] = addr;
+        }
+        self.gpu = None;
+        result
+    }
+
+    /// Runs the threads of one block phase by phase.
+    fn run_block(
+        &mut self,
+        kernel: FuncId,
+        args: &[Val],
+        shared: &[GlobalId],
+        grid: Dim3,
+        ctaid: Dim3,
+        block: Dim3,
+    ) -> Result<(), InterpError> {
+        for g in shared {
+            let global = &self.module.globals[*g];
+            let size = checked_size(&global.ty).ok_or_else(|| {
+                ErrorKind::Unsupported(format!("shared array @{} is too large", global.name))
+            })?;
+            let align = u64::from(global.align).max(global.ty.align());
+            let name = format!("{} (block {},{},{})", global.name, ctaid.x, ctaid.y, ctaid.z);
+            self.global_addrs[*g] = self.mem.allocate(
+                size,
+                align,
+                AllocKind::Global { name, constant: false },
+                false,
+            )?;
+        }
+        let contexts: Vec<ThreadContext> = (0..block.count())
+            .map(|t| ThreadContext { tid: block.point(t), ntid: block, ctaid, nctaid: grid })
+            .collect();
+        let mut stacks = Vec::with_capacity(contexts.len());
+        for ctx in &contexts {
+            let mut stack = Vec::new();
+            self.gpu = Some(*ctx);
+            self.push_frame(&mut stack, kernel, args.to_vec(), None)?;
+            stacks.push(Some(stack));
+        }
+        let result = self.run_phases(&contexts, &mut stacks);
+        for stack in stacks.into_iter().flatten() {
+            self.kill_frames(stack);
+        }
+        result
+    }
+
+    fn run_phases(
+        &mut self,
+        contexts: &[ThreadContext],
+        stacks: &mut [Option<Vec<super::eval::Frame<'m>>>],
+    ) -> Result<(), InterpError> {
+        let mut phase = 0u64;
+        loop {
+            let (mut waiting, mut exited) = (None, 0usize);
+            for (t, slot) in stacks.iter_mut().enumerate() {
+                let Some(stack) = slot.as_mut() else {
+                    exited += 1;
+                    continue;
+                };
+                self.gpu = Some(contexts[t]);
+                match self.run_loop(stack)? {
+                    Exit::Barrier => {
+                        waiting.get_or_insert(t);
+                    }
+                    Exit::Return(_) => {
+                        exited += 1;
+                        if let Some(done) = slot.take() {
+                            self.kill_frames(done);
+                        }
+                    }
+                }
+            }
+            let Some(first) = waiting else { return Ok(()) };
+            if exited > 0 {
+                let ctx = contexts[first];
+                let kind = ErrorKind::DivergentBarrier {
+                    block: (ctx.ctaid.x, ctx.ctaid.y, ctx.ctaid.z),
+                    thread: (ctx.tid.x, ctx.tid.y, ctx.tid.z),
+                    phase,
+                    exited,
+                    total: contexts.len(),
+                };
+                let stack = stacks[first].as_deref().unwrap_or_default();
+                let barrier = stack.last().and_then(|f| f.previous_inst());
+                return Err(self.locate(kind, stack, barrier));
+            }
+            phase += 1;
+        }
+    }
+
+    /// Answers a call to an `llvm.nvvm.*` declaration while a kernel runs; `None` for
+    /// every other call (and for every call outside a launch, where such intrinsics are
+    /// unknown externals).
+    pub(crate) fn gpu_intrinsic(&mut self, name: &str, args: &[Val]) -> R<Option<Intrinsic>> {
+        let (Some(ctx), Some(rest)) = (self.gpu, name.strip_prefix("llvm.nvvm.")) else {
+            return Ok(None);
+        };
+        let int = |v: u64| Ok(Some(Intrinsic::Value(Some(Val::Int(u128::from(v))))));
+        if let Some(reg) = rest.strip_prefix("read.ptx.sreg.") {
+            let (base, dim) = reg.rsplit_once('.').unwrap_or((reg, ""));
+            let value = match base {
+                "tid" => axis(ctx.tid, dim),
+                "ntid" => axis(ctx.ntid, dim),
+                "ctaid" => axis(ctx.ctaid, dim),
+                "nctaid" => axis(ctx.nctaid, dim),
+                _ => None,
+            };
+            if let Some(v) = value {
+                return int(u64::from(v));
+            }
+            return match reg {
+                "warpsize" => int(32),
+                "laneid" => int(ctx.linear_tid() % 32),
+                "warpid" => int(ctx.linear_tid() / 32),
+                "nwarpid" => int(ctx.ntid.count().div_ceil(32)),
+                _ => Err(unsupported(name)),
+            };
+        }
+        match rest {
+            "barrier0" | "barrier.sync" | "bar.sync" | "barrier.cta.sync.aligned.all" => {
+                if rest != "barrier0" && args.first().is_some_and(|a| a.as_int().ok() != Some(0)) {
+                    return Err(ErrorKind::Unsupported(format!(
+                        "@{name} with a barrier id other than 0"
+                    )));
+                }
+                Ok(Some(Intrinsic::Barrier))
+            }
+            "membar.cta" | "membar.gl" | "membar.sys" => Ok(Some(Intrinsic::Value(None))),
+            _ => Err(unsupported(name)),
+        }
+    }
+}
+
+fn unsupported(name: &str) -> ErrorKind {
+    ErrorKind::Unsupported(format!("GPU intrinsic @{name} in the simulated grid"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::parse_module;
+
+    const SREGS: &str = "declare @llvm.nvvm.read.ptx.sreg.tid.x() -> i32\n\
+        declare @llvm.nvvm.read.ptx.sreg.tid.y() -> i32\n\
+        declare @llvm.nvvm.read.ptx.sreg.ntid.x() -> i32\n\
+        declare @llvm.nvvm.read.ptx.sreg.ctaid.x() -> i32\n\
+        declare @llvm.nvvm.read.ptx.sreg.nctaid.x() -> i32\n\
+        declare @llvm.nvvm.barrier0()\n";
+
+    fn module(body: &str) -> crate::module::Module {
+        parse_module(&format!("{SREGS}{body}")).expect("parses")
+    }
+
+    fn read_i32(interp: &Interpreter<'_>, p: &Val, n: usize) -> Vec<u32> {
+        interp
+            .read(p, &crate::types::Type::I32, n)
+            .unwrap()
+            .iter()
+            .map(|v| v.as_int().unwrap() as u32)
+            .collect()
+    }
+
+    #[test]
+    fn ids_and_dims_answer_per_thread() {
+        // out[linear] = ctaid.x * 1000 + tid.y * 100 + tid.x * 10 + nctaid.x
+        let m = module(
+            "func @ids(%out: ptr) kernel {
+^entry:
+  %tx = call @llvm.nvvm.read.ptx.sreg.tid.x()
+  %ty = call @llvm.nvvm.read.ptx.sreg.tid.y()
+  %nx = call @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %bx = call @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %gx = call @llvm.nvvm.read.ptx.sreg.nctaid.x()
+  %c1000 = const i32 1000
+  %c100 = const i32 100
+  %c10 = const i32 10
+  %c6 = const i32 6
+  %a = mul i32 %bx, %c1000
+  %b = mul i32 %ty, %c100
+  %c = mul i32 %tx, %c10
+  %s1 = add i32 %a, %b
+  %s2 = add i32 %s1, %c
+  %s3 = add i32 %s2, %gx
+  %row = mul i32 %ty, %nx
+  %local = add i32 %row, %tx
+  %base = mul i32 %bx, %c6
+  %lin = add i32 %base, %local
+  %w = zext %lin to i64
+  %four = const i64 4
+  %off = mul i64 %w, %four
+  %p = ptradd ptr %out, %off
+  store %s3, %p, align 4
+  ret
+}
+",
+        );
+        let f = m.function_by_name("ids").unwrap();
+        let mut interp = Interpreter::new(&m).unwrap();
+        let out = interp.alloc(&crate::types::Type::I32, &vec![Val::Int(0); 12]).unwrap();
+        interp.launch(f, Dim3::x(2), Dim3::new(3, 2, 1), std::slice::from_ref(&out)).unwrap();
+        assert_eq!(
+            read_i32(&interp, &out, 12),
+            vec![2, 12, 22, 102, 112, 122, 1002, 1012, 1022, 1102, 1112, 1122]
+        );
+    }
+
+    /// Each thread writes its id into a shared array, waits, and reads its neighbour's
+    /// slot: only correct when all threads of the block passed the barrier first, and
+    /// each block has its own copy of the array.
+    const ROTATE: &str = "global internal @tile: [4 x i32], addrspace(3), align 4 = undef
+
+func @rotate(%out: ptr) kernel {
+^entry:
+  %tx = call @llvm.nvvm.read.ptx.sreg.tid.x()
+  %bx = call @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %tile = const ptr addrspace(3) @tile
+  %w = zext %tx to i64
+  %four = const i64 4
+  %off = mul i64 %w, %four
+  %slot = ptradd ptr addrspace(3) %tile, %off
+  %c100 = const i32 100
+  %tag = mul i32 %bx, %c100
+  %mine = add i32 %tag, %tx
+  store %mine, %slot, align 4
+  call @llvm.nvvm.barrier0()
+  %one = const i32 1
+  %three = const i32 3
+  %n = add i32 %tx, %one
+  %next = and i32 %n, %three
+  %nw = zext %next to i64
+  %noff = mul i64 %nw, %four
+  %nslot = ptradd ptr addrspace(3) %tile, %noff
+  %v = load i32, %nslot, align 4
+  %c4 = const i32 4
+  %base = mul i32 %bx, %c4
+  %lin = add i32 %base, %tx
+  %lw = zext %lin to i64
+  %loff = mul i64 %lw, %four
+  %p = ptradd ptr %out, %loff
+  store %v, %p, align 4
+  ret
+}
+";
+
+    #[test]
+    fn barriers_separate_phases_and_shared_memory_is_per_block() {
+        let m = module(ROTATE);
+        let f = m.function_by_name("rotate").unwrap();
+        let mut interp = Interpreter::new(&m).unwrap();
+        let out = interp.alloc(&crate::types::Type::I32, &vec![Val::Int(0); 8]).unwrap();
+        interp.launch(f, Dim3::x(2), Dim3::x(4), std::slice::from_ref(&out)).unwrap();
+        assert_eq!(read_i32(&interp, &out, 8), vec![1, 2, 3, 0, 101, 102, 103, 100]);
+    }
+
+    #[test]
+    fn a_barrier_some_threads_skip_is_an_error() {
+        let m = module(
+            "func @diverge() kernel {
+^entry:
+  %tx = call @llvm.nvvm.read.ptx.sreg.tid.x()
+  %zero = const i32 0
+  %first = icmp eq i32 %tx, %zero
+  brif %first, ^wait, ^done
+^wait:
+  call @llvm.nvvm.barrier0()
+  jump ^done
+^done:
+  ret
+}
+",
+        );
+        let f = m.function_by_name("diverge").unwrap();
+        let mut interp = Interpreter::new(&m).unwrap();
+        let e = interp.launch(f, Dim3::x(1), Dim3::x(4), &[]).unwrap_err();
+        assert!(matches!(e.kind(), ErrorKind::DivergentBarrier { exited: 3, total: 4, .. }), "{e}");
+        assert_eq!(e.location().unwrap().inst, "call @llvm.nvvm.barrier0()");
+        // Every thread reaching it is fine.
+        interp.launch(f, Dim3::x(1), Dim3::x(1), &[]).unwrap();
+    }
+
+    #[test]
+    fn unsupported_intrinsics_and_bad_launches_are_errors() {
+        let m = module(
+            "declare @llvm.nvvm.read.ptx.sreg.clock() -> i32
+
+func @clock() kernel {
+^entry:
+  %c = call @llvm.nvvm.read.ptx.sreg.clock()
+  ret
+}
+",
+        );
+        let f = m.function_by_name("clock").unwrap();
+        let mut interp = Interpreter::new(&m).unwrap();
+        let e = interp.launch(f, Dim3::x(1), Dim3::x(2), &[]).unwrap_err();
+        assert!(e.to_string().contains("@llvm.nvvm.read.ptx.sreg.clock"), "{e}");
+        let e = interp.launch(f, Dim3::x(1), Dim3::x(2048), &[]).unwrap_err();
+        assert!(e.to_string().contains("at most 1024"), "{e}");
+        // Outside a launch, GPU intrinsics are unknown externals, as before.
+        let tid = m.function_by_name("llvm.nvvm.read.ptx.sreg.tid.x").unwrap();
+        assert!(interp.call(tid, &[]).is_err());
+    }
+}
