@@ -28,13 +28,6 @@ int main(void) {
   for (int i = 0; i < N; i++)
     x[i] = 0.3 * i - 1.1;
   __enzyme_autodiff((void *)f, x, dx, N);
-  for (int j = 0; j < N; j++) {
-    double xp[N], xm[N];
-    for (int k = 0; k < N; k++)
-      xp[k] = xm[k] = x[k];
-    xp[j] += FD_STEP;
-    xm[j] -= FD_STEP;
-    check("df/dx_j", dx[j], (f(xp, N) - f(xm, N)) / (2 * FD_STEP), FD_TOL);
-  }
+  check_fd_gradient(f, x, dx, N);
   return check_done();
 }

@@ -31,4 +31,21 @@ static int check_done(void) {
 #define FD_TOL 1e-6
 #define EXACT_TOL 1e-12
 
+/* Checks each dx[j] against the central finite difference of f at x (n <= 64). */
+static inline void check_fd_gradient(double (*f)(const double *, int), const double *x,
+                                     const double *dx, int n) {
+  double xp[64], xm[64];
+  if (n > 64) {
+    check("check_fd_gradient takes at most 64 entries", n, 64, 0.0);
+    return;
+  }
+  for (int j = 0; j < n; j++) {
+    for (int k = 0; k < n; k++)
+      xp[k] = xm[k] = x[k];
+    xp[j] += FD_STEP;
+    xm[j] -= FD_STEP;
+    check("df/dx_j", dx[j], (f(xp, n) - f(xm, n)) / (2 * FD_STEP), FD_TOL);
+  }
+}
+
 #endif
