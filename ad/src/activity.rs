@@ -54,7 +54,7 @@ use std::fmt::Write as _;
 
 use adc_ir::{
     CastOp, Constant, FuncAttrs, FuncId, Function, GlobalId, Inst, InstructionData, Module, Symbol,
-    Type, Value,
+    Type, Value, ValueDef,
 };
 use adc_passes::effects::{Effects, ModuleEffects};
 use adc_passes::manager::AnalysisManager;
@@ -227,10 +227,27 @@ impl<'a> Solver<'a> {
     }
 
     fn union(&mut self, a: Value, b: Value) {
+        // An undefined pointer points at no memory, and one such constant may feed many
+        // unrelated block parameters (clang -O0's `undef` phi inputs): joining through it
+        // would merge the classes of an `enzyme_const` and a `dup` argument.
+        if self.is_undefined_pointer(a) || self.is_undefined_pointer(b) {
+            return;
+        }
         let (ra, rb) = (self.find(a), self.find(b));
         if ra != rb {
             self.parent.insert(ra, rb);
         }
+    }
+
+    fn is_undefined_pointer(&self, value: Value) -> bool {
+        let ValueDef::Result(inst) = self.func.dfg.value_def(value) else { return false };
+        matches!(
+            self.func.inst(inst),
+            InstructionData::Const {
+                value: Constant::Undef | Constant::Poison,
+                ty,
+            } if ty.is_ptr()
+        )
     }
 
     fn is_tape_push(&self, callee: FuncId) -> bool {

@@ -62,10 +62,21 @@ impl<'a> Synth<'a> {
             // A function address is its own shadow (see `indirect`).
             return self.vmap.get(&value).copied();
         }
-        let is_null = matches!(self.primal.dfg.value_def(value),
-            ValueDef::Result(inst) if matches!(&self.primal.dfg.insts[inst],
-                InstructionData::Const { value: Constant::Int(0) | Constant::Zero, .. }));
-        is_null.then(|| self.constant(Type::PTR, Constant::Int(0)))
+        // Null and undefined pointers point nowhere; so do their shadows.
+        let ValueDef::Result(inst) = self.primal.dfg.value_def(value) else { return None };
+        match &self.primal.dfg.insts[inst] {
+            InstructionData::Const { value: Constant::Int(0) | Constant::Zero, .. } => {
+                Some(self.constant(Type::PTR, Constant::Int(0)))
+            }
+            InstructionData::Const {
+                value: undefined @ (Constant::Undef | Constant::Poison),
+                ..
+            } => {
+                let undefined = undefined.clone();
+                Some(self.constant(Type::PTR, undefined))
+            }
+            _ => None,
+        }
     }
 
     pub(super) fn set_shadow(&mut self, primal: Value, shadow: Value) {
