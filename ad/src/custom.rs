@@ -28,6 +28,7 @@ use adc_ir::{
     Type, Value,
 };
 
+use crate::enzyme_api::is_float_like;
 use crate::error::{AdError, AdErrorKind, Site};
 use crate::request::{ArgActivity, DiffMode, DiffRequest, RetActivity};
 
@@ -197,14 +198,6 @@ pub fn gradient_of(module: &Module, function: FuncId) -> Result<Option<CustomGra
     Ok(Registrations::read(module)?.gradient(function).cloned())
 }
 
-/// The registered forward derivative of `function`, if any.
-pub fn derivative_of(
-    module: &Module,
-    function: FuncId,
-) -> Result<Option<CustomDerivative>, AdError> {
-    Ok(Registrations::read(module)?.derivative(function).cloned())
-}
-
 /// The library function `function` differentiates like, if registered.
 pub fn function_like(module: &Module, function: FuncId) -> Option<String> {
     Registrations::read(module).ok()?.like(function).map(str::to_string)
@@ -227,10 +220,6 @@ fn string_at(module: &Module, entry: &Constant) -> Option<String> {
     };
     let end = bytes.iter().position(|b| *b == 0).unwrap_or(bytes.len());
     String::from_utf8(bytes[..end].to_vec()).ok()
-}
-
-fn is_float_like(ty: &Type) -> bool {
-    ty.lane_type().is_float()
 }
 
 /// `f`'s arguments with a shadow after each pointer (reverse mode) or after each pointer

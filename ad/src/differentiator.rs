@@ -99,7 +99,6 @@ impl Synthesize for Differentiator {
         }
         if request.mode == DiffMode::Forward {
             // Forward synthesis declares its own libm callees and verifies its result.
-            let name = fresh_name(module, &format!("__adc_forward_{primal_name}"));
             // Callee derivatives are memoised next to the API requests.
             return crate::forward::synthesize_forward_with(module, request, &name, &mut self.memo);
         }
@@ -109,7 +108,6 @@ impl Synthesize for Differentiator {
         declare_shadow_globals(module, request.function);
         let signatures: HashMap<FuncId, Signature> =
             module.functions.iter().map(|(id, f)| (id, f.signature.clone())).collect();
-        let name = fresh_name(module, &format!("__adc_reverse_{primal_name}"));
         // The derivative takes the next id; the split functions it calls follow it.
         let mut splits = SplitRegistry::new(
             self.split_memo.clone(),
@@ -293,7 +291,7 @@ fn analysis_view(module: &Module) -> Module {
 }
 
 /// `base`, or `base.N` for the first N that no function of the module uses.
-fn fresh_name(module: &Module, base: &str) -> String {
+pub(crate) fn fresh_name(module: &Module, base: &str) -> String {
     if module.function_by_name(base).is_none() {
         return base.to_string();
     }

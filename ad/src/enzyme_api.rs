@@ -674,7 +674,7 @@ fn count_of(n: usize, noun: &str) -> String {
 }
 
 /// Float scalars and vectors of them: what can be active by value.
-fn is_float_like(ty: &Type) -> bool {
+pub(crate) fn is_float_like(ty: &Type) -> bool {
     ty.lane_type().is_float()
 }
 

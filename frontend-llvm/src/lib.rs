@@ -28,21 +28,20 @@ pub use extras::{Extras, InstExtra};
 /// Reads a bitcode file (clang 13..19) and translates it.
 pub fn import_bitcode_file(path: &Path) -> Result<Module, ImportError> {
     let extras = extras::read_extras(path)?;
-    // llvm-ir panics (instead of returning errors) on some inputs it does not model.
-    let parsed = catch_unwind(AssertUnwindSafe(|| llvm_ir::Module::from_bc_path(path)));
-    let llvm = match parsed {
-        Ok(Ok(module)) => module,
-        Ok(Err(reason)) => {
-            return Err(ImportError::BadBitcode { path: path.to_path_buf(), reason });
-        }
-        Err(panic) => {
-            return Err(ImportError::LlvmIr {
-                path: path.to_path_buf(),
-                reason: panic_message(&panic),
-            });
-        }
-    };
+    let llvm = parse_bitcode(path)?;
     import_module_with(&llvm, &extras)
+}
+
+/// Parses a bitcode file with llvm-ir, which panics (instead of returning errors) on some
+/// inputs it does not model.
+fn parse_bitcode(path: &Path) -> Result<llvm_ir::Module, ImportError> {
+    match catch_unwind(AssertUnwindSafe(|| llvm_ir::Module::from_bc_path(path))) {
+        Ok(Ok(module)) => Ok(module),
+        Ok(Err(reason)) => Err(ImportError::BadBitcode { path: path.to_path_buf(), reason }),
+        Err(panic) => {
+            Err(ImportError::LlvmIr { path: path.to_path_buf(), reason: panic_message(&panic) })
+        }
+    }
 }
 
 /// Reads a library's bitcode (such as CUDA's `libdevice.10.bc`) as far as adc can: a
@@ -51,26 +50,8 @@ pub fn import_bitcode_file(path: &Path) -> Result<Module, ImportError> {
 /// and its error is returned beside the module.
 pub fn import_library_bitcode(path: &Path) -> Result<(Module, Vec<ImportError>), ImportError> {
     let extras = extras::read_extras(path)?;
-    let parsed = catch_unwind(AssertUnwindSafe(|| llvm_ir::Module::from_bc_path(path)));
-    let llvm = match parsed {
-        Ok(Ok(module)) => module,
-        Ok(Err(reason)) => {
-            return Err(ImportError::BadBitcode { path: path.to_path_buf(), reason });
-        }
-        Err(panic) => {
-            return Err(ImportError::LlvmIr {
-                path: path.to_path_buf(),
-                reason: panic_message(&panic),
-            });
-        }
-    };
-    match catch_unwind(AssertUnwindSafe(|| globals::translate_module_with(&llvm, &extras, true))) {
-        Ok(result) => result,
-        Err(panic) => Err(ImportError::LlvmIr {
-            path: path.to_path_buf(),
-            reason: format!("internal error while translating: {}", panic_message(&panic)),
-        }),
-    }
+    let llvm = parse_bitcode(path)?;
+    guarded(path, || globals::translate_module_with(&llvm, &extras, true))
 }
 
 /// Translates an llvm-ir module without C-API extras: no fast-math flags, `disjoint` or
@@ -81,13 +62,20 @@ pub fn import_module(llvm: &llvm_ir::Module) -> Result<Module, ImportError> {
 
 /// Translates an llvm-ir module with the facts collected from the same bitcode.
 pub fn import_module_with(llvm: &llvm_ir::Module, extras: &Extras) -> Result<Module, ImportError> {
-    match catch_unwind(AssertUnwindSafe(|| globals::translate_module(llvm, extras))) {
-        Ok(result) => result,
-        Err(panic) => Err(ImportError::LlvmIr {
-            path: llvm.name.clone().into(),
+    guarded(Path::new(&llvm.name), || globals::translate_module(llvm, extras))
+}
+
+/// Runs a translation, turning a panic (a bug in adc) into an error naming the input.
+fn guarded<T>(
+    path: &Path,
+    translate: impl FnOnce() -> Result<T, ImportError>,
+) -> Result<T, ImportError> {
+    catch_unwind(AssertUnwindSafe(translate)).unwrap_or_else(|panic| {
+        Err(ImportError::LlvmIr {
+            path: path.to_path_buf(),
             reason: format!("internal error while translating: {}", panic_message(&panic)),
-        }),
-    }
+        })
+    })
 }
 
 fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {

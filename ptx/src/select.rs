@@ -789,7 +789,10 @@ impl FunctionEmitter<'_> {
                 return Ok(());
             }
             "llvm.nvvm.barrier.sync" | "llvm.nvvm.bar.sync" => {
-                let id = self.reg(args[0], inst)?;
+                let id = args
+                    .first()
+                    .ok_or_else(|| self.unsupported(inst, "a barrier without an id"))?;
+                let id = self.reg(*id, inst)?;
                 self.line(format!("bar.sync {id};"));
                 return Ok(());
             }

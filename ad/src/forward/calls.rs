@@ -46,11 +46,11 @@ impl Synth<'_> {
         if let Some(id) = callee_id {
             // A registered forward derivative (`crate::custom`) replaces the rules.
             let any_active = data.args().iter().any(|a| self.carries(*a));
-            let registered = crate::custom::derivative_of(self.module, id)?;
-            if let Some(derivative) = registered.filter(|_| any_active) {
+            let registered = self.registrations.derivative(id).filter(|_| any_active).cloned();
+            if let Some(derivative) = registered {
                 return self.translate_custom_call(inst, &derivative);
             }
-            if let Some(library) = crate::custom::function_like(self.module, id) {
+            if let Some(library) = self.registrations.like(id).map(str::to_string) {
                 return self.translate_function_like(inst, &library);
             }
         }

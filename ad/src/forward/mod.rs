@@ -41,6 +41,7 @@ use adc_ir::{
 };
 
 use crate::activity::Activity;
+use crate::differentiator::fresh_name;
 use crate::rules::{self, Differentiable};
 use crate::typetree::TypeAnalysis;
 use crate::{AdError, AdErrorKind, ArgActivity, DiffMode, DiffRequest, RetActivity, Site};
@@ -197,14 +198,6 @@ fn add_pending(
     queue
 }
 
-/// `base`, or `base.N` for the first N that no function of the module uses.
-fn fresh_name(module: &Module, base: &str) -> String {
-    (0..)
-        .map(|n| if n == 0 { base.to_string() } else { format!("{base}.{n}") })
-        .find(|n| module.function_by_name(n).is_none())
-        .unwrap_or_default()
-}
-
 /// Builds the body of one derivative (not yet added to the module).
 fn synthesize_body(
     module: &Module,
@@ -243,6 +236,7 @@ fn synthesize_body(
             shadows: vec![HashMap::new(); width],
             lane: 0,
             blocks: HashMap::new(),
+            registrations: crate::custom::Registrations::read(module)?,
         };
         synth.run()?;
     }
@@ -436,6 +430,8 @@ pub(crate) struct Synth<'a> {
     /// The lane whose shadows `shadow`, `record_shadow` and friends use now.
     pub(crate) lane: usize,
     pub(crate) blocks: HashMap<Block, Block>,
+    /// The module's custom-derivative registrations, read once per derivative.
+    pub(crate) registrations: crate::custom::Registrations,
 }
 
 impl Synth<'_> {

@@ -41,10 +41,15 @@ const THREAD_REGISTERS: [&str; 5] = [
 const NTID_Z: &str = "llvm.nvvm.read.ptx.sreg.ntid.z";
 const BARRIER: &str = "llvm.nvvm.barrier0";
 
+/// Whether the module is device code for a GPU (an nvptx target triple).
+fn is_nvptx(module: &Module) -> bool {
+    module.target.as_deref().is_some_and(|t| t.starts_with("nvptx"))
+}
+
 /// Adds to a GPU module a shadow shared array for every shared array holding floats (and
 /// the declarations the zeroing code calls). Does nothing for other modules.
 pub(crate) fn declare_shared_shadows(module: &mut Module) {
-    if !module.target.as_deref().is_some_and(|t| t.starts_with("nvptx")) {
+    if !is_nvptx(module) {
         return;
     }
     let shared: Vec<Global> = module
@@ -101,7 +106,7 @@ pub(crate) fn is_inactive_intrinsic(name: &str) -> bool {
 impl Synth<'_> {
     /// Whether the module is device code for a GPU (an nvptx target).
     pub(crate) fn is_gpu_code(&self) -> bool {
-        self.module.target.as_deref().is_some_and(|t| t.starts_with("nvptx"))
+        is_nvptx(self.module)
     }
 
     /// Whether `ptr` (a primal pointer) visibly points into one of this thread's allocas,

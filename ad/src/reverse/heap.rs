@@ -306,10 +306,11 @@ impl<'a> Synth<'a> {
         };
         match &dfg.insts[inst] {
             I::Const { value: Constant::Int(0) | Constant::Zero, .. } => true,
-            I::Call { callee, .. } => matches!(
-                self.module.functions[*callee].name.as_str(),
-                "malloc" | "calloc" | "realloc" | "aligned_alloc" | "_Znwm" | "_Znam"
-            ),
+            // Allocators returning their block (`posix_memalign` stores it instead).
+            I::Call { callee, .. } => {
+                let name = self.module.functions[*callee].name.as_str();
+                super::memory::ALLOCATORS.contains(&name) && name != "posix_memalign"
+            }
             I::Load { ptr: slot, .. } => self.slot_holds_allocations(*slot, visiting),
             _ => false,
         }

@@ -340,14 +340,10 @@ fn synthesize_planned(
     synth.emit_reverse()?;
     synth.finish_tapes();
     synth.finish_split();
-    let store_instead = if env.cache.planner == Planner::MinCut && !split {
-        let already = &synth.cache.store_instead;
-        let cut = synth.min_cut_stores(&synth.cache.roots);
-        if cut.is_subset(already) {
-            HashSet::new()
-        } else {
-            cut.union(already).copied().collect()
-        }
+    // Only the first (heuristic) synthesis asks for the cut; the second applies it.
+    let first_pass = synth.cache.store_instead.is_empty();
+    let store_instead = if env.cache.planner == Planner::MinCut && !split && first_pass {
+        synth.min_cut_stores(&synth.cache.roots)
     } else {
         HashSet::new()
     };

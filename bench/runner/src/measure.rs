@@ -55,10 +55,8 @@ impl Samples {
     pub fn merge(&mut self, other: Samples) {
         self.times.extend(other.times);
         self.peak_rss_kib = self.peak_rss_kib.max(other.peak_rss_kib);
-        self.heap_peak_bytes = match (self.heap_peak_bytes, other.heap_peak_bytes) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
-        };
+        // `None` orders below every `Some`.
+        self.heap_peak_bytes = self.heap_peak_bytes.max(other.heap_peak_bytes);
     }
 }
 

@@ -168,6 +168,11 @@ impl<'m> Interpreter<'m> {
         for stack in stacks.into_iter().flatten() {
             self.kill_frames(stack);
         }
+        // A block's shared memory ends with the block (big grids would otherwise run
+        // into the interpreter's memory limit); later accesses report dead memory.
+        for g in shared {
+            self.mem.kill_stack(self.global_addrs[*g]);
+        }
         result
     }
 
