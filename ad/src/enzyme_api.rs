@@ -147,6 +147,8 @@ pub struct LoweringReport {
     pub calls_lowered: usize,
     /// Distinct requests (a derivative is synthesized once per request).
     pub requests: Vec<DiffRequest>,
+    /// Where the tapes of a GPU module live (`crate::reverse::gpu_tapes`).
+    pub device_tapes: crate::reverse::gpu_tapes::DeviceTapes,
 }
 
 /// Replaces every `__enzyme_autodiff*` and `__enzyme_fwddiff*` call in `module` by a call
@@ -200,6 +202,8 @@ pub fn lower_enzyme_calls(
             report.requests.push(decoded.request);
         }
     }
+    // GPU modules: tapes in local memory or on the device heap, no `realloc`.
+    report.device_tapes = crate::reverse::gpu_tapes::place_device_tapes(module);
     Ok(report)
 }
 

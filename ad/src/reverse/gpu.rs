@@ -42,7 +42,7 @@ const NTID_Z: &str = "llvm.nvvm.read.ptx.sreg.ntid.z";
 const BARRIER: &str = "llvm.nvvm.barrier0";
 
 /// Whether the module is device code for a GPU (an nvptx target triple).
-fn is_nvptx(module: &Module) -> bool {
+pub(crate) fn is_nvptx(module: &Module) -> bool {
     module.target.as_deref().is_some_and(|t| t.starts_with("nvptx"))
 }
 

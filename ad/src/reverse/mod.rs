@@ -36,6 +36,7 @@ mod combined;
 mod control;
 mod custom_calls;
 pub(crate) mod gpu;
+pub mod gpu_tapes;
 mod heap;
 mod indirect;
 mod memory;

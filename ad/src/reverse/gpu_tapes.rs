@@ -1,0 +1,369 @@
+//! Device-side tapes: after reverse-mode synthesis, the tapes of a GPU module (nvptx
+//! target) are moved off the CPU tape runtime, whose `realloc` does not exist on a device.
+//!
+//! The cache planner (`crate::cache`) synthesizes every tape the same way on every target:
+//! a `{ptr data, i64 top, i64 capacity}` header in the derivative's setup block, a buffer
+//! from `malloc` when the number of elements is known on entry, `__adc_tape_push` growing
+//! it with `realloc` otherwise, and `free(load header)` before the derivative returns. This
+//! module rewrites that runtime for the device, in one place and without changing the
+//! planner:
+//!
+//! - a presized tape whose size in bytes is a compile-time constant (fixed trip counts)
+//!   becomes an `alloca` (PTX `.local` memory, per thread) and its `free` disappears, as
+//!   long as the function's local tapes stay within [`LOCAL_TAPE_BUDGET`] bytes;
+//! - a presized tape of a size known only on entry (trip counts from parameters), or one
+//!   too large for local memory, is allocated by [`DEVICE_ALLOC`]: CUDA's device-side
+//!   `malloc` (a system call ptxas resolves) that traps when the device heap is exhausted
+//!   instead of handing out a null buffer;
+//! - `__adc_tape_push` gets a device body: it grows a full tape by allocating twice the
+//!   capacity with [`DEVICE_ALLOC`], copying the used bytes and freeing the old buffer
+//!   (the header knows the capacity, so no `realloc` is needed).
+//!
+//! Every pointer a tape header holds is therefore either a thread's local array (never
+//! grown: its capacity is exact, and never freed) or a device-heap block released with
+//! `free`. The rewrite is idempotent and does nothing to modules for other targets.
+
+use std::collections::{HashMap, HashSet};
+
+use adc_ir::builder::FunctionBuilder;
+use adc_ir::{
+    BinaryOp, BlockCall, CastOp, Constant, FuncAttrs, FuncId, Function, Inst, InstructionData,
+    IntCC, Linkage, Module, Signature, Type, Value, ValueDef,
+};
+
+use crate::cache::TAPE_PUSH;
+
+/// Bytes of tapes one derivative may keep in thread-local memory; larger tapes go to the
+/// device heap. PTX allows 512 KiB of local memory per thread, but the driver reserves
+/// local memory for every thread that may be resident, so big frames cost occupancy and
+/// device memory: a few KiB per thread is what CUDA code commonly keeps there.
+pub const LOCAL_TAPE_BUDGET: u64 = 16 * 1024;
+
+/// `__adc_device_tape_alloc(i64 bytes) -> ptr`: device `malloc` that traps on failure.
+pub const DEVICE_ALLOC: &str = "__adc_device_tape_alloc";
+
+/// Alignment of a tape kept in local memory (what device `malloc` guarantees).
+const LOCAL_TAPE_ALIGN: u32 = 16;
+
+/// How one module's tapes were placed (for tests and reports).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeviceTapes {
+    /// Presized tapes turned into thread-local arrays, and their bytes in all.
+    pub local: usize,
+    pub local_bytes: u64,
+    /// Presized tapes allocated on the device heap (size known only on entry, or too big).
+    pub heap: usize,
+}
+
+/// Rewrites the tape runtime of a GPU module for the device (see the module comment).
+/// Does nothing for modules of other targets.
+pub fn place_device_tapes(module: &mut Module) -> DeviceTapes {
+    let mut report = DeviceTapes::default();
+    if !super::gpu::is_nvptx(module) {
+        return report;
+    }
+    let Some(push) = module.function_by_name(TAPE_PUSH) else { return report };
+    let (Some(malloc), Some(free)) =
+        (module.function_by_name("malloc"), module.function_by_name("free"))
+    else {
+        return report;
+    };
+    let alloc = define_device_alloc(module, malloc);
+    if calls_realloc(module, push) {
+        define_device_push(module, push, alloc, free);
+    }
+    let callers: Vec<FuncId> = module
+        .functions
+        .iter()
+        .filter(|(id, f)| !f.is_declaration() && *id != push && *id != alloc)
+        .map(|(id, _)| id)
+        .collect();
+    for id in callers {
+        place_function_tapes(&mut module.functions[id], push, malloc, free, alloc, &mut report);
+    }
+    report
+}
+
+fn calls_realloc(module: &Module, func: FuncId) -> bool {
+    let f = &module.functions[func];
+    f.layout.insts().any(|(_, inst)| match &f.dfg.insts[inst] {
+        InstructionData::Call { callee, .. } => module.functions[*callee].name == "realloc",
+        _ => false,
+    })
+}
+
+/// The presized tapes of one function: local arrays where the size is a constant and the
+/// budget allows, device-heap blocks otherwise.
+fn place_function_tapes(
+    f: &mut Function,
+    push: FuncId,
+    malloc: FuncId,
+    free: FuncId,
+    alloc: FuncId,
+    report: &mut DeviceTapes,
+) {
+    let headers: HashSet<Value> = f
+        .layout
+        .insts()
+        .filter_map(|(_, inst)| match &f.dfg.insts[inst] {
+            InstructionData::Call { callee, args, .. } if *callee == push => args.first().copied(),
+            _ => None,
+        })
+        .collect();
+    if headers.is_empty() {
+        return;
+    }
+    let uses = value_uses(f);
+    // (the malloc call, the header its buffer is stored into, the constant size if any)
+    let mut buffers: Vec<(Inst, Value, Option<u64>)> = Vec::new();
+    for (_, inst) in f.layout.insts() {
+        let InstructionData::Store { value, ptr, .. } = f.dfg.insts[inst] else { continue };
+        if !headers.contains(&ptr) {
+            continue;
+        }
+        let ValueDef::Result(call) = f.dfg.value_def(value) else { continue };
+        let InstructionData::Call { callee, ref args, .. } = f.dfg.insts[call] else { continue };
+        if callee != malloc || uses.get(&value).map_or(0, Vec::len) != 1 {
+            continue;
+        }
+        let bytes = args.first().and_then(|b| constant_value(f, *b, 0));
+        buffers.push((call, ptr, bytes));
+    }
+    let mut local_bytes = 0u64;
+    let mut local_headers = HashSet::new();
+    for (call, header, bytes) in buffers {
+        let fits = bytes.is_some_and(|b| local_bytes + b <= LOCAL_TAPE_BUDGET);
+        match bytes {
+            Some(bytes) if fits && header_stays_local(f, &uses, header, push) => {
+                let count = f.dfg.make_inst(
+                    InstructionData::Const { ty: Type::I64, value: Constant::Int(bytes.into()) },
+                    Some(Type::I64),
+                );
+                f.layout.insert_inst_before(count, call);
+                let count = f.dfg.inst_result(count).expect("a constant has a result");
+                let array = f.dfg.make_inst(
+                    InstructionData::Alloca {
+                        ty: Type::I8,
+                        count: Some(count),
+                        align: LOCAL_TAPE_ALIGN,
+                    },
+                    Some(Type::PTR),
+                );
+                f.layout.insert_inst_before(array, call);
+                let array = f.dfg.inst_result(array).expect("an alloca has a result");
+                let buffer = f.dfg.inst_result(call).expect("malloc returns a pointer");
+                f.dfg.replace_uses(buffer, array);
+                f.layout.remove_inst(call);
+                local_bytes += bytes;
+                local_headers.insert(header);
+                report.local += 1;
+            }
+            _ => {
+                if let InstructionData::Call { callee, .. } = &mut f.dfg.insts[call] {
+                    *callee = alloc;
+                }
+                report.heap += 1;
+            }
+        }
+    }
+    report.local_bytes += local_bytes;
+    // The frees of local tapes: `free(load header)`.
+    let frees: Vec<Inst> = f
+        .layout
+        .insts()
+        .filter(|(_, inst)| match &f.dfg.insts[*inst] {
+            InstructionData::Call { callee, args, .. } if *callee == free => {
+                args.first().is_some_and(|a| match f.dfg.value_def(*a) {
+                    ValueDef::Result(load) => matches!(
+                        f.dfg.insts[load],
+                        InstructionData::Load { ptr, .. } if local_headers.contains(&ptr)
+                    ),
+                    ValueDef::Param(..) => false,
+                })
+            }
+            _ => false,
+        })
+        .map(|(_, inst)| inst)
+        .collect();
+    for inst in frees {
+        f.layout.remove_inst(inst);
+    }
+}
+
+/// Whether a tape header is used only by tape code of this function (stores into it,
+/// loads from it, offsets of it, pushes onto it), so that its buffer cannot reach code
+/// that might free or grow it differently.
+fn header_stays_local(
+    f: &Function,
+    uses: &HashMap<Value, Vec<Inst>>,
+    header: Value,
+    push: FuncId,
+) -> bool {
+    uses.get(&header).into_iter().flatten().all(|inst| match &f.dfg.insts[*inst] {
+        InstructionData::Store { value, .. } => *value != header,
+        InstructionData::Load { .. } | InstructionData::PtrAdd { .. } => true,
+        InstructionData::Call { callee, args, .. } => {
+            *callee == push && args.iter().skip(1).all(|a| *a != header)
+        }
+        _ => false,
+    })
+}
+
+/// The laid-out instructions using each value.
+fn value_uses(f: &Function) -> HashMap<Value, Vec<Inst>> {
+    let mut uses: HashMap<Value, Vec<Inst>> = HashMap::new();
+    for (_, inst) in f.layout.insts() {
+        for arg in f.dfg.insts[inst].args() {
+            uses.entry(arg).or_default().push(inst);
+        }
+    }
+    uses
+}
+
+/// The value of an `i64` computed from constants by integer arithmetic (how the planner
+/// writes a tape's size: trip counts plus one, multiplied, times the element size).
+fn constant_value(f: &Function, value: Value, depth: usize) -> Option<u64> {
+    if depth > 32 {
+        return None;
+    }
+    let ValueDef::Result(inst) = f.dfg.value_def(value) else { return None };
+    let as_signed = |v: u64| v as i64;
+    match &f.dfg.insts[inst] {
+        InstructionData::Const { value: Constant::Int(v), .. } => Some(*v as u64),
+        InstructionData::Cast { op: CastOp::Zext | CastOp::Sext | CastOp::Trunc, arg, .. } => {
+            constant_value(f, *arg, depth + 1)
+        }
+        InstructionData::Binary { op, args, .. } => {
+            let a = constant_value(f, args[0], depth + 1)?;
+            let b = constant_value(f, args[1], depth + 1)?;
+            match op {
+                BinaryOp::Add => a.checked_add(b),
+                BinaryOp::Sub => a.checked_sub(b),
+                BinaryOp::Mul => a.checked_mul(b),
+                BinaryOp::Udiv => a.checked_div(b),
+                BinaryOp::Sdiv => as_signed(a).checked_div(as_signed(b)).map(|v| v as u64),
+                BinaryOp::Umax => Some(a.max(b)),
+                BinaryOp::Umin => Some(a.min(b)),
+                BinaryOp::Smax => Some(as_signed(a).max(as_signed(b)) as u64),
+                BinaryOp::Smin => Some(as_signed(a).min(as_signed(b)) as u64),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+fn signatures_of(module: &Module) -> HashMap<FuncId, Signature> {
+    module.functions.iter().map(|(id, f)| (id, f.signature.clone())).collect()
+}
+
+/// Defines [`DEVICE_ALLOC`] (once): `malloc(bytes)`, trapping when the device heap
+/// (`cudaLimitMallocHeapSize`, 8 MB unless the host raises it) cannot hold the block.
+fn define_device_alloc(module: &mut Module, malloc: FuncId) -> FuncId {
+    if let Some(id) = module.function_by_name(DEVICE_ALLOC) {
+        return id;
+    }
+    let mut f = Function::new(DEVICE_ALLOC, Signature::new(vec![Type::I64], Some(Type::PTR)));
+    f.linkage = Linkage::Internal;
+    f.attrs = FuncAttrs::NOUNWIND;
+    let signatures = signatures_of(module);
+    let lookup = |id: FuncId| signatures.get(&id).cloned();
+    let mut b = FunctionBuilder::new(&mut f, &lookup);
+    let entry = b.create_entry_block();
+    let exhausted = b.create_block();
+    let done = b.create_block();
+    let bytes = b.func.dfg.block_params(entry)[0];
+    b.switch_to_block(entry);
+    let (_, block) = b.call(malloc, vec![bytes]);
+    let block = block.expect("malloc returns a pointer");
+    let null = b.constant(Type::PTR, Constant::Int(0));
+    let failed = b.icmp(IntCC::Eq, block, null);
+    b.brif(failed, BlockCall::new(exhausted, Vec::new()), BlockCall::new(done, Vec::new()));
+    b.switch_to_block(exhausted);
+    b.ins(InstructionData::Unreachable);
+    b.switch_to_block(done);
+    b.ret(Some(block));
+    module.add_function(f)
+}
+
+/// Replaces the body of `__adc_tape_push(ptr %tape, i64 %size) -> ptr` by its device
+/// version: same contract (reserve one element of `size` bytes, growing the buffer
+/// geometrically: doubling, at least 16 elements), growth by allocate, copy and free.
+fn define_device_push(module: &mut Module, push: FuncId, alloc: FuncId, free: FuncId) {
+    let signatures = signatures_of(module);
+    let lookup = |id: FuncId| signatures.get(&id).cloned();
+    let old = &module.functions[push];
+    let mut f = Function::new(old.name.clone(), old.signature.clone());
+    f.linkage = old.linkage;
+    f.attrs = old.attrs;
+    let mut b = FunctionBuilder::new(&mut f, &lookup);
+    let entry = b.create_entry_block();
+    let grow = b.create_block();
+    let copy = b.create_block();
+    let copy_byte = b.create_block();
+    let release = b.create_block();
+    let free_old = b.create_block();
+    let replace = b.create_block();
+    let reserve = b.create_block();
+    let params = b.func.dfg.block_params(entry).to_vec();
+    let (tape, size) = (params[0], params[1]);
+    let index = b.append_block_param(copy, Type::I64);
+    let buffer = b.append_block_param(reserve, Type::PTR);
+
+    b.switch_to_block(entry);
+    let data = b.load(Type::PTR, tape, 8);
+    let eight = b.iconst(Type::I64, 8);
+    let top_ptr = b.ptradd(tape, eight);
+    let top = b.load(Type::I64, top_ptr, 8);
+    let sixteen = b.iconst(Type::I64, 16);
+    let cap_ptr = b.ptradd(tape, sixteen);
+    let cap = b.load(Type::I64, cap_ptr, 8);
+    let full = b.icmp(IntCC::Uge, top, cap);
+    b.brif(full, BlockCall::new(grow, Vec::new()), BlockCall::new(reserve, vec![data]));
+
+    b.switch_to_block(grow);
+    let two = b.iconst(Type::I64, 2);
+    let doubled = b.binary(BinaryOp::Mul, cap, two);
+    let minimum = b.iconst(Type::I64, 16);
+    let new_cap = b.binary(BinaryOp::Umax, doubled, minimum);
+    let bytes = b.binary(BinaryOp::Mul, new_cap, size);
+    let (_, grown) = b.call(alloc, vec![bytes]);
+    let grown = grown.expect("the device allocator returns a pointer");
+    let used = b.binary(BinaryOp::Mul, top, size);
+    let zero = b.iconst(Type::I64, 0);
+    b.jump(copy, vec![zero]);
+
+    // Bytewise: growth is rare (geometric), and element sizes vary.
+    b.switch_to_block(copy);
+    let more = b.icmp(IntCC::Ult, index, used);
+    b.brif(more, BlockCall::new(copy_byte, Vec::new()), BlockCall::new(release, Vec::new()));
+    b.switch_to_block(copy_byte);
+    let from = b.ptradd(data, index);
+    let byte = b.load(Type::I8, from, 1);
+    let to = b.ptradd(grown, index);
+    b.store(byte, to, 1);
+    let one = b.iconst(Type::I64, 1);
+    let next = b.binary(BinaryOp::Add, index, one);
+    b.jump(copy, vec![next]);
+
+    b.switch_to_block(release);
+    let null = b.constant(Type::PTR, Constant::Int(0));
+    let had_buffer = b.icmp(IntCC::Ne, data, null);
+    b.brif(had_buffer, BlockCall::new(free_old, Vec::new()), BlockCall::new(replace, Vec::new()));
+    b.switch_to_block(free_old);
+    b.call(free, vec![data]);
+    b.jump(replace, Vec::new());
+    b.switch_to_block(replace);
+    b.store(grown, tape, 8);
+    b.store(new_cap, cap_ptr, 8);
+    b.jump(reserve, vec![grown]);
+
+    b.switch_to_block(reserve);
+    let offset = b.binary(BinaryOp::Mul, top, size);
+    let addr = b.ptradd(buffer, offset);
+    let one = b.iconst(Type::I64, 1);
+    let next_top = b.binary(BinaryOp::Add, top, one);
+    b.store(next_top, top_ptr, 8);
+    b.ret(Some(addr));
+    module.functions[push] = f;
+}
