@@ -367,3 +367,112 @@ fn define_device_push(module: &mut Module, push: FuncId, alloc: FuncId, free: Fu
     b.ret(Some(addr));
     module.functions[push] = f;
 }
+
+#[cfg(test)]
+mod tests {
+    use adc_ir::interp::{Interpreter, Val};
+    use adc_ir::text::{parse_module, print_module};
+
+    use crate::{lower_enzyme_calls, Differentiator};
+
+    /// `Σ x[i]²` over a loop whose exit is `EXIT`, then `x[0] = 0`, so that the loaded
+    /// `x[i]` must be taped (the reverse pass cannot reload it).
+    fn sum_of_squares(name: &str, exit: &str) -> String {
+        format!(
+            "func @{name}(%x: ptr, %n: i64) -> f64 {{
+^entry:
+  %zero = const i64 0
+  %acc0 = const f64 0.0
+  jump ^loop(%zero, %acc0)
+^loop(%i: i64, %acc: f64):
+  %eight = const i64 8
+  %off = mul i64 %i, %eight
+  %px = ptradd ptr %x, %off
+  %a = load f64, %px, align 8
+  %sq = fmul f64 %a, %a
+  %acc1 = fadd f64 %acc, %sq
+  %one = const i64 1
+  %i1 = add nsw i64 %i, %one
+{exit}
+  brif %more, ^loop(%i1, %acc1), ^done
+^done:
+  %z = const f64 0.0
+  store %z, %x, align 8
+  ret %acc1
+}}
+func @grad_{name}(%x: ptr, %dx: ptr, %n: i64) {{
+^entry:
+  %fp = const ptr @{name}
+  %dup_addr = const ptr @enzyme_dup
+  %dup = load i32, %dup_addr, align 4
+  %const_addr = const ptr @enzyme_const
+  %const = load i32, %const_addr, align 4
+  %r = call @__enzyme_autodiff(%fp, %dup, %x, %dx, %const, %n)
+  ret
+}}
+"
+        )
+    }
+
+    fn module() -> String {
+        let mut text = String::from(
+            "target \"nvptx64-nvidia-cuda\"\n\
+             global @enzyme_dup: i32, align 4 = 0\n\
+             global @enzyme_const: i32, align 4 = 0\n\
+             declare @__enzyme_autodiff(ptr, ...) -> f64\n",
+        );
+        let counted = |bound: &str| {
+            format!("  %bound = const i64 {bound}\n  %more = icmp slt i64 %i1, %bound")
+        };
+        // 5 loads (40 bytes): local memory.
+        text.push_str(&sum_of_squares("fixed", &counted("5")));
+        // 4000 loads (32 KB): over the local budget, on the device heap.
+        text.push_str(&sum_of_squares("fixed_big", &counted("4000")));
+        // n loads: known on entry, on the device heap.
+        text.push_str(&sum_of_squares("counted", "  %more = icmp slt i64 %i1, %n"));
+        // Until the sum passes 1000 or n elements: a growing tape.
+        text.push_str(&sum_of_squares(
+            "until",
+            "  %limit = const f64 1000.0\n  %small = fcmp olt f64 %acc1, %limit\n  \
+             %in = icmp slt i64 %i1, %n\n  %more = and i1 %small, %in",
+        ));
+        text
+    }
+
+    #[test]
+    fn gpu_tapes_live_in_local_memory_or_on_the_device_heap_and_grow_without_realloc() {
+        let text = module();
+        let mut module = parse_module(&text).unwrap_or_else(|d| panic!("{d:?}\n{text}"));
+        let mut synth = Differentiator::default();
+        let report = lower_enzyme_calls(&mut module, &mut synth).expect("lowered");
+        adc_ir::verify::verify_module(&module)
+            .unwrap_or_else(|d| panic!("{d}\n{}", print_module(&module)));
+        let tapes = report.device_tapes;
+        assert_eq!((tapes.local, tapes.local_bytes, tapes.heap), (1, 40, 2), "{tapes:?}");
+        let printed = print_module(&module);
+        assert!(!printed.contains("call @realloc"), "{printed}");
+        assert!(printed.contains("alloca i8"), "{printed}");
+
+        // Each gradient runs (growth included: 300 elements pass 16, 32, ... 256) and
+        // gives d/dx[i] Σ x² = 2 x[i] over the elements the loop read.
+        let len = 4001usize;
+        let xs: Vec<f64> = (0..len).map(|i| 0.25 + (i % 7) as f64 * 0.125).collect();
+        for (name, n, read) in
+            [("fixed", 0, 5), ("fixed_big", 0, 4000), ("counted", 37, 37), ("until", 300, 300)]
+        {
+            let mut interp = Interpreter::new(&module).expect("interpreter");
+            let vals: Vec<Val> = xs.iter().map(|x| Val::F64(*x)).collect();
+            let x = interp.alloc(&adc_ir::Type::F64, &vals).expect("alloc");
+            let dx = interp.alloc(&adc_ir::Type::F64, &vec![Val::F64(0.0); len]).expect("alloc");
+            let grad = module.function_by_name(&format!("grad_{name}")).expect("gradient");
+            interp
+                .call(grad, &[x, dx.clone(), Val::Int(n)])
+                .unwrap_or_else(|e| panic!("grad_{name}: {}", e.message()));
+            let got = interp.read(&dx, &adc_ir::Type::F64, len).expect("read");
+            for (i, (g, x)) in got.iter().zip(&xs).enumerate() {
+                let expected = if i < read { 2.0 * x } else { 0.0 };
+                assert_eq!(*g, Val::F64(expected), "grad_{name}: element {i}");
+            }
+        }
+    }
+}
