@@ -9,8 +9,9 @@
 //! planner:
 //!
 //! - a presized tape whose size in bytes is a compile-time constant (fixed trip counts)
-//!   becomes an `alloca` (PTX `.local` memory, per thread) and its `free` disappears, as
-//!   long as the function's local tapes stay within [`LOCAL_TAPE_BUDGET`] bytes;
+//!   becomes an `alloca` (PTX `.local` memory, per thread), its pushes reserve without a
+//!   capacity check (the capacity is exact) and its `free` disappears, as long as the
+//!   function's local tapes stay within [`LOCAL_TAPE_BUDGET`] bytes;
 //! - a presized tape of a size known only on entry (trip counts from parameters), or one
 //!   too large for local memory, is allocated by [`DEVICE_ALLOC`]: CUDA's device-side
 //!   `malloc` (a system call ptxas resolves) that traps when the device heap is exhausted
@@ -27,8 +28,8 @@ use std::collections::{HashMap, HashSet};
 
 use adc_ir::builder::FunctionBuilder;
 use adc_ir::{
-    BinaryOp, BlockCall, CastOp, Constant, FuncAttrs, FuncId, Function, Inst, InstructionData,
-    IntCC, Linkage, Module, Signature, Type, Value, ValueDef,
+    BinaryOp, BlockCall, CastOp, Constant, FuncAttrs, FuncId, Function, Inst, InstFlags,
+    InstructionData, IntCC, Linkage, Module, Signature, Type, Value, ValueDef,
 };
 
 use crate::cache::TAPE_PUSH;
@@ -44,6 +45,11 @@ pub const DEVICE_ALLOC: &str = "__adc_device_tape_alloc";
 
 /// Alignment of a tape kept in local memory (what device `malloc` guarantees).
 const LOCAL_TAPE_ALIGN: u32 = 16;
+
+/// Byte offsets of the fields of a tape header `{ptr data, i64 top, i64 capacity}` (the
+/// layout `crate::cache` synthesizes; `data` is at 0).
+const TOP_OFFSET: u64 = 8;
+const CAPACITY_OFFSET: u64 = 16;
 
 /// How one module's tapes were placed (for tests and reports).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -167,6 +173,7 @@ fn place_function_tapes(
         }
     }
     report.local_bytes += local_bytes;
+    reserve_without_growth(f, push, &local_headers);
     // The frees of local tapes: `free(load header)`.
     let frees: Vec<Inst> = f
         .layout
@@ -187,6 +194,67 @@ fn place_function_tapes(
         .collect();
     for inst in frees {
         f.layout.remove_inst(inst);
+    }
+}
+
+/// Replaces the pushes onto local tapes (whose capacity is exact, so they never grow) by
+/// the reservation alone: `addr = data + top * size; top += 1`. The data pointer is then
+/// only ever the local array, which ptxas can address as local memory, and a kernel
+/// whose tapes are all local calls no allocator.
+fn reserve_without_growth(f: &mut Function, push: FuncId, local_headers: &HashSet<Value>) {
+    let pushes: Vec<(Inst, Value, Value)> = f
+        .layout
+        .insts()
+        .filter_map(|(_, inst)| match &f.dfg.insts[inst] {
+            InstructionData::Call { callee, args, .. }
+                if *callee == push && local_headers.contains(&args[0]) =>
+            {
+                Some((inst, args[0], args[1]))
+            }
+            _ => None,
+        })
+        .collect();
+    for (call, header, size) in pushes {
+        let mut insert = |data: InstructionData, ty: Option<Type>| {
+            let inst = f.dfg.make_inst(data, ty);
+            f.layout.insert_inst_before(inst, call);
+            f.dfg.inst_result(inst)
+        };
+        let flags = InstFlags::empty();
+        let load = |ptr, ty| InstructionData::Load { ty, ptr, align: 8, volatile: false };
+        let int = |value: u64| InstructionData::Const {
+            ty: Type::I64,
+            value: Constant::Int(value.into()),
+        };
+        let data = insert(load(header, Type::PTR), Some(Type::PTR)).expect("a load has a result");
+        let top_offset = insert(int(TOP_OFFSET), Some(Type::I64)).expect("a constant has a result");
+        let top_ptr = insert(
+            InstructionData::PtrAdd { flags, ptr: header, offset: top_offset },
+            Some(Type::PTR),
+        )
+        .expect("ptradd has a result");
+        let top = insert(load(top_ptr, Type::I64), Some(Type::I64)).expect("a load has a result");
+        let offset = insert(
+            InstructionData::Binary { op: BinaryOp::Mul, flags, args: [top, size] },
+            Some(Type::I64),
+        )
+        .expect("mul has a result");
+        let addr = insert(InstructionData::PtrAdd { flags, ptr: data, offset }, Some(Type::PTR))
+            .expect("ptradd has a result");
+        let one = insert(int(1), Some(Type::I64)).expect("a constant has a result");
+        let next = insert(
+            InstructionData::Binary { op: BinaryOp::Add, flags, args: [top, one] },
+            Some(Type::I64),
+        )
+        .expect("add has a result");
+        insert(
+            InstructionData::Store { value: next, ptr: top_ptr, align: 8, volatile: false },
+            None,
+        );
+        if let Some(result) = f.dfg.inst_result(call) {
+            f.dfg.replace_uses(result, addr);
+        }
+        f.layout.remove_inst(call);
     }
 }
 
@@ -312,11 +380,11 @@ fn define_device_push(module: &mut Module, push: FuncId, alloc: FuncId, free: Fu
 
     b.switch_to_block(entry);
     let data = b.load(Type::PTR, tape, 8);
-    let eight = b.iconst(Type::I64, 8);
-    let top_ptr = b.ptradd(tape, eight);
+    let top_offset = b.iconst(Type::I64, TOP_OFFSET.into());
+    let top_ptr = b.ptradd(tape, top_offset);
     let top = b.load(Type::I64, top_ptr, 8);
-    let sixteen = b.iconst(Type::I64, 16);
-    let cap_ptr = b.ptradd(tape, sixteen);
+    let capacity_offset = b.iconst(Type::I64, CAPACITY_OFFSET.into());
+    let cap_ptr = b.ptradd(tape, capacity_offset);
     let cap = b.load(Type::I64, cap_ptr, 8);
     let full = b.icmp(IntCC::Uge, top, cap);
     b.brif(full, BlockCall::new(grow, Vec::new()), BlockCall::new(reserve, vec![data]));
@@ -452,6 +520,15 @@ func @grad_{name}(%x: ptr, %dx: ptr, %n: i64) {{
         let printed = print_module(&module);
         assert!(!printed.contains("call @realloc"), "{printed}");
         assert!(printed.contains("alloca i8"), "{printed}");
+        // The derivative with only a local tape calls neither the push nor an allocator.
+        let fixed = module.function_by_name("__adc_reverse_fixed").expect("derivative");
+        let f = &module.functions[fixed];
+        for (_, inst) in f.layout.insts() {
+            if let adc_ir::InstructionData::Call { callee, .. } = &f.dfg.insts[inst] {
+                let name = &module.functions[*callee].name;
+                assert!(!["malloc", "free", crate::cache::TAPE_PUSH].contains(&name.as_str()));
+            }
+        }
 
         // Each gradient runs (growth included: 300 elements pass 16, 32, ... 256) and
         // gives d/dx[i] Σ x² = 2 x[i] over the elements the loop read.
