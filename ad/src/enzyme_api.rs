@@ -203,7 +203,7 @@ pub fn lower_enzyme_calls(
         }
     }
     // GPU modules: tapes in local memory or on the device heap, no `realloc`.
-    report.device_tapes = crate::reverse::gpu_tapes::place_device_tapes(module);
+    report.device_tapes = crate::reverse::gpu_tapes::place_device_tapes(module)?;
     Ok(report)
 }
 

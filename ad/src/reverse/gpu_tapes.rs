@@ -33,6 +33,7 @@ use adc_ir::{
 };
 
 use crate::cache::TAPE_PUSH;
+use crate::error::{AdError, AdErrorKind, Site};
 
 /// Bytes of tapes one derivative may keep in thread-local memory; larger tapes go to the
 /// device heap. PTX allows 512 KiB of local memory per thread, but the driver reserves
@@ -59,20 +60,25 @@ pub struct DeviceTapes {
     pub local_bytes: u64,
     /// Presized tapes allocated on the device heap (size known only on entry, or too big).
     pub heap: usize,
+    /// Tapes of unknown size, grown on the device heap by the device `__adc_tape_push`.
+    pub growing: usize,
 }
 
 /// Rewrites the tape runtime of a GPU module for the device (see the module comment).
-/// Does nothing for modules of other targets.
-pub fn place_device_tapes(module: &mut Module) -> DeviceTapes {
+/// Does nothing for modules of other targets. A synthesized function that still grows a
+/// buffer with `realloc` afterwards (a forward derivative of the CPU tape push; today
+/// forward-over-reverse in a kernel already stops earlier, at the atomic adjoints) is an
+/// error naming it: the device has no `realloc`.
+pub fn place_device_tapes(module: &mut Module) -> Result<DeviceTapes, AdError> {
     let mut report = DeviceTapes::default();
     if !super::gpu::is_nvptx(module) {
-        return report;
+        return Ok(report);
     }
-    let Some(push) = module.function_by_name(TAPE_PUSH) else { return report };
+    let Some(push) = module.function_by_name(TAPE_PUSH) else { return Ok(report) };
     let (Some(malloc), Some(free)) =
         (module.function_by_name("malloc"), module.function_by_name("free"))
     else {
-        return report;
+        return Ok(report);
     };
     let alloc = define_device_alloc(module, malloc);
     if calls_realloc(module, push) {
@@ -87,7 +93,20 @@ pub fn place_device_tapes(module: &mut Module) -> DeviceTapes {
     for id in callers {
         place_function_tapes(&mut module.functions[id], push, malloc, free, alloc, &mut report);
     }
-    report
+    let synthesized = module.functions.iter().filter(|(_, f)| f.name.starts_with("__adc_"));
+    if let Some((_, f)) = synthesized.into_iter().find(|(id, _)| calls_realloc(module, *id)) {
+        return Err(AdError::new(
+            Site::function(&f.name),
+            AdErrorKind::Unsupported {
+                what: format!(
+                    "@{} grows a tape with realloc, which GPU code cannot call (a forward \
+                     derivative of reverse-mode tapes: forward-over-reverse in a kernel)",
+                    f.name
+                ),
+            },
+        ));
+    }
+    Ok(report)
 }
 
 fn calls_realloc(module: &Module, func: FuncId) -> bool {
@@ -135,6 +154,7 @@ fn place_function_tapes(
         let bytes = args.first().and_then(|b| constant_value(f, *b, 0));
         buffers.push((call, ptr, bytes));
     }
+    report.growing += headers.len() - buffers.len();
     let mut local_bytes = 0u64;
     let mut local_headers = HashSet::new();
     for (call, header, bytes) in buffers {
@@ -516,7 +536,11 @@ func @grad_{name}(%x: ptr, %dx: ptr, %n: i64) {{
         adc_ir::verify::verify_module(&module)
             .unwrap_or_else(|d| panic!("{d}\n{}", print_module(&module)));
         let tapes = report.device_tapes;
-        assert_eq!((tapes.local, tapes.local_bytes, tapes.heap), (1, 40, 2), "{tapes:?}");
+        assert_eq!(
+            (tapes.local, tapes.local_bytes, tapes.heap, tapes.growing),
+            (1, 40, 2, 1),
+            "{tapes:?}"
+        );
         let printed = print_module(&module);
         assert!(!printed.contains("call @realloc"), "{printed}");
         assert!(printed.contains("alloca i8"), "{printed}");
