@@ -156,7 +156,7 @@ fn place_function_tapes(
             args.first().and_then(|b| constant_value(f, *b, 0)).filter(|_| callee == malloc);
         buffers.push((call, ptr, bytes));
     }
-    report.growing += headers.len() - buffers.len();
+    report.growing += headers.len().saturating_sub(buffers.len());
     let mut local_bytes = 0u64;
     let mut local_headers = HashSet::new();
     for (call, header, bytes) in buffers {
@@ -228,11 +228,10 @@ fn reserve_without_growth(f: &mut Function, push: FuncId, local_headers: &HashSe
         .layout
         .insts()
         .filter_map(|(_, inst)| match &f.dfg.insts[inst] {
-            InstructionData::Call { callee, args, .. }
-                if *callee == push && local_headers.contains(&args[0]) =>
-            {
-                Some((inst, args[0], args[1]))
-            }
+            InstructionData::Call { callee, args, .. } if *callee == push => match args[..] {
+                [header, size] if local_headers.contains(&header) => Some((inst, header, size)),
+                _ => None,
+            },
             _ => None,
         })
         .collect();
