@@ -652,6 +652,17 @@ kernel_test!(
     }
 );
 
+kernel_test!(
+    row_decay,
+    Spec {
+        name: "row_decay",
+        grid: Dim3::x(2),
+        block: Dim3::x(8),
+        args: vec![Arg::Int(12), Arg::Int(7), buf(F64, 84, -0.8, 0.8), buf(F64, 12, 0.0, 1.0)],
+        tolerance: 1e-6,
+    }
+);
+
 /// Distance in units in the last place between two doubles of the same sign.
 fn ulps(a: f64, b: f64) -> u64 {
     (a.to_bits() as i64).abs_diff(b.to_bits() as i64)
