@@ -130,12 +130,10 @@ fn parse_spec(source: &str) -> Result<TangentSpec, String> {
                 .map_err(|_| format!("line {}: `{}` is not a tolerance", index + 1, rest.trim()))?;
             tolerance = Some(value);
         } else if let Some(rest) = comment.strip_prefix("width:") {
-            width = rest
-                .trim()
-                .parse::<u32>()
-                .ok()
-                .filter(|w| *w >= 1)
-                .ok_or_else(|| format!("line {}: `{}` is not a width", index + 1, rest.trim()))?;
+            width =
+                rest.trim().parse::<u32>().ok().filter(|w| *w >= 1).ok_or_else(|| {
+                    format!("line {}: `{}` is not a width", index + 1, rest.trim())
+                })?;
         }
     }
     let (function, args, ret) =
@@ -300,7 +298,8 @@ fn check_line(
 
     let mut compared = 0;
     for (lane, tangent) in ad_tangents.iter().enumerate() {
-        let (p, m) = (plus.result.clone().ok_or("no result")?, minus.result.clone().ok_or("no result")?);
+        let (p, m) =
+            (plus.result.clone().ok_or("no result")?, minus.result.clone().ok_or("no result")?);
         let what = lane_name("the returned tangent", lane, width);
         let tangent = scale(tangent, 1.0 / (lane + 1) as f64);
         compared += compare(&what, &tangent, &p, &m, h, tolerance)?;

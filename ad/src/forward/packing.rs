@@ -182,9 +182,7 @@ fn isomorphic(a: &InstructionData, b: &InstructionData) -> bool {
     use InstructionData as I;
     match (a, b) {
         (I::Unary { op: x, flags: f, .. }, I::Unary { op: y, flags: g, .. }) => x == y && f == g,
-        (I::Binary { op: x, flags: f, .. }, I::Binary { op: y, flags: g, .. }) => {
-            x == y && f == g
-        }
+        (I::Binary { op: x, flags: f, .. }, I::Binary { op: y, flags: g, .. }) => x == y && f == g,
         (I::Fma { flags: f, .. }, I::Fma { flags: g, .. }) => f == g,
         (I::Select { flags: f, args: x }, I::Select { flags: g, args: y }) => {
             f == g && x[0] == y[0]
@@ -328,8 +326,7 @@ impl<'f> Packer<'f> {
             match self.classify(&tuple) {
                 Class::Insts(insts) => {
                     let block = self.func.layout.inst_block(insts[0]).expect("laid out");
-                    let last_inst =
-                        *insts.iter().max_by_key(|i| self.position[i]).expect("lanes");
+                    let last_inst = *insts.iter().max_by_key(|i| self.position[i]).expect("lanes");
                     let last = self.position[&last_inst];
                     let operands: Vec<Vec<Value>> =
                         insts.iter().map(|i| lane_operands(&self.func.dfg.insts[*i])).collect();
@@ -337,14 +334,23 @@ impl<'f> Packer<'f> {
                         work.push(operands.iter().map(|o| o[position]).collect());
                     }
                     self.claimed.extend(tuple.iter().copied());
-                    self.inst_groups.push(InstGroup { lanes: tuple, insts, block, last_inst, last });
+                    self.inst_groups.push(InstGroup {
+                        lanes: tuple,
+                        insts,
+                        block,
+                        last_inst,
+                        last,
+                    });
                 }
                 Class::Params(block) => {
                     for (_, term) in self.terminators() {
                         for target in self.func.dfg.insts[term].branch_targets() {
                             if target.block == block {
                                 work.push(
-                                    tuple.iter().map(|p| target.args[self.param_index(*p)]).collect(),
+                                    tuple
+                                        .iter()
+                                        .map(|p| target.args[self.param_index(*p)])
+                                        .collect(),
                                 );
                             }
                         }
@@ -357,7 +363,8 @@ impl<'f> Packer<'f> {
         }
         // Operands before their users: dominating blocks first, then block order.
         let rpo = &self.rpo_index;
-        self.inst_groups.sort_by_key(|g| (rpo.get(&g.block).copied().unwrap_or(usize::MAX), g.last));
+        self.inst_groups
+            .sort_by_key(|g| (rpo.get(&g.block).copied().unwrap_or(usize::MAX), g.last));
     }
 
     fn param_index(&self, param: Value) -> usize {
@@ -381,7 +388,8 @@ impl<'f> Packer<'f> {
         let mut conditional: HashMap<Value, (Value, Block, usize)> = HashMap::new();
         let groups = std::mem::take(&mut self.param_groups);
         for group in &groups {
-            let ty = Type::vector(self.func.dfg.value_type(group.lanes[0]).clone(), self.width as u32);
+            let ty =
+                Type::vector(self.func.dfg.value_type(group.lanes[0]).clone(), self.width as u32);
             let vector = self.func.dfg.append_block_param(group.block, ty);
             self.name_like(vector, group.lanes[0]);
             self.vectors.insert(group.lanes.clone(), vector);
@@ -396,7 +404,8 @@ impl<'f> Packer<'f> {
             inst_groups.iter().flat_map(|g| g.insts.iter().copied()).collect();
         for group in &inst_groups {
             let insts = self.func.layout.block_insts(group.block);
-            let after_last = insts.iter().position(|i| *i == group.last_inst).expect("laid out") + 1;
+            let after_last =
+                insts.iter().position(|i| *i == group.last_inst).expect("laid out") + 1;
             let anchor = insts[after_last];
             let lane_data: Vec<InstructionData> =
                 group.insts.iter().map(|i| self.func.dfg.insts[*i].clone()).collect();
@@ -595,6 +604,126 @@ impl<'f> Packer<'f> {
                 None => format!("{name}.v"),
             };
             self.func.dfg.set_value_name(vector, &name);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use adc_ir::interp::{Interpreter, Val};
+    use adc_ir::text::parse_module;
+    use adc_ir::{InstructionData, Module, Type};
+
+    use crate::forward::{synthesize_forward_with, ForwardOptions};
+    use crate::{ArgActivity, DiffMode, DiffRequest, RetActivity};
+
+    /// A loop with a lane-independent libm call, a select and a memory round trip.
+    const SOURCE: &str = "declare @exp(f64) -> f64\n\
+        func @f(%x: f64, %p: ptr, %n: i32) -> f64 {\n\
+        ^entry:\n  %zero = const i32 0\n  %z = const f64 0.0\n  jump ^head(%zero, %z)\n\
+        ^head(%i: i32, %acc: f64):\n  %more = icmp slt i32 %i, %n\n  brif %more, ^body, ^exit\n\
+        ^body:\n  %e = call @exp(%acc)\n  %m = fmul f64 %e, %x\n  %y = load f64, %p, align 8\n\
+          %big = fcmp ogt f64 %m, %y\n  %s = select f64 %big, %m, %y\n\
+          %acc2 = fadd f64 %s, %x\n  store %acc2, %p, align 8\n  %one = const i32 1\n\
+          %i2 = add i32 %i, %one\n  jump ^head(%i2, %acc2)\n\
+        ^exit:\n  ret %acc\n}\n";
+
+    fn derive(width: u32, lane_packing: bool) -> Module {
+        let mut module = parse_module(SOURCE).expect("parses");
+        let request = DiffRequest {
+            function: module.function_by_name("f").expect("f"),
+            mode: DiffMode::Forward,
+            args: vec![ArgActivity::Dup, ArgActivity::Dup, ArgActivity::Const],
+            ret: RetActivity::Dup,
+            width,
+        };
+        let options = ForwardOptions { lane_packing };
+        synthesize_forward_with(&mut module, &request, "f.fwd", &mut HashMap::new(), options)
+            .expect("synthesis");
+        adc_ir::verify::verify_module(&module).expect("verifies");
+        module
+    }
+
+    /// Runs `f.fwd` at x = 0.3 (shadow k+1 in lane k), with p -> 0.5 (shadow -k in lane
+    /// k); returns the result and the final primal and shadow memory.
+    fn run(module: &Module, width: usize) -> (Option<Val>, Vec<Vec<Val>>) {
+        let mut interp = Interpreter::new(module).expect("interpreter");
+        let mut args = vec![Val::F64(0.3)];
+        args.extend((0..width).map(|k| Val::F64(k as f64 + 1.0)));
+        let mut buffers = vec![interp.alloc(&Type::F64, &[Val::F64(0.5)]).expect("alloc")];
+        for k in 0..width {
+            buffers.push(interp.alloc(&Type::F64, &[Val::F64(-(k as f64))]).expect("alloc"));
+        }
+        args.extend(buffers.iter().cloned());
+        args.push(Val::Int(3));
+        let f = module.function_by_name("f.fwd").expect("derivative");
+        let result = interp.call(f, &args).expect("runs");
+        let memory = buffers.iter().map(|b| interp.read(b, &Type::F64, 1).expect("read")).collect();
+        (result, memory)
+    }
+
+    fn vector_insts(module: &Module) -> usize {
+        let f = &module.functions[module.function_by_name("f.fwd").expect("derivative")];
+        f.layout
+            .insts()
+            .filter(|(_, i)| {
+                let data = f.inst(*i);
+                !matches!(data, InstructionData::Const { .. })
+                    && f.dfg.inst_result(*i).is_some_and(|r| {
+                        matches!(f.dfg.value_type(r), Type::Vector(..))
+                            && !matches!(
+                                data,
+                                InstructionData::InsertLane { .. }
+                                    | InstructionData::Shuffle { .. }
+                            )
+                    })
+            })
+            .count()
+    }
+
+    #[test]
+    fn packing_is_exact_and_packs_the_tangent_arithmetic() {
+        for width in [2, 3, 4, 8] {
+            let packed = derive(width, true);
+            let unpacked = derive(width, false);
+            assert_eq!(
+                run(&packed, width as usize),
+                run(&unpacked, width as usize),
+                "width {width}"
+            );
+            assert_eq!(vector_insts(&unpacked), 0);
+            // fmul and fadd of the loop-carried tangent, the exp-scaled product, the
+            // select: at least four vector operations.
+            assert!(vector_insts(&packed) >= 4, "width {width}: {}", vector_insts(&packed));
+        }
+    }
+
+    #[test]
+    fn lanes_match_width_one() {
+        let (packed, memory) = run(&derive(4, true), 4);
+        let Some(Val::Aggregate(fields)) = packed else { panic!("a struct result") };
+        for lane in 0..4 {
+            let mut single = parse_module(SOURCE).expect("parses");
+            let request = DiffRequest {
+                function: single.function_by_name("f").expect("f"),
+                mode: DiffMode::Forward,
+                args: vec![ArgActivity::Dup, ArgActivity::Dup, ArgActivity::Const],
+                ret: RetActivity::Dup,
+                width: 1,
+            };
+            crate::forward::synthesize_forward(&mut single, &request, "f.fwd").expect("width 1");
+            let mut interp = Interpreter::new(&single).expect("interpreter");
+            let p = interp.alloc(&Type::F64, &[Val::F64(0.5)]).expect("alloc");
+            let dp = interp.alloc(&Type::F64, &[Val::F64(-(lane as f64))]).expect("alloc");
+            let args = [Val::F64(0.3), Val::F64(lane as f64 + 1.0), p, dp.clone(), Val::Int(3)];
+            let f = single.function_by_name("f.fwd").expect("derivative");
+            let Some(Val::Aggregate(one)) = interp.call(f, &args).expect("runs") else {
+                panic!("a pair")
+            };
+            assert_eq!(fields[lane + 1], one[1], "lane {lane}");
+            assert_eq!(memory[lane + 1], interp.read(&dp, &Type::F64, 1).expect("read"));
         }
     }
 }
