@@ -225,7 +225,7 @@ struct Packer<'f> {
     claimed: HashSet<Value>,
     /// The vector of each packed tuple.
     vectors: HashMap<Vec<Value>, Value>,
-    /// `extractlane` index constants and `undef` vectors, made once in the entry block.
+    /// Lane index constants and `undef` vectors, made once at the top of the entry block.
     lane_indices: Vec<Value>,
     undef_vectors: HashMap<Type, Value>,
     /// The entry block's first instruction before packing: vector constants go before it.
@@ -381,7 +381,7 @@ impl<'f> Packer<'f> {
 
     fn emit(&mut self) {
         let original: Vec<(Block, Inst)> = self.func.layout.insts().collect();
-        self.make_entry_constants();
+        self.make_lane_indices();
         let mut unconditional: HashMap<Value, Value> = HashMap::new();
         // Where a lane of a packed instruction may be read from its vector: after `last`
         // in `block`, or anywhere in another block (which the lane's block dominates).
@@ -483,7 +483,7 @@ impl<'f> Packer<'f> {
         }
         let lane_ty = self.func.dfg.value_type(tuple[0]).clone();
         let ty = Type::vector(lane_ty, self.width as u32);
-        let undef = self.undef_vectors[&ty];
+        let undef = self.undef_vector(&ty);
         let class = self.classify(tuple);
         if let Class::Uniform(value) = class {
             if let Some(constant) = self.constant_of(value) {
@@ -579,21 +579,25 @@ impl<'f> Packer<'f> {
         self.func.dfg.inst_result(inst).expect("made with a result")
     }
 
-    /// Lane indices and `undef` vectors at the top of the entry block, where they
-    /// dominate every use.
-    fn make_entry_constants(&mut self) {
+    /// Lane indices at the top of the entry block, where they dominate every use.
+    fn make_lane_indices(&mut self) {
         let top = self.entry_top;
         for lane in 0..self.width {
             let data = InstructionData::Const { ty: Type::I32, value: Constant::Int(lane as u128) };
             let index = self.insert(data, Type::I32, top);
             self.lane_indices.push(index);
         }
-        for lane_ty in [Type::F32, Type::F64] {
-            let ty = Type::vector(lane_ty, self.width as u32);
-            let data = InstructionData::Const { ty: ty.clone(), value: Constant::Undef };
-            let undef = self.insert(data, ty.clone(), top);
-            self.undef_vectors.insert(ty, undef);
+    }
+
+    /// The `undef` vector of a type, made at the top of the entry block the first time.
+    fn undef_vector(&mut self, ty: &Type) -> Value {
+        if let Some(undef) = self.undef_vectors.get(ty) {
+            return *undef;
         }
+        let data = InstructionData::Const { ty: ty.clone(), value: Constant::Undef };
+        let undef = self.insert(data, ty.clone(), self.entry_top);
+        self.undef_vectors.insert(ty.clone(), undef);
+        undef
     }
 
     /// `d.x` in lane 0 names the vector `dv.x`.
