@@ -19,7 +19,9 @@
 //!
 //! The instruction families live in `arith.rs` (arithmetic, casts, selects, lanes and
 //! aggregates, libm calls), `memory.rs` (allocas, loads, stores, pointer arithmetic,
-//! memcpy/memset) and `control.rs` (branches, returns, other calls).
+//! memcpy/memset) and `control.rs` (branches, returns, other calls). Vector forward mode
+//! emits each lane as scalar code; `packing.rs` then rewrites the lanes' float tangent
+//! arithmetic into IR vector instructions (unless `ForwardOptions::lane_packing` is off).
 
 mod arith;
 mod calls;
