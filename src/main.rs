@@ -106,6 +106,7 @@ enum Command {
         /// The cache planner of reverse mode: `heuristic` (recompute whatever is legal) or
         /// `mincut` (a minimum cut decides what is stored). Cache toggles go in `--passes`:
         /// `--passes=-cache-ivs,-cache-licm`. Default: `ADC_CACHE`, else the defaults.
+        /// `--passes=-lane-packing` turns off lane packing of vector forward mode.
         #[arg(long, value_parser = ["heuristic", "mincut"])]
         cache: Option<String>,
         #[command(flatten)]
@@ -169,9 +170,14 @@ fn run(command: Command) -> Result<ExitCode> {
             if let Some(planner) = &cache {
                 cache_options.apply(planner).map_err(|e| anyhow!("error: {e}"))?;
             }
+            let mut forward_options = adc_ad::forward::ForwardOptions::default();
             if let Some(list) = pass_args.passes.take() {
-                pass_args.passes =
-                    cache_options.split_toggles(&list).map_err(|e| anyhow!("error: {e}"))?;
+                pass_args.passes = match forward_options.split_toggles(&list) {
+                    Some(rest) => {
+                        cache_options.split_toggles(&rest).map_err(|e| anyhow!("error: {e}"))?
+                    }
+                    None => None,
+                };
             }
             let mut module = load_any(&input)?;
             let emit = match emit.as_str() {
@@ -186,6 +192,7 @@ fn run(command: Command) -> Result<ExitCode> {
             let name = input.file_stem().and_then(|s| s.to_str()).unwrap_or("module");
             let mut synth = adc_ad::Differentiator::new(adc_ad::DifferentiatorOptions {
                 cache: cache_options,
+                forward: forward_options,
                 ..Default::default()
             });
             let built = adc::build::build(&mut module, name, &options, &mut synth);
@@ -259,6 +266,10 @@ fn list_passes() -> String {
     }
     let _ = writeln!(out, "cache toggles (reverse mode, in --passes; planner: --cache):");
     for (name, description) in adc_ad::cache::TOGGLES {
+        let _ = writeln!(out, "  {name:<20} {description}");
+    }
+    let _ = writeln!(out, "forward-mode toggles (in --passes):");
+    for (name, description) in adc_ad::forward::TOGGLES {
         let _ = writeln!(out, "  {name:<20} {description}");
     }
     let _ = writeln!(out, "pipelines:");

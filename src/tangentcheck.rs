@@ -8,6 +8,7 @@
 //! ;                                                   return's (const | active | dup)
 //! ; tangentcheck: @f(1.5, 3, [f64 1.0, 2.0]) along (0.5, _, [f64 1.0, 0.0])
 //! ; tolerance: 1e-6                               <- optional relative tolerance
+//! ; width: 4                                      <- optional: vector forward mode
 //! ; error: cannot differentiate                    <- synthesis must fail with this text
 //! ```
 //!
@@ -20,8 +21,15 @@
 //! `(f(x + h·v) - f(x - h·v)) / 2h` within the tolerance, relative to `max(1, |fd|)`. The
 //! derivative's primal results (the returned primal of `dup`, the final contents of every
 //! buffer but `dupnoneed` ones) must equal the primal's bit for bit.
+//!
+//! With `; width: N` the derivative is vector forward mode: lane k runs along the
+//! direction times k+1, and its tangents must match (k+1) times the finite differences.
+//! The same derivative is also synthesized with lane packing off (`-lane-packing`):
+//! both must give the same results, since packing is an exact rewrite.
 
-use adc_ad::forward::synthesize_forward;
+use std::collections::HashMap;
+
+use adc_ad::forward::{synthesize_forward, synthesize_forward_with, ForwardOptions};
 use adc_ad::{ArgActivity, DiffMode, DiffRequest, RetActivity};
 use adc_ir::interp::{Interpreter, Val};
 use adc_ir::verify::verify_module;
@@ -38,6 +46,8 @@ struct TangentSpec {
     /// (line number, text after `tangentcheck:`)
     checks: Vec<(usize, String)>,
     tolerance: Option<f64>,
+    /// Lanes of vector forward mode (1: plain forward mode).
+    width: u32,
 }
 
 /// Synthesizes the derivative the header asks for, runs every `tangentcheck` line, and
@@ -53,7 +63,7 @@ pub fn check(module: &Module, source: &str, expected_errors: &[String]) -> Resul
         mode: DiffMode::Forward,
         args: spec.args.clone(),
         ret: spec.ret,
-        width: 1,
+        width: spec.width,
     };
     let name = derivative_name(&spec.function);
     let mut derived = module.clone();
@@ -76,11 +86,21 @@ pub fn check(module: &Module, source: &str, expected_errors: &[String]) -> Resul
         }
     }
     verify_module(&derived).map_err(|d| format!("the derivative does not verify: {d}"))?;
+    let unpacked = if spec.width > 1 {
+        let mut unpacked = module.clone();
+        let options = ForwardOptions { lane_packing: false };
+        synthesize_forward_with(&mut unpacked, &request, &name, &mut HashMap::new(), options)
+            .map_err(|e| format!("forward synthesis without lane packing failed: {e}"))?;
+        Some(unpacked)
+    } else {
+        None
+    };
     if spec.checks.is_empty() {
         return Err("a `test tangent` file needs at least one `; tangentcheck:` line".into());
     }
     for (line, text) in &spec.checks {
-        check_line(&derived, &spec, &name, text).map_err(|e| format!("line {line}: {e}"))?;
+        check_line(&derived, unpacked.as_ref(), &spec, &name, text)
+            .map_err(|e| format!("line {line}: {e}"))?;
     }
     Ok(derived)
 }
@@ -94,6 +114,7 @@ fn parse_spec(source: &str) -> Result<TangentSpec, String> {
     let mut header = None;
     let mut checks = Vec::new();
     let mut tolerance = None;
+    let mut width = 1;
     for (index, line) in source.lines().enumerate() {
         let Some(comment) = line.trim_start().strip_prefix(';') else { continue };
         let comment = comment.trim();
@@ -108,11 +129,16 @@ fn parse_spec(source: &str) -> Result<TangentSpec, String> {
                 .parse::<f64>()
                 .map_err(|_| format!("line {}: `{}` is not a tolerance", index + 1, rest.trim()))?;
             tolerance = Some(value);
+        } else if let Some(rest) = comment.strip_prefix("width:") {
+            width =
+                rest.trim().parse::<u32>().ok().filter(|w| *w >= 1).ok_or_else(|| {
+                    format!("line {}: `{}` is not a width", index + 1, rest.trim())
+                })?;
         }
     }
     let (function, args, ret) =
         header.ok_or("no `; tangent: @f(dup, ...) -> active` line in the header")?;
-    Ok(TangentSpec { function, args, ret, checks, tolerance })
+    Ok(TangentSpec { function, args, ret, checks, tolerance, width })
 }
 
 /// `@f(dup, const) -> active`
@@ -158,15 +184,18 @@ enum Input {
 
 /// What one run produced: the return value and the final contents of every buffer
 /// argument (in argument order; `None` for scalar arguments).
+#[derive(PartialEq, Debug)]
 struct Observed {
     result: Option<Val>,
     buffers: Vec<Option<Vec<Val>>>,
-    /// Final contents of the shadow buffers (derivative runs only).
-    shadows: Vec<Option<Vec<Val>>>,
+    /// Final contents of the shadow buffers, per lane then per argument (derivative
+    /// runs only).
+    shadows: Vec<Vec<Option<Vec<Val>>>>,
 }
 
 fn check_line(
     module: &Module,
+    unpacked: Option<&Module>,
     spec: &TangentSpec,
     derivative: &str,
     text: &str,
@@ -224,18 +253,33 @@ fn check_line(
     let at_x = run_primal(module, &spec.function, &args, 0.0, h)?;
     let plus = run_primal(module, &spec.function, &args, 1.0, h)?;
     let minus = run_primal(module, &spec.function, &args, -1.0, h)?;
-    let ad = run_derivative(module, derivative, &args)?;
+    let width = spec.width as usize;
+    let ad = run_derivative(module, derivative, &args, width)?;
+    if let Some(unpacked) = unpacked {
+        let reference = run_derivative(unpacked, derivative, &args, width)?;
+        if ad != reference {
+            return Err(format!(
+                "lane packing changed the results: {ad:?} packed, {reference:?} unpacked"
+            ));
+        }
+    }
 
-    // The derivative computes the primal too.
-    let (ad_primal, ad_tangent) = match spec.ret {
-        RetActivity::Const => (ad.result.clone(), None),
-        RetActivity::Active => (None, ad.result.clone()),
-        RetActivity::Dup => match &ad.result {
-            Some(Val::Aggregate(pair)) if pair.len() == 2 => {
-                (Some(pair[0].clone()), Some(pair[1].clone()))
-            }
-            other => return Err(format!("a `dup` return should be a pair, got {other:?}")),
-        },
+    // The derivative computes the primal too; then come the tangents of every lane.
+    let (ad_primal, ad_tangents) = match (spec.ret, &ad.result) {
+        (RetActivity::Const, result) => (result.clone(), Vec::new()),
+        (RetActivity::Active, Some(t)) if width == 1 => (None, vec![t.clone()]),
+        (RetActivity::Active, Some(Val::Aggregate(lanes))) if lanes.len() == width => {
+            (None, lanes.clone())
+        }
+        (RetActivity::Dup, Some(Val::Aggregate(fields))) if fields.len() == width + 1 => {
+            (Some(fields[0].clone()), fields[1..].to_vec())
+        }
+        (_, other) => {
+            return Err(format!(
+                "the derivative should return the primal and/or {width} tangent(s), got \
+                 {other:?}"
+            ))
+        }
     };
     if spec.ret != RetActivity::Active && ad_primal != at_x.result {
         return Err(format!(
@@ -253,28 +297,33 @@ fn check_line(
     }
 
     let mut compared = 0;
-    if let Some(tangent) = ad_tangent {
-        let (p, m) = (plus.result.ok_or("no result")?, minus.result.ok_or("no result")?);
-        compared += compare("the returned tangent", &tangent, &p, &m, h, tolerance)?;
+    for (lane, tangent) in ad_tangents.iter().enumerate() {
+        let (p, m) =
+            (plus.result.clone().ok_or("no result")?, minus.result.clone().ok_or("no result")?);
+        let what = lane_name("the returned tangent", lane, width);
+        let tangent = scale(tangent, 1.0 / (lane + 1) as f64);
+        compared += compare(&what, &tangent, &p, &m, h, tolerance)?;
     }
-    for (i, arg) in args.iter().enumerate() {
-        let (Some(shadow), Some(p), Some(m)) =
-            (&ad.shadows[i], &plus.buffers[i], &minus.buffers[i])
-        else {
-            continue;
-        };
-        if !arg.activity.has_shadow() {
-            continue;
+    for (lane, shadows) in ad.shadows.iter().enumerate() {
+        for (i, arg) in args.iter().enumerate() {
+            let (Some(shadow), Some(p), Some(m)) =
+                (&shadows[i], &plus.buffers[i], &minus.buffers[i])
+            else {
+                continue;
+            };
+            if !arg.activity.has_shadow() {
+                continue;
+            }
+            let what = lane_name(&format!("the shadow of buffer argument {i}"), lane, width);
+            compared += compare(
+                &what,
+                &scale(&Val::Aggregate(shadow.clone()), 1.0 / (lane + 1) as f64),
+                &Val::Aggregate(p.clone()),
+                &Val::Aggregate(m.clone()),
+                h,
+                tolerance,
+            )?;
         }
-        let what = format!("the shadow of buffer argument {i}");
-        compared += compare(
-            &what,
-            &Val::Aggregate(shadow.clone()),
-            &Val::Aggregate(p.clone()),
-            &Val::Aggregate(m.clone()),
-            h,
-            tolerance,
-        )?;
     }
     if compared == 0 {
         return Err("the check compares no float: give the return or a dup buffer a tangent".into());
@@ -330,36 +379,70 @@ fn run_primal(
     }
     let result = interp.call(func, &values).map_err(|e| e.to_diagnostic().to_string())?;
     let buffers = read_buffers(&interp, &buffers)?;
-    Ok(Observed { result, shadows: vec![None; buffers.len()], buffers })
+    Ok(Observed { result, shadows: Vec::new(), buffers })
 }
 
+/// Runs the derivative with `width` lanes; lane k's shadows are the direction times k+1.
 fn run_derivative(
     module: &Module,
     derivative: &str,
     args: &[CheckArg],
+    width: usize,
 ) -> Result<Observed, String> {
     let func = module.function_by_name(derivative).ok_or("no derivative")?;
     let mut interp = Interpreter::new(module).map_err(|e| e.to_string())?;
     let mut values = Vec::new();
     let mut buffers = Vec::new();
-    let mut shadows = Vec::new();
+    let mut shadows = vec![Vec::new(); width];
     for arg in args {
         let (value, buffer) = materialize(&mut interp, &arg.primal)?;
         values.push(value);
         buffers.push(buffer);
-        match &arg.direction {
-            Some(direction) => {
-                let (shadow, shadow_buffer) = materialize(&mut interp, direction)?;
-                values.push(shadow);
-                shadows.push(shadow_buffer);
+        for (lane, lane_shadows) in shadows.iter_mut().enumerate() {
+            match &arg.direction {
+                Some(direction) => {
+                    let direction = scale_input(direction, (lane + 1) as f64);
+                    let (shadow, shadow_buffer) = materialize(&mut interp, &direction)?;
+                    values.push(shadow);
+                    lane_shadows.push(shadow_buffer);
+                }
+                None => lane_shadows.push(None),
             }
-            None => shadows.push(None),
         }
     }
     let result = interp.call(func, &values).map_err(|e| e.to_diagnostic().to_string())?;
     let buffers = read_buffers(&interp, &buffers)?;
-    let shadows = read_buffers(&interp, &shadows)?;
+    let shadows = shadows.iter().map(|s| read_buffers(&interp, s)).collect::<Result<_, _>>()?;
     Ok(Observed { result, buffers, shadows })
+}
+
+fn lane_name(what: &str, lane: usize, width: usize) -> String {
+    if width == 1 {
+        what.to_string()
+    } else {
+        format!("{what} (lane {lane})")
+    }
+}
+
+fn scale_input(input: &Input, factor: f64) -> Input {
+    match input {
+        Input::Scalar(v) => Input::Scalar(scale(v, factor)),
+        Input::Buffer { elem, items } => Input::Buffer {
+            elem: elem.clone(),
+            items: items.iter().map(|v| scale(v, factor)).collect(),
+        },
+    }
+}
+
+/// Every float leaf times `factor` (exactly the value itself for a factor of 1).
+fn scale(v: &Val, factor: f64) -> Val {
+    match v {
+        Val::F64(x) => Val::F64(x * factor),
+        Val::F32(x) => Val::F32(x * factor as f32),
+        Val::Vector(items) => Val::Vector(items.iter().map(|i| scale(i, factor)).collect()),
+        Val::Aggregate(items) => Val::Aggregate(items.iter().map(|i| scale(i, factor)).collect()),
+        Val::Int(_) | Val::Ptr(_) => v.clone(),
+    }
 }
 
 type Allocated = Option<(Val, Type, usize)>;

@@ -36,11 +36,17 @@ pub struct DifferentiatorOptions {
     pub verify: bool,
     /// Cache-planner switches (ablations).
     pub cache: crate::cache::CacheOptions,
+    /// Forward-mode switches (ablations).
+    pub forward: crate::forward::ForwardOptions,
 }
 
 impl Default for DifferentiatorOptions {
     fn default() -> Self {
-        DifferentiatorOptions { verify: true, cache: Default::default() }
+        DifferentiatorOptions {
+            verify: true,
+            cache: Default::default(),
+            forward: Default::default(),
+        }
     }
 }
 
@@ -100,7 +106,13 @@ impl Synthesize for Differentiator {
         if request.mode == DiffMode::Forward {
             // Forward synthesis declares its own libm callees and verifies its result.
             // Callee derivatives are memoised next to the API requests.
-            return crate::forward::synthesize_forward_with(module, request, &name, &mut self.memo);
+            return crate::forward::synthesize_forward_with(
+                module,
+                request,
+                &name,
+                &mut self.memo,
+                self.options.forward,
+            );
         }
         let runtime = declare_runtime(module, &primal_name)?;
         crate::reverse::gpu::declare_shared_shadows(module);

@@ -19,13 +19,18 @@
 //!
 //! The instruction families live in `arith.rs` (arithmetic, casts, selects, lanes and
 //! aggregates, libm calls), `memory.rs` (allocas, loads, stores, pointer arithmetic,
-//! memcpy/memset) and `control.rs` (branches, returns, other calls).
+//! memcpy/memset) and `control.rs` (branches, returns, other calls). Vector forward mode
+//! emits each lane as scalar code; `packing.rs` then rewrites the lanes' float tangent
+//! arithmetic into IR vector instructions (unless `ForwardOptions::lane_packing` is off).
 
 mod arith;
 mod calls;
 mod control;
 mod custom_calls;
 mod memory;
+mod packing;
+
+pub use packing::PackStats;
 
 #[cfg(test)]
 mod tests;
@@ -54,7 +59,45 @@ pub fn synthesize_forward(
     request: &DiffRequest,
     name: &str,
 ) -> Result<FuncId, AdError> {
-    synthesize_forward_with(module, request, name, &mut HashMap::new())
+    synthesize_forward_with(module, request, name, &mut HashMap::new(), ForwardOptions::default())
+}
+
+/// Switches of forward-mode synthesis (ablations).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ForwardOptions {
+    /// Vector forward mode computes the float tangents of its lanes with IR vector
+    /// instructions (`lane-packing`, see `packing.rs`); off, every lane is scalar code.
+    pub lane_packing: bool,
+}
+
+impl Default for ForwardOptions {
+    fn default() -> Self {
+        ForwardOptions { lane_packing: true }
+    }
+}
+
+/// The toggle names accepted in `--passes` (with `-` or `+`).
+pub const TOGGLES: &[(&str, &str)] =
+    &[("lane-packing", "compute the lanes of vector forward mode with IR vector instructions")];
+
+impl ForwardOptions {
+    /// Takes the forward-mode toggles (`-lane-packing`, `+lane-packing`) out of a
+    /// `--passes` list and applies them; returns the remaining words, `None` when
+    /// nothing is left (as `CacheOptions::split_toggles`).
+    pub fn split_toggles(&mut self, passes: &str) -> Option<String> {
+        let mut rest = Vec::new();
+        for word in passes.split(',') {
+            match word.trim() {
+                "-lane-packing" => self.lane_packing = false,
+                "+lane-packing" | "lane-packing" => self.lane_packing = true,
+                _ => rest.push(word),
+            }
+        }
+        if rest.is_empty() && !passes.trim().is_empty() {
+            return None;
+        }
+        Some(rest.join(","))
+    }
 }
 
 /// As [`synthesize_forward`], memoised in `memo`: a request already there is answered
@@ -75,6 +118,7 @@ pub fn synthesize_forward_with(
     request: &DiffRequest,
     name: &str,
     memo: &mut HashMap<DiffRequest, FuncId>,
+    options: ForwardOptions,
 ) -> Result<FuncId, AdError> {
     if let Some(id) = memo.get(request) {
         return Ok(*id);
@@ -105,7 +149,7 @@ pub fn synthesize_forward_with(
     let signature = derivative_signature(module, request, &Site::function(&primal_name))?;
     let registry = RefCell::new(CalleeRegistry::new(memo.clone(), module.functions.len() + 1));
     registry.borrow_mut().reserve(request, id, signature);
-    let function = synthesize_body(module, request, name, &registry)?;
+    let function = synthesize_body(module, request, name, &registry, options)?;
     let added = module.add_function(function);
     debug_assert_eq!(added, id, "the derivative takes the id reserved for it");
     memo.insert(request.clone(), id);
@@ -115,7 +159,7 @@ pub fn synthesize_forward_with(
         declare_rule_callees(module, callee_request.function)?;
         let registry = RefCell::new(CalleeRegistry::new(memo.clone(), module.functions.len()));
         let callee_name = module.functions[callee_id].name.clone();
-        let function = synthesize_body(module, &callee_request, &callee_name, &registry)?;
+        let function = synthesize_body(module, &callee_request, &callee_name, &registry, options)?;
         module.functions[callee_id] = function;
         queue.extend(add_pending(module, registry.into_inner(), memo));
         synthesized.push((callee_id, module.functions[callee_request.function].name.clone()));
@@ -204,6 +248,7 @@ fn synthesize_body(
     request: &DiffRequest,
     name: &str,
     registry: &RefCell<CalleeRegistry>,
+    options: ForwardOptions,
 ) -> Result<Function, AdError> {
     let primal = &module.functions[request.function];
     let site = Site::function(&primal.name);
@@ -221,7 +266,7 @@ fn synthesize_body(
     let activity = Activity::analyze(module, request, &types)?;
     let mut derivative = Function::new(name, signature);
     derivative.linkage = Linkage::Internal;
-    {
+    let lane_groups = {
         let sigs = |id: FuncId| module.signature(id).or_else(|| registry.borrow().signature_of(id));
         let builder = FunctionBuilder::new(&mut derivative, &sigs);
         let width = request.width.max(1) as usize;
@@ -239,6 +284,10 @@ fn synthesize_body(
             registrations: crate::custom::Registrations::read(module)?,
         };
         synth.run()?;
+        synth.lane_groups()
+    };
+    if options.lane_packing && lane_groups.first().is_some_and(|g| g.len() > 1) {
+        packing::pack_lanes(&mut derivative, &lane_groups);
     }
     Ok(derivative)
 }
@@ -507,6 +556,17 @@ impl Synth<'_> {
                 }
             }
         }
+    }
+
+    /// For every primal value with a shadow, its shadows in lanes 0..width, in the order
+    /// of the primal values (so that packing is deterministic).
+    fn lane_groups(&self) -> Vec<Vec<Value>> {
+        let mut primals: Vec<Value> = self.shadows[0].keys().copied().collect();
+        primals.sort();
+        primals
+            .into_iter()
+            .filter_map(|p| self.shadows.iter().map(|lane| lane.get(&p).copied()).collect())
+            .collect()
     }
 
     fn record(&mut self, primal: Value, value: Value) {

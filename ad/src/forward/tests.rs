@@ -139,3 +139,13 @@ fn loop_carried_tangents_follow_the_primal_parameters() {
     let Some(Val::F64(t)) = call(&m, "f.fwd", &[Val::F64(0.5), Val::F64(1.0)]) else { panic!() };
     assert!((t - 18.0 * 0.25).abs() < 1e-12, "{t}");
 }
+
+#[test]
+fn lane_packing_toggle_is_taken_out_of_the_pass_list() {
+    let mut options = super::ForwardOptions::default();
+    assert!(options.lane_packing);
+    assert_eq!(options.split_toggles("-licm,-lane-packing,gvn"), Some("-licm,gvn".into()));
+    assert!(!options.lane_packing);
+    assert_eq!(options.split_toggles("+lane-packing"), None);
+    assert!(options.lane_packing);
+}
