@@ -55,12 +55,32 @@ pub(crate) fn unpack(
             Leaf::Scalar(_) => out.push(*v),
             Leaf::Chunk(chunk) => {
                 for k in 0..chunk.lane_count() {
-                    out.push(b.ins().extractlane(*v, k as u8));
+                    out.push(lane_of(b, *v, k));
                 }
             }
         }
     }
     Ok(out)
+}
+
+/// Lane `pos` of chunk `c`, looking through the `insertlane`s and `splat`s that built it:
+/// Cranelift does not fold `extractlane` of `insertlane`, and packing lanes (the fallback,
+/// clang's splats through lane 0 of an undefined vector) builds chunks that way.
+fn lane_of(b: &mut FunctionBuilder, c: ir::Value, pos: u32) -> ir::Value {
+    let mut v = c;
+    while let ir::ValueDef::Result(inst, _) = b.func.dfg.value_def(v) {
+        match b.func.dfg.insts[inst] {
+            ir::InstructionData::TernaryImm8 { opcode: ir::Opcode::Insertlane, args, imm } => {
+                if u32::from(imm) == pos {
+                    return args[1];
+                }
+                v = args[0];
+            }
+            ir::InstructionData::Unary { opcode: ir::Opcode::Splat, arg } => return arg,
+            _ => break,
+        }
+    }
+    b.ins().extractlane(c, pos as u8)
 }
 
 /// A `chunk` vector of the given lanes.
@@ -315,6 +335,18 @@ impl<M: ClModule> Lower<'_, '_, M> {
             .map(|m| m.and_then(|k| sources.get(k as usize).copied()).unwrap_or(LaneSource::Zero))
             .collect();
         let per = chunk.lane_count() as usize;
+        let first = lanes.first().copied().unwrap_or(LaneSource::Zero);
+        if first != LaneSource::Zero && lanes.iter().all(|l| *l == first) {
+            // A splat (clang's insertelement + zero-mask shuffle): one broadcast of the
+            // scalar, which Cranelift then finds without the vector it was inserted into.
+            let x = match first {
+                LaneSource::Chunk(c, pos) => lane_of(&mut self.b, c, pos),
+                LaneSource::Scalar(v) => v,
+                LaneSource::Zero => self.zero(chunk.lane_type()),
+            };
+            let v = self.b.ins().splat(chunk, x);
+            return Ok(vec![v; lanes.len() / per]);
+        }
         let mut out = Vec::new();
         for group in lanes.chunks(per) {
             let v = match self.byte_shuffle(chunk, group) {
@@ -324,7 +356,7 @@ impl<M: ClModule> Lower<'_, '_, M> {
                     for lane in group {
                         scalars.push(match *lane {
                             LaneSource::Zero => self.zero(chunk.lane_type()),
-                            LaneSource::Chunk(c, pos) => self.b.ins().extractlane(c, pos as u8),
+                            LaneSource::Chunk(c, pos) => lane_of(&mut self.b, c, pos),
                             LaneSource::Scalar(v) => v,
                         });
                     }
