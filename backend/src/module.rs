@@ -36,6 +36,18 @@ pub fn build<M: ClModule>(
     pic: bool,
     options: &BackendOptions,
 ) -> crate::Result<ModuleIds> {
+    build_inspecting(module, cm, pic, options, &mut |_, _| {})
+}
+
+/// [`build`], showing `inspect` each function's Cranelift IR as Cranelift optimized it
+/// (tests look at which types and instructions the lowering chose).
+pub fn build_inspecting<M: ClModule>(
+    module: &Module,
+    cm: &mut M,
+    pic: bool,
+    options: &BackendOptions,
+    inspect: &mut dyn FnMut(&str, &cranelift_codegen::ir::Function),
+) -> crate::Result<ModuleIds> {
     let isa = cm.isa();
     let mut ids = ModuleIds {
         funcs: HashMap::new(),
@@ -138,6 +150,7 @@ pub fn build<M: ClModule>(
             }
             Err(_) => return Err(err("Cranelift panicked".into())),
         }
+        inspect(&func.name, &ctx.func);
     }
     Ok(ids)
 }

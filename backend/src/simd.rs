@@ -428,3 +428,97 @@ impl<M: ClModule> Lower<'_, '_, M> {
         Some(self.b.ins().bitcast(chunk, little(), shuffled))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The lowering's choices, read off the Cranelift IR (the filetests check the values).
+
+    use adc_ir::text::parse_module;
+    use cranelift_object::{ObjectBuilder, ObjectModule};
+
+    use crate::BackendOptions;
+
+    /// The Cranelift IR text of every function of `source`.
+    fn clif(source: &str, simd: bool) -> Vec<(String, String)> {
+        let module = parse_module(source).expect("test module parses");
+        let isa = crate::host_isa(true).expect("host ISA");
+        let builder =
+            ObjectBuilder::new(isa, "t", cranelift_module::default_libcall_names()).unwrap();
+        let mut cm = ObjectModule::new(builder);
+        let mut out = Vec::new();
+        let options = BackendOptions { simd };
+        crate::module::build_inspecting(&module, &mut cm, true, &options, &mut |name, f| {
+            out.push((name.to_string(), f.display().to_string()))
+        })
+        .expect("module compiles");
+        out
+    }
+
+    fn body<'a>(functions: &'a [(String, String)], name: &str) -> &'a str {
+        &functions.iter().find(|(n, _)| n == name).expect("function lowered").1
+    }
+
+    const KERNEL: &str = r#"
+func @axpy8(%x: ptr, %y: ptr) {
+^entry:
+  %vx = load <8 x f64>, %x, align 8
+  %vy = load <8 x f64>, %y, align 8
+  %r = fma <8 x f64> %vx, %vx, %vy
+  %c = fcmp olt <8 x f64> %r, %vy
+  %s = select <8 x f64> %c, %r, %vy
+  store %s, %y, align 8
+  ret
+}
+
+func internal @inner(%a: <4 x f32>) -> <4 x f32> {
+^entry:
+  %r = fadd <4 x f32> %a, %a
+  ret %r
+}
+
+func @outer(%a: <4 x f32>) -> <4 x f32> {
+^entry:
+  %r = call @inner(%a)
+  ret %r
+}
+
+func @odd(%a: <3 x f32>) -> <3 x f32> {
+^entry:
+  %r = fadd <3 x f32> %a, %a
+  ret %r
+}
+"#;
+
+    #[test]
+    fn eight_doubles_are_four_chunks() {
+        let functions = clif(KERNEL, true);
+        let axpy = body(&functions, "axpy8");
+        assert_eq!(axpy.matches("load.f64x2").count(), 8, "{axpy}");
+        assert_eq!(axpy.matches("= fma ").count(), 4, "{axpy}");
+        assert_eq!(axpy.matches("= bitselect ").count(), 4, "{axpy}");
+        assert_eq!(axpy.matches("store ").count(), 4, "{axpy}");
+        // The lane-form fcmp (its i1 lanes unused) is dead code Cranelift removed.
+        assert!(!axpy.contains("extractlane"), "no lane form in {axpy}");
+    }
+
+    #[test]
+    fn internal_functions_take_chunks_and_external_ones_lanes() {
+        let functions = clif(KERNEL, true);
+        let inner = body(&functions, "inner");
+        assert!(inner.contains("(f32x4) -> f32x4"), "{inner}");
+        let outer = body(&functions, "outer");
+        assert!(outer.contains("(f32, f32, f32, f32) -> f32, f32, f32, f32"), "{outer}");
+        assert!(outer.contains("fn0(v"), "{outer}");
+    }
+
+    #[test]
+    fn odd_sizes_and_the_switch_stay_in_lane_form() {
+        let odd = clif(KERNEL, true);
+        assert!(!body(&odd, "odd").contains("x4"), "{}", body(&odd, "odd"));
+        let off = clif(KERNEL, false);
+        for (name, text) in &off {
+            assert!(!text.contains("f64x2") && !text.contains("f32x4"), "{name}: {text}");
+        }
+        assert_eq!(body(&off, "axpy8").matches("= fma ").count(), 8);
+    }
+}
