@@ -73,7 +73,8 @@ enum Command {
         /// Maximum number of instructions to execute.
         #[arg(long)]
         fuel: Option<u64>,
-        /// Compile with Cranelift and run natively instead of interpreting.
+        /// Compile with Cranelift and run natively instead of interpreting (`ADC_SIMD=0`:
+        /// every vector lane by lane).
         #[arg(long)]
         jit: bool,
     },
