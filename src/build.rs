@@ -39,6 +39,8 @@ pub struct BuildOptions {
     /// Lower the API calls and synthesize derivatives before any optimization.
     pub ad_before_opt: bool,
     pub emit: Emit,
+    /// Cranelift settings of `Emit::Object` (`--no-simd`, `ADC_SIMD`).
+    pub backend: adc_backend::BackendOptions,
 }
 
 /// Why a build failed.
@@ -148,7 +150,7 @@ pub fn build(
     output.lowering = lowering;
     output.bytes = match options.emit {
         Emit::Ir => print_module(module).into_bytes(),
-        Emit::Object => adc_backend::compile_object(module, name)
+        Emit::Object => adc_backend::compile_object_with(module, name, &options.backend)
             .map_err(|d| BuildError::Backend(d.to_string()))?,
         Emit::Ptx(arch) => {
             link_libdevice(module)?;
@@ -192,7 +194,12 @@ mod tests {
             passes: passes.map(String::from),
             ..PassArgs::default()
         };
-        BuildOptions { pass_args, ad_before_opt: false, emit: Emit::Ir }
+        BuildOptions {
+            pass_args,
+            ad_before_opt: false,
+            emit: Emit::Ir,
+            backend: Default::default(),
+        }
     }
 
     fn names(passes: &[&'static PassInfo]) -> Vec<&'static str> {

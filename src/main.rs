@@ -73,7 +73,8 @@ enum Command {
         /// Maximum number of instructions to execute.
         #[arg(long)]
         fuel: Option<u64>,
-        /// Compile with Cranelift and run natively instead of interpreting.
+        /// Compile with Cranelift and run natively instead of interpreting (`ADC_SIMD=0`:
+        /// every vector lane by lane).
         #[arg(long)]
         jit: bool,
     },
@@ -109,6 +110,10 @@ enum Command {
         /// `--passes=-lane-packing` turns off lane packing of vector forward mode.
         #[arg(long, value_parser = ["heuristic", "mincut"])]
         cache: Option<String>,
+        /// Lower every vector lane by lane instead of keeping f64/f32 vectors in 128-bit
+        /// SIMD registers (the ablation point). Default: `ADC_SIMD=0` turns SIMD off.
+        #[arg(long)]
+        no_simd: bool,
         #[command(flatten)]
         pass_args: PassArgs,
     },
@@ -165,7 +170,19 @@ fn run(command: Command) -> Result<ExitCode> {
             write_output(output.as_deref(), &print_module(&module))?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Build { input, output, emit, gpu_arch, ad_before_opt, cache, mut pass_args } => {
+        Command::Build {
+            input,
+            output,
+            emit,
+            gpu_arch,
+            ad_before_opt,
+            cache,
+            no_simd,
+            mut pass_args,
+        } => {
+            let mut backend =
+                adc_backend::BackendOptions::from_env().map_err(|e| anyhow!("error: {e}"))?;
+            backend.simd &= !no_simd;
             let mut cache_options = CacheOptions::from_env().map_err(|e| anyhow!("error: {e}"))?;
             if let Some(planner) = &cache {
                 cache_options.apply(planner).map_err(|e| anyhow!("error: {e}"))?;
@@ -188,7 +205,7 @@ fn run(command: Command) -> Result<ExitCode> {
                 ),
                 _ => Emit::Object,
             };
-            let options = BuildOptions { pass_args, ad_before_opt, emit };
+            let options = BuildOptions { pass_args, ad_before_opt, emit, backend };
             let name = input.file_stem().and_then(|s| s.to_str()).unwrap_or("module");
             let mut synth = adc_ad::Differentiator::new(adc_ad::DifferentiatorOptions {
                 cache: cache_options,

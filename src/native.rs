@@ -121,7 +121,9 @@ impl Invocation {
                 self.args.len()
             ));
         }
-        let mut jit = Jit::new(module).map_err(|d| d.to_string())?;
+        // `ADC_SIMD=0` runs the native half of `run` filetests lane by lane.
+        let options = adc_backend::BackendOptions::from_env()?;
+        let mut jit = Jit::with_options(module, &options).map_err(|d| d.to_string())?;
         let mut buffers: Vec<(Option<String>, Buffer)> = Vec::new();
         let mut leaves = Vec::new();
         for (arg, ty) in self.args.iter().zip(&sig.params) {

@@ -114,8 +114,12 @@ fn compile(file: &str, scratch: &Path) -> Module {
         String::from_utf8_lossy(&output.stderr)
     );
     let mut module = adc_frontend_llvm::import_bitcode_file(&bitcode).expect("import");
-    let options =
-        BuildOptions { pass_args: PassArgs::default(), ad_before_opt: false, emit: Emit::Ir };
+    let options = BuildOptions {
+        pass_args: PassArgs::default(),
+        ad_before_opt: false,
+        emit: Emit::Ir,
+        backend: Default::default(),
+    };
     let mut synth = adc_ad::Differentiator::default();
     match build(&mut module, file, &options, &mut synth) {
         Ok(output) => println!("{file}: device tapes {:?}", output.lowering.device_tapes),

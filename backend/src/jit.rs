@@ -15,6 +15,8 @@ use cranelift_module::{Linkage, Module as ClModule};
 
 use crate::abi::{leaf_types, scalar};
 use crate::lower::ModuleIds;
+use crate::simd::{pack, unpack};
+use crate::BackendOptions;
 
 /// A value crossing the trampoline: the raw bits of one leaf (an integer zero-extended, a
 /// float's IEEE bits, a pointer's address).
@@ -28,8 +30,13 @@ pub struct Jit {
 }
 
 impl Jit {
-    /// Compiles every function and global of `module`.
+    /// Compiles every function and global of `module` with the default options.
     pub fn new(module: &Module) -> crate::Result<Jit> {
+        Jit::with_options(module, &BackendOptions::default())
+    }
+
+    /// Compiles every function and global of `module` under `options`.
+    pub fn with_options(module: &Module, options: &BackendOptions) -> crate::Result<Jit> {
         let isa = crate::host_isa(false)?;
         let mut builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
         // Symbols found neither in the module nor in the process resolve to a stub that
@@ -45,7 +52,7 @@ impl Jit {
         }));
         let built = catch_unwind(AssertUnwindSafe(|| -> crate::Result<(JITModule, ModuleIds)> {
             let mut cm = JITModule::new(builder);
-            let ids = crate::module::build(module, &mut cm, false)?;
+            let ids = crate::module::build(module, &mut cm, false, options)?;
             cm.finalize_definitions()
                 .map_err(|e| Diagnostic::new(format!("cannot finalize the JIT code: {e}")))?;
             Ok((cm, ids))
@@ -121,15 +128,28 @@ impl Jit {
             b.append_block_params_for_function_params(entry);
             b.switch_to_block(entry);
             let (inp, outp) = (b.block_params(entry)[0], b.block_params(entry)[1]);
-            let mut args = Vec::new();
+            let mut lanes = Vec::new();
             for (k, ty) in params.iter().enumerate() {
                 let cl = scalar(ty).ok_or("unsupported parameter type")?;
-                args.push(b.ins().load(cl, MemFlagsData::new(), inp, (16 * k) as i32));
+                lanes.push(b.ins().load(cl, MemFlagsData::new(), inp, (16 * k) as i32));
+            }
+            // A SIMD-ABI function takes and returns vectors in SIMD form; the slots hold lanes.
+            let simd_abi = self.ids.simd_abi.contains(&func);
+            let signature = &self.module.functions[func].signature;
+            let mut args = Vec::new();
+            let mut lanes = lanes.into_iter();
+            for ty in &signature.params {
+                let n = leaf_types(ty)?.len();
+                let these: Vec<_> = lanes.by_ref().take(n).collect();
+                args.extend(if simd_abi { pack(&mut b, ty, &these)? } else { these });
             }
             let target = self.ids.funcs[&func];
             let callee = self.cm.declare_func_in_func(target, b.func);
             let call = b.ins().call(callee, &args);
-            let results = b.inst_results(call).to_vec();
+            let mut results = b.inst_results(call).to_vec();
+            if let (true, Some(ret)) = (simd_abi, &signature.ret) {
+                results = unpack(&mut b, ret, &results)?;
+            }
             for (k, (r, ty)) in results.iter().zip(rets).enumerate() {
                 let v = match ty {
                     Type::I128 => *r,

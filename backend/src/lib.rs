@@ -5,6 +5,8 @@
 //! - `abi`: adc types as Cranelift leaves, signatures;
 //! - `lower`: one function (control flow, memory, calls, aggregates);
 //! - `ops`: per-lane arithmetic, casts, reductions, atomics;
+//! - `simd`: float vectors as 128-bit SIMD values, and the conversions to and from the
+//!   lane form that every operation without a SIMD lowering falls back to;
 //! - `data`: global initializers;
 //! - `module`: the module driver shared by objects and the JIT (declarations, data,
 //!   variadic-call thunks, function definitions).
@@ -16,11 +18,42 @@ mod lower;
 mod module;
 pub mod object;
 mod ops;
+mod simd;
 
 use adc_ir::Diagnostic;
 
 pub use jit::{Jit, JitValue};
-pub use object::compile_object;
+pub use object::{compile_object, compile_object_with};
+
+/// What the backend is asked to do, recorded by the callers' reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BackendOptions {
+    /// Lower float vectors to 128-bit SIMD values (`abi.rs`); off, every vector is lowered
+    /// lane by lane (the ablation point).
+    pub simd: bool,
+}
+
+impl Default for BackendOptions {
+    fn default() -> Self {
+        BackendOptions { simd: true }
+    }
+}
+
+impl BackendOptions {
+    /// The defaults with `ADC_SIMD` applied: `0`/`off` turns SIMD off, `1`/`on` on; unset
+    /// gives the defaults. Read by the command line and the test harness, never here.
+    pub fn from_env() -> std::result::Result<BackendOptions, String> {
+        let mut options = BackendOptions::default();
+        if let Ok(text) = std::env::var("ADC_SIMD") {
+            options.simd = match text.trim() {
+                "0" | "off" => false,
+                "1" | "on" | "" => true,
+                other => return Err(format!("ADC_SIMD: `{other}` is not 0, 1, off or on")),
+            };
+        }
+        Ok(options)
+    }
+}
 
 /// The error of every backend entry point: what failed, naming the adc function.
 pub type Result<T> = std::result::Result<T, Diagnostic>;

@@ -1,11 +1,15 @@
 //! Lowering of one adc function to Cranelift IR: blocks and block parameters, control
-//! flow, memory, calls and aggregates. The per-lane arithmetic lives in `ops.rs`.
+//! flow, memory, calls and aggregates. The per-lane arithmetic lives in `ops.rs`, the
+//! SIMD lowering of float vectors in `simd.rs`.
 //!
 //! Blocks are visited in reverse post-order, so every value is lowered before its uses
 //! (a definition dominates its uses, and dominators come first in RPO); unreachable
-//! blocks are dropped. Each adc value is a list of leaves (see `abi.rs`).
+//! blocks are dropped. Each adc value is a list of leaves (see `abi.rs`), kept in SIMD
+//! form when SIMD is on: control flow, memory, constants, calls between SIMD-ABI
+//! functions and aggregates move the leaves as they are; an operation without a SIMD
+//! lowering takes its operands in lane form and its result is packed back.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use adc_ir::dominance::DomTree;
 use adc_ir::{
@@ -21,7 +25,8 @@ use cranelift_entity::SecondaryMap;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch};
 use cranelift_module::{DataId, Linkage as ClLinkage, Module as ClModule};
 
-use crate::abi::{self, leaf_layout, leaf_range, leaf_types, scalar};
+use crate::abi::{self, leaf_range, scalar, Leaf};
+use crate::simd::{pack, unpack};
 
 pub type R<T> = Result<T, String>;
 
@@ -33,19 +38,31 @@ pub struct ModuleIds {
     pub thunks: HashMap<FuncId, cranelift_module::FuncId>,
     pub call_conv: cranelift_codegen::isa::CallConv,
     pub frontend: TargetFrontendConfig,
+    /// Float vectors are kept in SIMD form inside functions.
+    pub simd: bool,
+    /// Functions whose signatures pass vectors in SIMD form (see `module.rs`).
+    pub simd_abi: HashSet<FuncId>,
 }
 
 /// Lowers `func` into `out` (whose signature is set here).
 pub fn lower_function<M: ClModule>(
     module: &Module,
-    func: &Function,
+    id: FuncId,
     cm: &mut M,
     ids: &ModuleIds,
     out: &mut ir::Function,
     fbc: &mut FunctionBuilderContext,
 ) -> R<()> {
-    out.signature =
-        abi::signature(&func.signature, &func.param_attrs, &func.byval_sizes, &[], ids.call_conv)?;
+    let func = &module.functions[id];
+    let abi_simd = ids.simd_abi.contains(&id);
+    out.signature = abi::signature(
+        &func.signature,
+        &func.param_attrs,
+        &func.byval_sizes,
+        &[],
+        ids.call_conv,
+        abi_simd,
+    )?;
     if func.signature.varargs {
         return Err("defining a variadic function (va_start) is not supported".into());
     }
@@ -61,21 +78,32 @@ pub fn lower_function<M: ClModule>(
         blocks: HashMap::new(),
         callees: HashMap::new(),
         datas: HashMap::new(),
+        simd: ids.simd,
+        abi_simd,
     };
     let order: Vec<Block> = dom.rpo().to_vec();
+    let entry = func.entry_block();
     for &block in &order {
         let cl = cx.b.create_block();
         cx.blocks.insert(block, cl);
+        // The entry block's parameters are the function's: in the form of its ABI.
+        let simd = if Some(block) == entry { abi_simd } else { cx.simd };
         for &param in func.dfg.block_params(block) {
             let mut leaves = Vec::new();
-            for leaf in leaf_types(func.dfg.value_type(param))? {
-                leaves.push(cx.b.append_block_param(cl, cx.cl(&leaf)?));
+            for leaf in abi::leaves(func.dfg.value_type(param), simd)? {
+                leaves.push(cx.b.append_block_param(cl, leaf.cl()?));
             }
             cx.vals[param] = leaves;
         }
     }
     for &block in &order {
         cx.b.switch_to_block(cx.blocks[&block]);
+        if Some(block) == entry && cx.simd && !abi_simd {
+            for &param in func.dfg.block_params(block) {
+                let lanes = std::mem::take(&mut cx.vals[param]);
+                cx.vals[param] = pack(&mut cx.b, func.dfg.value_type(param), &lanes)?;
+            }
+        }
         for &inst in func.layout.block_insts(block) {
             cx.inst(inst).map_err(|e| format!("{e} (in `{}`)", inst_text(module, func, inst)))?;
         }
@@ -105,6 +133,10 @@ pub(crate) struct Lower<'a, 'b, M: ClModule> {
     blocks: HashMap<Block, ir::Block>,
     callees: HashMap<(cranelift_module::FuncId, ir::Signature), ir::FuncRef>,
     datas: HashMap<DataId, ir::GlobalValue>,
+    /// Values are kept in SIMD form.
+    pub simd: bool,
+    /// This function's parameters and return value are in SIMD form.
+    abi_simd: bool,
 }
 
 pub(crate) fn mem() -> MemFlagsData {
@@ -120,12 +152,25 @@ impl<M: ClModule> Lower<'_, '_, M> {
         self.func.dfg.value_type(v)
     }
 
-    pub fn get(&self, v: Value) -> R<Vec<ir::Value>> {
+    /// The leaves of `v` as they are kept (SIMD form when SIMD is on).
+    pub fn machine(&self, v: Value) -> R<Vec<ir::Value>> {
         let leaves = &self.vals[v];
-        if leaves.is_empty() && leaf_types(self.ty(v)).map(|l| !l.is_empty()).unwrap_or(true) {
+        if leaves.is_empty()
+            && abi::leaves(self.ty(v), false).map(|l| !l.is_empty()).unwrap_or(true)
+        {
             return Err(format!("{v} is used before it is defined"));
         }
         Ok(leaves.clone())
+    }
+
+    /// The leaves of `v` in lane form, for the per-lane lowering.
+    pub fn get(&mut self, v: Value) -> R<Vec<ir::Value>> {
+        let leaves = self.machine(v)?;
+        if !self.simd {
+            return Ok(leaves);
+        }
+        let ty = self.func.dfg.value_type(v);
+        unpack(&mut self.b, ty, &leaves)
     }
 
     pub fn one(&self, v: Value) -> R<ir::Value> {
@@ -172,10 +217,58 @@ impl<M: ClModule> Lower<'_, '_, M> {
     }
 
     fn inst(&mut self, inst: adc_ir::Inst) -> R<()> {
-        let data = &self.func.dfg.insts[inst];
-        let result_ty = self.func.dfg.inst_result(inst).map(|v| self.ty(v).clone());
-        let leaves: Vec<ir::Value> = match data {
-            D::Const { ty, value } => self.constant(ty, value)?,
+        let func = self.func;
+        let data = &func.dfg.insts[inst];
+        let result_ty = func.dfg.inst_result(inst).map(|v| func.dfg.value_type(v));
+        let per_lane = matches!(
+            data,
+            D::Unary { .. }
+                | D::Binary { .. }
+                | D::Fma { .. }
+                | D::Icmp { .. }
+                | D::Fcmp { .. }
+                | D::Select { .. }
+                | D::Cast { .. }
+                | D::PtrAdd { .. }
+                | D::ExtractLane { .. }
+                | D::InsertLane { .. }
+                | D::Shuffle { .. }
+                | D::Reduce { .. }
+        );
+        let leaves = if !per_lane {
+            self.structural_inst(inst, data)?
+        } else if let Some(leaves) = self.simd_inst(data, result_ty)? {
+            leaves
+        } else {
+            let lanes = self.lane_inst(data)?;
+            match result_ty {
+                Some(ty) => {
+                    let want = abi::leaf_count(ty)?;
+                    if lanes.len() != want {
+                        return Err(format!("lowered to {} values, {ty} has {want}", lanes.len()));
+                    }
+                    if self.simd {
+                        pack(&mut self.b, ty, &lanes)?
+                    } else {
+                        lanes
+                    }
+                }
+                None => lanes,
+            }
+        };
+        if let Some(ty) = result_ty {
+            let want = abi::leaves(ty, self.simd)?.len();
+            if leaves.len() != want {
+                return Err(format!("lowered to {} values, {ty} has {want}", leaves.len()));
+            }
+        }
+        self.set(inst, leaves);
+        Ok(())
+    }
+
+    /// An operation lowered lane by lane: operands and result in lane form.
+    fn lane_inst(&mut self, data: &D) -> R<Vec<ir::Value>> {
+        Ok(match data {
             D::Unary { op, arg, .. } => {
                 let lane = self.ty(*arg).lane_type().clone();
                 let mut out = Vec::new();
@@ -229,18 +322,6 @@ impl<M: ClModule> Lower<'_, '_, M> {
                 out
             }
             D::Cast { op, arg, ty } => self.cast(*op, *arg, ty)?,
-            D::Alloca { ty, count, align } => vec![self.alloca(inst, ty, *count, *align)?],
-            D::Load { ty, ptr, .. } => {
-                let p = self.one(*ptr)?;
-                self.load(ty, p)?
-            }
-            D::Store { value, ptr, .. } => {
-                let p = self.one(*ptr)?;
-                let ty = self.ty(*value).clone();
-                let leaves = self.get(*value)?;
-                self.store(&ty, &leaves, p)?;
-                Vec::new()
-            }
             D::PtrAdd { ptr, offset, .. } => {
                 let (ps, os) = (self.get(*ptr)?, self.get(*offset)?);
                 let oty = self.ty(*offset).lane_type().clone();
@@ -251,30 +332,6 @@ impl<M: ClModule> Lower<'_, '_, M> {
                 }
                 out
             }
-            D::MemCopy { dst, src, len, may_overlap, .. } => {
-                let (d, s) = (self.one(*dst)?, self.one(*src)?);
-                let n = self.one(*len)?;
-                let n = self.widen_i64(n, &self.ty(*len).clone(), false);
-                if *may_overlap {
-                    self.b.call_memmove(self.ids.frontend, d, s, n);
-                } else {
-                    self.b.call_memcpy(self.ids.frontend, d, s, n);
-                }
-                Vec::new()
-            }
-            D::MemSet { dst, byte, len, .. } => {
-                let d = self.one(*dst)?;
-                let c = self.one(*byte)?;
-                // `call_memset` widens the byte itself.
-                let c = self.widen_i64(c, &self.ty(*byte).clone(), false);
-                let c = self.b.ins().ireduce(types::I8, c);
-                let n = self.one(*len)?;
-                let n = self.widen_i64(n, &self.ty(*len).clone(), false);
-                self.b.call_memset(self.ids.frontend, d, c, n);
-                Vec::new()
-            }
-            D::Call { callee, args, .. } => self.call(*callee, args)?,
-            D::CallIndirect { sig, callee, args, .. } => self.call_indirect(sig, *callee, args)?,
             D::ExtractLane { vector, index } => {
                 let lanes = self.get(*vector)?;
                 vec![self.pick_lane(&lanes, *index)?]
@@ -306,15 +363,59 @@ impl<M: ClModule> Lower<'_, '_, M> {
                 };
                 vec![self.reduce(*op, &lane, &lanes, start)?]
             }
+            _ => return Err(format!("{} is not a per-lane operation", data.opcode_name())),
+        })
+    }
+
+    /// Everything else: leaves move in the form they are kept in.
+    fn structural_inst(&mut self, inst: adc_ir::Inst, data: &D) -> R<Vec<ir::Value>> {
+        Ok(match data {
+            D::Const { ty, value } => self.constant(ty, value)?,
+            D::Alloca { ty, count, align } => vec![self.alloca(inst, ty, *count, *align)?],
+            D::Load { ty, ptr, .. } => {
+                let p = self.one(*ptr)?;
+                self.load(ty, p, self.simd)?
+            }
+            D::Store { value, ptr, .. } => {
+                let p = self.one(*ptr)?;
+                let ty = self.ty(*value).clone();
+                let leaves = self.machine(*value)?;
+                self.store(&ty, &leaves, p, self.simd)?;
+                Vec::new()
+            }
+            D::MemCopy { dst, src, len, may_overlap, .. } => {
+                let (d, s) = (self.one(*dst)?, self.one(*src)?);
+                let n = self.one(*len)?;
+                let n = self.widen_i64(n, &self.ty(*len).clone(), false);
+                if *may_overlap {
+                    self.b.call_memmove(self.ids.frontend, d, s, n);
+                } else {
+                    self.b.call_memcpy(self.ids.frontend, d, s, n);
+                }
+                Vec::new()
+            }
+            D::MemSet { dst, byte, len, .. } => {
+                let d = self.one(*dst)?;
+                let c = self.one(*byte)?;
+                // `call_memset` widens the byte itself.
+                let c = self.widen_i64(c, &self.ty(*byte).clone(), false);
+                let c = self.b.ins().ireduce(types::I8, c);
+                let n = self.one(*len)?;
+                let n = self.widen_i64(n, &self.ty(*len).clone(), false);
+                self.b.call_memset(self.ids.frontend, d, c, n);
+                Vec::new()
+            }
+            D::Call { callee, args, .. } => self.call(*callee, args)?,
+            D::CallIndirect { sig, callee, args, .. } => self.call_indirect(sig, *callee, args)?,
             D::ExtractValue { aggregate, indices } => {
-                let range = leaf_range(self.ty(*aggregate), indices)?;
-                let leaves = self.get(*aggregate)?;
+                let range = leaf_range(self.ty(*aggregate), indices, self.simd)?;
+                let leaves = self.machine(*aggregate)?;
                 leaves.get(range).ok_or("extractvalue out of range")?.to_vec()
             }
             D::InsertValue { aggregate, value, indices } => {
-                let range = leaf_range(self.ty(*aggregate), indices)?;
-                let mut leaves = self.get(*aggregate)?;
-                let new = self.get(*value)?;
+                let range = leaf_range(self.ty(*aggregate), indices, self.simd)?;
+                let mut leaves = self.machine(*aggregate)?;
+                let new = self.machine(*value)?;
                 if range.end > leaves.len() || new.len() != range.len() {
                     return Err("insertvalue out of range".into());
                 }
@@ -372,6 +473,7 @@ impl<M: ClModule> Lower<'_, '_, M> {
             }
             D::Return { value } => {
                 let leaves = match value {
+                    Some(v) if self.abi_simd => self.machine(*v)?,
                     Some(v) => self.get(*v)?,
                     None => Vec::new(),
                 };
@@ -382,22 +484,15 @@ impl<M: ClModule> Lower<'_, '_, M> {
                 self.b.ins().trap(ir::TrapCode::unwrap_user(1));
                 Vec::new()
             }
-        };
-        if let Some(ty) = result_ty {
-            let want = abi::leaf_count(&ty)?;
-            if leaves.len() != want {
-                return Err(format!("lowered to {} values, {ty} has {want}", leaves.len()));
-            }
-        }
-        self.set(inst, leaves);
-        Ok(())
+            _ => return Err(format!("{} is a per-lane operation", data.opcode_name())),
+        })
     }
 
     fn block_call(&self, call: &adc_ir::BlockCall) -> R<(ir::Block, Vec<BlockArg>)> {
         let block = *self.blocks.get(&call.block).ok_or("branch to an unreachable block")?;
         let mut args = Vec::new();
         for a in &call.args {
-            args.extend(self.get(*a)?.into_iter().map(BlockArg::Value));
+            args.extend(self.machine(*a)?.into_iter().map(BlockArg::Value));
         }
         Ok((block, args))
     }
@@ -436,11 +531,30 @@ impl<M: ClModule> Lower<'_, '_, M> {
     }
 
     fn push_constant(&mut self, ty: &Type, value: &Constant, out: &mut Vec<ir::Value>) -> R<()> {
+        if let Some(chunk) = abi::simd_chunk(ty).filter(|_| self.simd) {
+            // The vector's bytes, as in memory, one constant-pool entry per chunk.
+            let mut bytes = vec![0u8; ty.size().next_multiple_of(16) as usize];
+            crate::data::write_constant(ty, value, 0, &mut bytes, &mut Vec::new())?;
+            for piece in bytes.chunks(16) {
+                let c = self.b.func.dfg.constants.insert(ir::ConstantData::from(piece));
+                out.push(self.b.ins().vconst(chunk, c));
+            }
+            return Ok(());
+        }
         match (value, ty) {
             (Constant::Zero | Constant::Undef | Constant::Poison, _) => {
-                for leaf in leaf_types(ty)? {
-                    let cl = self.cl(&leaf)?;
-                    out.push(self.zero(cl));
+                for leaf in abi::leaves(ty, self.simd)? {
+                    out.push(match leaf {
+                        Leaf::Scalar(t) => {
+                            let cl = self.cl(&t)?;
+                            self.zero(cl)
+                        }
+                        Leaf::Chunk(chunk) => {
+                            let zeros = ir::ConstantData::from(&[0u8; 16][..]);
+                            let c = self.b.func.dfg.constants.insert(zeros);
+                            self.b.ins().vconst(chunk, c)
+                        }
+                    });
                 }
             }
             (Constant::Int(v), t) if t.is_int() || t.is_ptr() => {
@@ -538,7 +652,10 @@ impl<M: ClModule> Lower<'_, '_, M> {
         Ok(self.b.ins().band_imm_s(p, -(align as i64)))
     }
 
-    pub fn load(&mut self, ty: &Type, p: ir::Value) -> R<Vec<ir::Value>> {
+    /// Loads a value of type `ty`, in SIMD form when `simd`: one unaligned 16-byte load per
+    /// chunk (Cranelift folds a load into an SSE operation only when it is marked aligned,
+    /// and adc does not trust IR alignment that much).
+    pub fn load(&mut self, ty: &Type, p: ir::Value, simd: bool) -> R<Vec<ir::Value>> {
         if let Type::Vector(elem, n) = ty {
             if **elem == Type::I1 {
                 // Bit-packed: lane k is bit k % 8 of byte k / 8.
@@ -552,16 +669,18 @@ impl<M: ClModule> Lower<'_, '_, M> {
             }
         }
         let mut out = Vec::new();
-        for (offset, leaf) in leaf_layout(ty)? {
-            let cl = self.cl(&leaf)?;
+        for (offset, leaf) in abi::memory_layout(ty, simd)? {
+            let cl = leaf.cl()?;
             let (base, off) = self.address(p, offset);
             let v = self.b.ins().load(cl, mem(), base, off);
-            out.push(if leaf == Type::I1 { self.b.ins().band_imm_s(v, 1) } else { v });
+            let is_bool = leaf == Leaf::Scalar(Type::I1);
+            out.push(if is_bool { self.b.ins().band_imm_s(v, 1) } else { v });
         }
         Ok(out)
     }
 
-    pub fn store(&mut self, ty: &Type, leaves: &[ir::Value], p: ir::Value) -> R<()> {
+    /// Stores `leaves` (in SIMD form when `simd`) of a value of type `ty`.
+    pub fn store(&mut self, ty: &Type, leaves: &[ir::Value], p: ir::Value, simd: bool) -> R<()> {
         if let Type::Vector(elem, _) = ty {
             if **elem == Type::I1 {
                 for (byte_index, chunk) in leaves.chunks(8).enumerate() {
@@ -575,7 +694,7 @@ impl<M: ClModule> Lower<'_, '_, M> {
                 return Ok(());
             }
         }
-        for ((offset, _), v) in leaf_layout(ty)?.into_iter().zip(leaves) {
+        for ((offset, _), v) in abi::memory_layout(ty, simd)?.into_iter().zip(leaves) {
             let (base, off) = self.address(p, offset);
             self.b.ins().store(mem(), *v, base, off);
         }
@@ -614,7 +733,7 @@ impl<M: ClModule> Lower<'_, '_, M> {
         sig: &Signature,
         args: &[ir::Value],
     ) -> R<Vec<ir::Value>> {
-        let cl_sig = abi::signature(sig, &[], &[], &[], self.ids.call_conv)?;
+        let cl_sig = abi::signature(sig, &[], &[], &[], self.ids.call_conv, false)?;
         let id = match self.module.function_by_name(name).and_then(|f| self.ids.funcs.get(&f)) {
             Some(id) => *id,
             None => self
@@ -627,24 +746,41 @@ impl<M: ClModule> Lower<'_, '_, M> {
         Ok(self.b.inst_results(call).to_vec())
     }
 
-    fn flat_args(&self, args: &[Value]) -> R<Vec<ir::Value>> {
+    /// The arguments' leaves, in SIMD form when the callee takes them so.
+    fn flat_args(&mut self, args: &[Value], simd: bool) -> R<Vec<ir::Value>> {
         let mut out = Vec::new();
         for a in args {
-            out.extend(self.get(*a)?);
+            out.extend(if simd { self.machine(*a)? } else { self.get(*a)? });
         }
         Ok(out)
+    }
+
+    /// A call's results, kept in SIMD form.
+    fn call_results(
+        &mut self,
+        call: ir::Inst,
+        ret: Option<&Type>,
+        simd: bool,
+    ) -> R<Vec<ir::Value>> {
+        let results = self.b.inst_results(call).to_vec();
+        match ret {
+            Some(ty) if self.simd && !simd => pack(&mut self.b, ty, &results),
+            _ => Ok(results),
+        }
     }
 
     fn call(&mut self, callee: FuncId, args: &[Value]) -> R<Vec<ir::Value>> {
         let target = self.module.functions.get(callee).ok_or("call to an unknown function")?;
         let fixed = target.signature.params.len();
         let extra: Vec<Type> = args.iter().skip(fixed).map(|a| self.ty(*a).clone()).collect();
+        let simd = self.ids.simd_abi.contains(&callee);
         let sig = abi::signature(
             &target.signature,
             &target.param_attrs,
             &target.byval_sizes,
             &extra,
             self.ids.call_conv,
+            simd,
         )?;
         let id = if target.signature.varargs {
             *self.ids.thunks.get(&callee).ok_or("variadic callee without a thunk")?
@@ -652,9 +788,9 @@ impl<M: ClModule> Lower<'_, '_, M> {
             *self.ids.funcs.get(&callee).ok_or("call to an undeclared function")?
         };
         let r = self.func_ref(id, sig);
-        let flat = self.flat_args(args)?;
+        let flat = self.flat_args(args, simd)?;
         let call = self.b.ins().call(r, &flat);
-        Ok(self.b.inst_results(call).to_vec())
+        self.call_results(call, target.signature.ret.as_ref(), simd)
     }
 
     fn call_indirect(
@@ -665,12 +801,12 @@ impl<M: ClModule> Lower<'_, '_, M> {
     ) -> R<Vec<ir::Value>> {
         let fixed = sig.params.len();
         let extra: Vec<Type> = args.iter().skip(fixed).map(|a| self.ty(*a).clone()).collect();
-        let cl_sig = abi::signature(sig, &[], &[], &extra, self.ids.call_conv)?;
+        let cl_sig = abi::signature(sig, &[], &[], &extra, self.ids.call_conv, false)?;
         let sig_ref = self.b.import_signature(cl_sig);
         let p = self.one(callee)?;
-        let flat = self.flat_args(args)?;
+        let flat = self.flat_args(args, false)?;
         let call = self.b.ins().call_indirect(sig_ref, p, &flat);
-        Ok(self.b.inst_results(call).to_vec())
+        self.call_results(call, sig.ret.as_ref(), false)
     }
 
     fn pick_lane(&mut self, lanes: &[ir::Value], index: Value) -> R<ir::Value> {

@@ -2,10 +2,10 @@
 //! and global with its linkage, defines data, emits `%al` thunks for variadic callees, and
 //! lowers every defined function. Errors name the adc function or global.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use adc_ir::{Diagnostic, FuncId, InstructionData, Linkage, Module, Symbol};
+use adc_ir::{Constant, Diagnostic, FuncId, InstructionData, Linkage, Module, Symbol};
 use cranelift_codegen::binemit::Reloc;
 use cranelift_codegen::Context;
 use cranelift_frontend::FunctionBuilderContext;
@@ -15,6 +15,7 @@ use cranelift_module::{
 
 use crate::data::write_constant;
 use crate::lower::{lower_function, ModuleIds};
+use crate::BackendOptions;
 
 fn linkage(linkage: Linkage, defined: bool) -> ClLinkage {
     if !defined {
@@ -29,7 +30,24 @@ fn linkage(linkage: Linkage, defined: bool) -> ClLinkage {
 }
 
 /// Declares and defines everything in `module` into `cm`. `pic` selects the thunk form.
-pub fn build<M: ClModule>(module: &Module, cm: &mut M, pic: bool) -> crate::Result<ModuleIds> {
+pub fn build<M: ClModule>(
+    module: &Module,
+    cm: &mut M,
+    pic: bool,
+    options: &BackendOptions,
+) -> crate::Result<ModuleIds> {
+    build_inspecting(module, cm, pic, options, &mut |_, _| {})
+}
+
+/// [`build`], showing `inspect` each function's Cranelift IR as Cranelift optimized it
+/// (tests look at which types and instructions the lowering chose).
+pub fn build_inspecting<M: ClModule>(
+    module: &Module,
+    cm: &mut M,
+    pic: bool,
+    options: &BackendOptions,
+    inspect: &mut dyn FnMut(&str, &cranelift_codegen::ir::Function),
+) -> crate::Result<ModuleIds> {
     let isa = cm.isa();
     let mut ids = ModuleIds {
         funcs: HashMap::new(),
@@ -37,6 +55,8 @@ pub fn build<M: ClModule>(module: &Module, cm: &mut M, pic: bool) -> crate::Resu
         thunks: HashMap::new(),
         call_conv: isa.default_call_conv(),
         frontend: isa.frontend_config(),
+        simd: options.simd,
+        simd_abi: if options.simd { simd_abi_functions(module) } else { HashSet::new() },
     };
     for (id, func) in module.functions.iter() {
         let err = |e: String| Diagnostic::new(format!("cannot declare @{}: {e}", func.name));
@@ -46,6 +66,7 @@ pub fn build<M: ClModule>(module: &Module, cm: &mut M, pic: bool) -> crate::Resu
             &func.byval_sizes,
             &[],
             ids.call_conv,
+            ids.simd_abi.contains(&id),
         )
         .map_err(err)?;
         let l = linkage(func.linkage, !func.is_declaration());
@@ -101,7 +122,7 @@ pub fn build<M: ClModule>(module: &Module, cm: &mut M, pic: bool) -> crate::Resu
         let err = |e: String| Diagnostic::new(format!("cannot compile @{}: {e}", func.name));
         ctx.clear();
         let lowered = catch_unwind(AssertUnwindSafe(|| {
-            lower_function(module, func, cm, &ids, &mut ctx.func, &mut fbc)
+            lower_function(module, id, cm, &ids, &mut ctx.func, &mut fbc)
         }));
         match lowered {
             Ok(Ok(())) => {}
@@ -129,8 +150,54 @@ pub fn build<M: ClModule>(module: &Module, cm: &mut M, pic: bool) -> crate::Resu
             }
             Err(_) => return Err(err("Cranelift panicked".into())),
         }
+        inspect(&func.name, &ctx.func);
     }
     Ok(ids)
+}
+
+/// The functions whose vectors cross calls in SIMD form: defined here, local to the
+/// module, and never used as an address, so that every caller is a direct call that adc
+/// compiles. Everything else keeps the lane form at its boundary (C callers, function
+/// pointers, the JIT's trampolines).
+fn simd_abi_functions(module: &Module) -> HashSet<FuncId> {
+    let mut address_taken = HashSet::new();
+    let mut note = |c: &Constant| note_function_addresses(c, &mut address_taken);
+    for global in module.globals.values() {
+        if let Some(init) = &global.init {
+            note(init);
+        }
+    }
+    for func in module.functions.values() {
+        for (_, inst) in func.layout.insts() {
+            if let InstructionData::Const { value, .. } = &func.dfg.insts[inst] {
+                note(value);
+            }
+        }
+    }
+    module
+        .functions
+        .iter()
+        .filter(|(id, f)| {
+            !f.is_declaration()
+                && matches!(f.linkage, Linkage::Internal | Linkage::Private)
+                && !address_taken.contains(id)
+        })
+        .map(|(id, _)| id)
+        .collect()
+}
+
+fn note_function_addresses(c: &Constant, out: &mut HashSet<FuncId>) {
+    match c {
+        Constant::Address { symbol: Symbol::Func(f), .. } => {
+            out.insert(*f);
+        }
+        Constant::Elements(elems) => {
+            for e in elems {
+                note_function_addresses(e, out);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// A thunk per variadic callee that is called directly: Cranelift never sets `%al`, the

@@ -395,8 +395,8 @@ impl<M: ClModule> Lower<'_, '_, M> {
             4,
         ));
         let p = self.b.ins().stack_addr(types::I64, slot, 0);
-        self.store(from, leaves, p)?;
-        self.load(to, p)
+        self.store(from, leaves, p, false)?;
+        self.load(to, p, false)
     }
 
     /// `<N x i1>` <-> `iN`: lane k is bit k (vectors of i1 are bit-packed).
