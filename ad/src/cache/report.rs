@@ -39,6 +39,8 @@ pub struct TapeEntry {
     pub storage: TapeStorage,
     /// Index of the allocation site (presized tapes).
     pub allocation: Option<usize>,
+    /// A growing buffer freed right after the reverse of its loop nest.
+    pub freed_early: bool,
 }
 
 /// One buffer allocated on entry for presized tapes.
@@ -145,7 +147,10 @@ impl PlanReport {
                 None => format!("{} bytes per entry", t.bytes),
             };
             let storage = match (t.storage, t.allocation) {
-                (TapeStorage::Growing, _) => "heap, growing".to_string(),
+                (TapeStorage::Growing, _) if t.freed_early => {
+                    "heap, growing, freed after the reverse of the nest".to_string()
+                }
+                (TapeStorage::Growing, _) => "heap, growing, freed at return".to_string(),
                 (TapeStorage::Heap, Some(a)) => format!("heap, presized in allocation {a}"),
                 (TapeStorage::Stack, Some(a)) => format!("stack, presized in allocation {a}"),
                 (storage, None) => format!("{storage:?}"),
@@ -161,7 +166,8 @@ impl PlanReport {
                 (false, true) => ", freed after the reverse of the nest",
                 (false, false) => ", freed at return",
             };
-            writeln!(f, "  allocation {index}: {site}, {bytes}, {nest}, {} tapes{freed}", a.tapes)?;
+            let tapes = a.tapes;
+            writeln!(f, "  allocation {index}: {site}, {bytes}, {nest}, {tapes} tapes{freed}")?;
         }
         if !self.tapes.is_empty() {
             let growing = self.tapes.iter().filter(|t| t.storage == TapeStorage::Growing).count();

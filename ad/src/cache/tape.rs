@@ -567,7 +567,7 @@ impl<'a> Synth<'a> {
             if info.storage == TapeStorage::Growing {
                 continue;
             }
-            let key = if self.cache.options.records { info.nest } else { None };
+            let key = info.nest;
             match groups.iter_mut().find(|(k, _)| *k == key && self.cache.options.records) {
                 Some((_, members)) => members.push(id),
                 None => groups.push((key, vec![id])),
@@ -757,6 +757,8 @@ impl<'a> Synth<'a> {
                 innermost_loop: innermost,
                 storage: info.storage,
                 allocation: info.allocation,
+                freed_early: info.role != TapeRole::Control
+                    && self.early_free_block(info.nest, info.storage).is_some(),
             });
         }
         let plan = &mut self.cache.stats.plan;
