@@ -115,8 +115,11 @@ impl fmt::Display for CacheOptions {
             Planner::MinCut => "mincut",
         };
         write!(f, "{planner}")?;
-        let toggles =
-            [(self.loop_ivs, "cache-ivs"), (self.licm, "cache-licm"), (self.records, "cache-records")];
+        let toggles = [
+            (self.loop_ivs, "cache-ivs"),
+            (self.licm, "cache-licm"),
+            (self.records, "cache-records"),
+        ];
         for (on, name) in toggles {
             if !on {
                 write!(f, ",-{name}")?;

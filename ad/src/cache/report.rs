@@ -160,7 +160,8 @@ impl PlanReport {
         for (index, a) in self.allocations.iter().enumerate() {
             let site = if a.stack { "stack (alloca)" } else { "heap (malloc)" };
             let bytes = a.bytes.map_or("bytes on entry".to_string(), |b| format!("{b} bytes"));
-            let nest = a.nest.as_deref().map_or("outside loops".to_string(), |n| format!("nest ^{n}"));
+            let nest =
+                a.nest.as_deref().map_or("outside loops".to_string(), |n| format!("nest ^{n}"));
             let freed = match (a.stack, a.freed_early) {
                 (true, _) => "",
                 (false, true) => ", freed after the reverse of the nest",

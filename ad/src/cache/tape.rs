@@ -589,7 +589,8 @@ impl<'a> Synth<'a> {
             for &id in &members {
                 offsets.push(total);
                 let info = &self.cache.tape_store.infos[id];
-                let (capacity, size) = (info.capacity.expect("presized").value, info.element_size());
+                let (capacity, size) =
+                    (info.capacity.expect("presized").value, info.element_size());
                 let size = self.setup_const(Type::I64, size as i128);
                 let bytes = self.setup_binary(BinaryOp::Mul, capacity, size);
                 let pad = self.setup_const(Type::I64, TAPE_ALIGN as i128 - 1);
@@ -632,7 +633,12 @@ impl<'a> Synth<'a> {
                 let sixteen = self.setup_const(Type::I64, 16);
                 let cap_ptr = self.setup_ptradd(header, sixteen);
                 for (value, ptr) in [(data, header), (capacity, cap_ptr)] {
-                    self.ins_setup(InstructionData::Store { value, ptr, align: 8, volatile: false });
+                    self.ins_setup(InstructionData::Store {
+                        value,
+                        ptr,
+                        align: 8,
+                        volatile: false,
+                    });
                 }
                 let info = &mut self.cache.tape_store.infos[id];
                 info.storage = storage;
@@ -684,7 +690,10 @@ impl<'a> Synth<'a> {
                 continue;
             }
             let nest = if info.role == TapeRole::Control { None } else { info.nest };
-            owners.push((info.header, nest.and_then(|n| self.early_free_block(Some(n), info.storage))));
+            owners.push((
+                info.header,
+                nest.and_then(|n| self.early_free_block(Some(n), info.storage)),
+            ));
         }
         for &(header, early) in &owners {
             let Some(region) = early else { continue };
@@ -693,8 +702,10 @@ impl<'a> Synth<'a> {
                 first,
                 InstructionData::Load { ty: Type::PTR, ptr: header, align: 8, volatile: false },
             );
-            let null = self
-                .ins_before(first, InstructionData::Const { ty: Type::PTR, value: Constant::Int(0) });
+            let null = self.ins_before(
+                first,
+                InstructionData::Const { ty: Type::PTR, value: Constant::Int(0) },
+            );
             let (Some(data), Some(null)) = (data, null) else { continue };
             self.ins_before(
                 first,
@@ -704,7 +715,10 @@ impl<'a> Synth<'a> {
                     attrs: FuncAttrs::empty(),
                 },
             );
-            self.ins_before(first, InstructionData::Store { value: null, ptr: header, align: 8, volatile: false });
+            self.ins_before(
+                first,
+                InstructionData::Store { value: null, ptr: header, align: 8, volatile: false },
+            );
             self.cache.stats.early_frees += 1;
         }
         let Some(ret) = self.cache.final_return else { return };
