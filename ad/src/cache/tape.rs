@@ -207,8 +207,7 @@ impl<'a> Synth<'a> {
             current = self.info.loops.loops[id].parent;
         }
         // Check availability before emitting anything.
-        let params = self.primal.params().to_vec();
-        let available = |a: &Affine| a.base.is_none_or(|b| params.contains(&b));
+        let available = |a: &Affine| a.base.is_none_or(|b| self.computable_on_entry(b, 0));
         for factor in &factors {
             if let TripCount::Symbolic { start, bound, .. } = factor {
                 if !available(start) || !available(bound) {
@@ -248,11 +247,43 @@ impl<'a> Synth<'a> {
         Some(Capacity { value: capacity, constant })
     }
 
-    /// `base + offset` as an `i64` in the setup block (`base` is a function parameter).
+    /// Whether a primal value is a pure, non-trapping function of the parameters (a
+    /// parameter, or casts and arithmetic of them, as `sext i32 %n` of a loop bound), so
+    /// the setup block can compute it before the function body runs.
+    fn computable_on_entry(&self, value: Value, depth: usize) -> bool {
+        const MAX_DEPTH: usize = 8;
+        match self.primal.dfg.value_def(value) {
+            ValueDef::Param(block, _) => Some(block) == self.primal.entry_block(),
+            ValueDef::Result(inst) => {
+                let data = &self.primal.dfg.insts[inst];
+                let pure = data.is_pure_non_trapping()
+                    || matches!(data, InstructionData::Binary { op, .. } if !matches!(
+                        op,
+                        BinaryOp::Udiv | BinaryOp::Sdiv | BinaryOp::Urem | BinaryOp::Srem
+                    ));
+                pure && depth < MAX_DEPTH
+                    && data.args().into_iter().all(|a| self.computable_on_entry(a, depth + 1))
+            }
+        }
+    }
+
+    /// A primal value accepted by `computable_on_entry`, computed in the setup block.
+    fn setup_value(&mut self, value: Value) -> Value {
+        let ValueDef::Result(inst) = self.primal.dfg.value_def(value) else {
+            return self.fwd(value);
+        };
+        let mut data = self.primal.dfg.insts[inst].clone();
+        let operands: Vec<Value> = data.args().into_iter().map(|a| self.setup_value(a)).collect();
+        let mut operands = operands.into_iter();
+        data.map_args(|old| operands.next().unwrap_or(old));
+        self.ins_setup(data).expect("a pure instruction has a result")
+    }
+
+    /// `base + offset` as an `i64` in the setup block (`base` computable on entry).
     fn setup_affine(&mut self, affine: &Affine, signed: bool) -> Value {
         let offset = self.setup_const(Type::I64, affine.offset);
         let Some(base) = affine.base else { return offset };
-        let value = self.fwd(base);
+        let value = self.setup_value(base);
         let wide = match self.ty(value) {
             Type::I64 => value,
             Type::I128 => self
