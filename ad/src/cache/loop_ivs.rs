@@ -137,8 +137,7 @@ impl<'a> Synth<'a> {
             .expect("alloca has a result");
         let exit_tape = self.info.loops.loops[loop_id].parent.map(|parent| {
             let header = self.info.loops.loops[parent].header;
-            let capacity = self.capacity_in_setup(header);
-            self.new_tape(ty.clone(), capacity)
+            self.new_exit_tape(&ty, header)
         });
         self.cache.loop_ivs.by_loop.entry(loop_id).or_default().push(param);
         self.cache.loop_ivs.by_primal.insert(param, IvSlot { loop_id, slot, step, exit_tape });

@@ -16,18 +16,11 @@
 //!    - outside loops, a **slot**: a stack slot in the setup block, stored right after the
 //!      definition, loaded in the reverse pass (the definition dominates every reverse
 //!      use, so the slot is written before it is read);
-//!    - inside loops, a **tape** (chosen design: one push/pop stack per value): the
-//!      forward pass pushes each dynamic instance right after the definition; the reverse
-//!      pass reads the top of the tape and pops it at the end of the reverse region of the
-//!      defining block. Because the reverse pass replays the forward trace backwards, the
-//!      top is always the instance the use saw, for nested loops, while loops and any CFG.
-//!      A tape is a `{ptr data, i64 top, i64 capacity}` header in the setup block. When
-//!      every enclosing loop has a trip count that is constant or computed from the
-//!      function's parameters (`adc_passes::ivs`), the buffer is allocated once in the
-//!      setup block with the exact capacity; otherwise (while loops, bounds computed in
-//!      the body) it starts empty and
-//!      `__adc_tape_push` grows it geometrically (doubling, at least 16 elements) with
-//!      `realloc`. Every tape buffer is freed before the derivative returns.
+//!    - inside loops, a **tape**: the values of one block share a record pushed once per
+//!      execution of the block and popped at the end of the reverse region of the block
+//!      (`tape`: records, one allocation per loop nest, stack tapes, early frees).
+//!      Because the reverse pass replays the forward trace backwards, the top is always
+//!      the record the use saw, for nested loops, while loops and any CFG.
 //!
 //! The control tape (which edge entered a merge block) uses the same machinery.
 //!
@@ -41,19 +34,17 @@ mod loop_ivs;
 mod mincut;
 mod options;
 mod report;
+mod tape;
 
 pub(crate) use loop_ivs::{LoopDecider, LoopIvState};
 pub use options::{CacheOptions, Planner, TOGGLES};
-pub use report::{PlanEntry, PlanReport};
+pub use report::{PlanEntry, PlanReport, TapeAllocation, TapeEntry};
+pub(crate) use tape::Tape;
+pub use tape::{define_tape_push, TapeRole, TapeStorage, STACK_TAPE_LIMIT, TAPE_PUSH};
 
 use std::collections::{HashMap, HashSet};
 
-use adc_ir::{
-    BinaryOp, Block, CastOp, Constant, FuncId, Function, Inst, InstFlags, InstructionData, IntCC,
-    Linkage, Module, Signature, Type, Value, ValueDef,
-};
-
-use adc_passes::ivs::{Affine, TripCount};
+use adc_ir::{Block, Inst, InstructionData, Value, ValueDef};
 
 use crate::reverse::Synth;
 
@@ -75,9 +66,19 @@ pub enum Strategy {
 pub struct CacheStats {
     pub recomputed: usize,
     pub slots: usize,
+    /// Record tapes (one per forward block with taped values; one per value with
+    /// `-cache-records`).
     pub tapes: usize,
+    /// Values kept in record tapes.
+    pub taped_values: usize,
     /// Tapes whose capacity is known in advance (constant trip counts).
     pub presized_tapes: usize,
+    /// Heap allocations of presized tapes (one per loop nest with records).
+    pub tape_allocations: usize,
+    /// Presized tapes kept in an entry-block `alloca`.
+    pub stack_tapes: usize,
+    /// Heap tape buffers freed right after the reverse of their loop nest.
+    pub early_frees: usize,
     /// Split functions: the size of the frame (the tape of `__enzyme_augmentfwd`), fixed
     /// at synthesis; 0 for other derivatives.
     pub frame_bytes: u64,
@@ -91,21 +92,11 @@ pub struct CacheStats {
     pub plan: PlanReport,
 }
 
-#[derive(Clone, Debug)]
-pub(crate) struct Tape {
-    header: Value,
-    elem: Type,
-}
-
 #[derive(Default)]
 pub(crate) struct Cache {
     memo: HashMap<Value, Value>,
     slots: HashMap<Value, Value>,
-    tapes: HashMap<Value, Tape>,
-    control: Option<Tape>,
-    /// (primal block whose reverse region pops, tape) for every value tape.
-    pops: Vec<(Block, Tape)>,
-    headers: Vec<Value>,
+    tape_store: tape::TapeStore,
     pub final_return: Option<Inst>,
     pub stats: CacheStats,
     pub options: CacheOptions,
@@ -148,64 +139,6 @@ pub(crate) fn recomputable(data: &InstructionData) -> bool {
     use InstructionData as I;
     data.is_pure_non_trapping()
         || matches!(data, I::Binary { .. } | I::ExtractLane { .. } | I::InsertLane { .. })
-}
-
-/// Name of the tape helper the synthesized code calls.
-pub const TAPE_PUSH: &str = "__adc_tape_push";
-
-/// Defines `__adc_tape_push(ptr %tape, i64 %size) -> ptr` in `module` (once): reserves
-/// one element of `size` bytes on the tape, growing its buffer geometrically, and returns
-/// the element's address.
-pub fn define_tape_push(module: &mut Module, realloc: FuncId) -> FuncId {
-    if let Some(id) = module.function_by_name(TAPE_PUSH) {
-        return id;
-    }
-    let sig = Signature::new(vec![Type::PTR, Type::I64], Some(Type::PTR));
-    let mut f = Function::new(TAPE_PUSH, sig);
-    f.linkage = Linkage::Internal;
-    let signatures: HashMap<FuncId, Signature> =
-        module.functions.iter().map(|(id, f)| (id, f.signature.clone())).collect();
-    let lookup = |id: FuncId| signatures.get(&id).cloned();
-    let mut b = adc_ir::builder::FunctionBuilder::new(&mut f, &lookup);
-    let entry = b.create_entry_block();
-    let grow = b.create_block();
-    let store = b.create_block();
-    let params = b.func.dfg.block_params(entry).to_vec();
-    let (tape, size) = (params[0], params[1]);
-    let data_param = b.append_block_param(store, Type::PTR);
-    b.switch_to_block(entry);
-    let data = b.load(Type::PTR, tape, 8);
-    let eight = b.iconst(Type::I64, 8);
-    let top_ptr = b.ptradd(tape, eight);
-    let top = b.load(Type::I64, top_ptr, 8);
-    let sixteen = b.iconst(Type::I64, 16);
-    let cap_ptr = b.ptradd(tape, sixteen);
-    let cap = b.load(Type::I64, cap_ptr, 8);
-    let full = b.icmp(IntCC::Uge, top, cap);
-    b.brif(
-        full,
-        adc_ir::BlockCall::new(grow, Vec::new()),
-        adc_ir::BlockCall::new(store, vec![data]),
-    );
-    b.switch_to_block(grow);
-    let two = b.iconst(Type::I64, 2);
-    let doubled = b.binary(BinaryOp::Mul, cap, two);
-    let minimum = b.iconst(Type::I64, 16);
-    let new_cap = b.binary(BinaryOp::Umax, doubled, minimum);
-    let bytes = b.binary(BinaryOp::Mul, new_cap, size);
-    let (_, grown) = b.call(realloc, vec![data, bytes]);
-    let grown = grown.expect("realloc returns a pointer");
-    b.store(grown, tape, 8);
-    b.store(new_cap, cap_ptr, 8);
-    b.jump(store, vec![grown]);
-    b.switch_to_block(store);
-    let offset = b.binary(BinaryOp::Mul, top, size);
-    let addr = b.ptradd(data_param, offset);
-    let one = b.iconst(Type::I64, 1);
-    let next = b.binary(BinaryOp::Add, top, one);
-    b.store(next, top_ptr, 8);
-    b.ret(Some(addr));
-    module.add_function(f)
 }
 
 impl<'a> Synth<'a> {
@@ -297,8 +230,9 @@ impl<'a> Synth<'a> {
                 self.load(&ty, slot)
             }
             Strategy::Tape => {
-                let tape = self.tape_of(value);
-                self.peek(&tape)
+                let (tape, offset) = self.tape_of(value);
+                let ty = self.ty(value);
+                self.peek_field(&tape, &ty, offset)
             }
             Strategy::IvSlot | Strategy::Invariant => {
                 let slot = self.iv_slot_here(value).expect("planned as a loop slot").slot;
@@ -362,252 +296,5 @@ impl<'a> Synth<'a> {
         self.cache.slots.insert(value, slot);
         self.cache.stats.slots += 1;
         slot
-    }
-
-    /// Setup-block code computing the number of elements a tape for a value of `block`
-    /// receives, when every enclosing loop has a trip count that is constant or computed
-    /// from the function's parameters: the product of the header executions (trips + 1).
-    /// `None` when some loop's count is unknown before the function runs.
-    fn capacity_in_setup(&mut self, block: Block) -> Option<Value> {
-        let mut factors = Vec::new();
-        let mut current = self.info.loops.loop_of(block);
-        while let Some(id) = current {
-            factors.push(self.info.ivs.loops.get(id)?.trip_count.clone()?);
-            current = self.info.loops.loops[id].parent;
-        }
-        // Check availability before emitting anything.
-        let params = self.primal.params().to_vec();
-        let available = |a: &Affine| a.base.is_none_or(|b| params.contains(&b));
-        for factor in &factors {
-            if let TripCount::Symbolic { start, bound, .. } = factor {
-                if !available(start) || !available(bound) {
-                    return None;
-                }
-            }
-        }
-        let mut capacity = self.setup_const(Type::I64, 1);
-        for factor in factors {
-            let trips = match factor {
-                TripCount::Constant(n) => self.setup_const(Type::I64, i128::try_from(n).ok()?),
-                TripCount::Symbolic { start, bound, step, inclusive, signed } => {
-                    let start = self.setup_affine(&start, signed);
-                    let bound = self.setup_affine(&bound, signed);
-                    let (from, to) = if step > 0 { (start, bound) } else { (bound, start) };
-                    let distance = self.setup_binary(BinaryOp::Sub, to, from);
-                    let adjust =
-                        self.setup_const(Type::I64, i128::from(inclusive) + step.abs() - 1);
-                    let rounded = self.setup_binary(BinaryOp::Add, distance, adjust);
-                    let magnitude = self.setup_const(Type::I64, step.abs());
-                    let trips = self.setup_binary(BinaryOp::Sdiv, rounded, magnitude);
-                    let zero = self.setup_const(Type::I64, 0);
-                    self.setup_binary(BinaryOp::Smax, trips, zero)
-                }
-            };
-            let one = self.setup_const(Type::I64, 1);
-            let headers = self.setup_binary(BinaryOp::Add, trips, one);
-            capacity = self.setup_binary(BinaryOp::Mul, capacity, headers);
-        }
-        Some(capacity)
-    }
-
-    /// `base + offset` as an `i64` in the setup block (`base` is a function parameter).
-    fn setup_affine(&mut self, affine: &Affine, signed: bool) -> Value {
-        let offset = self.setup_const(Type::I64, affine.offset);
-        let Some(base) = affine.base else { return offset };
-        let value = self.fwd(base);
-        let wide = match self.ty(value) {
-            Type::I64 => value,
-            Type::I128 => self
-                .ins_setup(InstructionData::Cast { op: CastOp::Trunc, arg: value, ty: Type::I64 })
-                .expect("cast has a result"),
-            _ => {
-                let op = if signed { CastOp::Sext } else { CastOp::Zext };
-                self.ins_setup(InstructionData::Cast { op, arg: value, ty: Type::I64 })
-                    .expect("cast has a result")
-            }
-        };
-        self.setup_binary(BinaryOp::Add, wide, offset)
-    }
-
-    fn setup_binary(&mut self, op: BinaryOp, a: Value, b: Value) -> Value {
-        self.ins_setup(InstructionData::Binary { op, flags: InstFlags::empty(), args: [a, b] })
-            .expect("binary has a result")
-    }
-
-    /// A new tape header in the setup block; its buffer is allocated there when the
-    /// number of elements (`capacity`, a setup-block value) is known.
-    fn new_tape(&mut self, elem: Type, capacity: Option<Value>) -> Tape {
-        let header_ty = Type::structure(vec![Type::PTR, Type::I64, Type::I64], false);
-        let header = match self.frame_slot(header_ty.size(), 8) {
-            Some(header) => header,
-            None => self
-                .ins_setup(InstructionData::Alloca { ty: header_ty, count: None, align: 8 })
-                .expect("alloca has a result"),
-        };
-        let size = elem.size().max(1);
-        // Split functions allocate tapes lazily: the setup block runs in both phases.
-        let capacity = if self.split.is_some() { None } else { capacity };
-        let (data, cap) = match capacity {
-            Some(n) => {
-                let size = self.setup_const(Type::I64, size as i128);
-                let bytes = self.setup_binary(BinaryOp::Mul, n, size);
-                let data = self
-                    .ins_setup(InstructionData::Call {
-                        callee: self.runtime.malloc,
-                        args: vec![bytes],
-                        attrs: adc_ir::FuncAttrs::empty(),
-                    })
-                    .expect("malloc returns a pointer");
-                self.cache.stats.presized_tapes += 1;
-                (data, n)
-            }
-            None => {
-                let null = self.setup_constant(Type::PTR, Constant::Int(0));
-                (null, self.setup_const(Type::I64, 0))
-            }
-        };
-        let zero = self.setup_const(Type::I64, 0);
-        let eight = self.setup_const(Type::I64, 8);
-        let sixteen = self.setup_const(Type::I64, 16);
-        let top_ptr = self.setup_ptradd(header, eight);
-        let cap_ptr = self.setup_ptradd(header, sixteen);
-        for (value, ptr) in [(data, header), (zero, top_ptr), (cap, cap_ptr)] {
-            self.ins_tape_init(InstructionData::Store { value, ptr, align: 8, volatile: false });
-        }
-        self.cache.headers.push(header);
-        Tape { header, elem }
-    }
-
-    fn setup_const(&mut self, ty: Type, value: i128) -> Value {
-        let c = Constant::int(&ty, value);
-        self.setup_constant(ty, c)
-    }
-
-    fn setup_constant(&mut self, ty: Type, value: Constant) -> Value {
-        self.ins_setup(InstructionData::Const { ty, value }).expect("const has a result")
-    }
-
-    fn setup_ptradd(&mut self, ptr: Value, offset: Value) -> Value {
-        self.ins_setup(InstructionData::PtrAdd { flags: InstFlags::empty(), ptr, offset })
-            .expect("ptradd has a result")
-    }
-
-    fn tape_of(&mut self, value: Value) -> Tape {
-        if let Some(tape) = self.cache.tapes.get(&value) {
-            return tape.clone();
-        }
-        let block = self.defining_primal_block(value).expect("taped values live in loops");
-        let capacity = if self.split.is_some() { None } else { self.capacity_in_setup(block) };
-        let tape = self.new_tape(self.ty(value), capacity);
-        let at = self.after_definition(value);
-        self.push_before(at, &tape, value);
-        self.cache.tapes.insert(value, tape.clone());
-        self.cache.pops.push((block, tape.clone()));
-        self.cache.stats.tapes += 1;
-        tape
-    }
-
-    /// Forward code: pushes `value` onto `tape` just before `at`.
-    pub(crate) fn push_before(&mut self, at: Inst, tape: &Tape, value: Value) {
-        let size = Constant::int(&Type::I64, tape.elem.size().max(1) as i128);
-        let size = self.ins_before(at, InstructionData::Const { ty: Type::I64, value: size });
-        let size = size.expect("const has a result");
-        let addr = self
-            .ins_before(
-                at,
-                InstructionData::Call {
-                    callee: self.runtime.tape_push,
-                    args: vec![tape.header, size],
-                    attrs: adc_ir::FuncAttrs::empty(),
-                },
-            )
-            .expect("the tape push returns an address");
-        let align = tape.elem.align() as u32;
-        self.ins_before(at, InstructionData::Store { value, ptr: addr, align, volatile: false });
-    }
-
-    /// Reverse code at `self.cur`: the top element of a tape.
-    fn peek(&mut self, tape: &Tape) -> Value {
-        let data = self.load(&Type::PTR, tape.header);
-        let eight = self.iconst(Type::I64, 8);
-        let top_ptr = self.ptradd(tape.header, eight);
-        let top = self.load(&Type::I64, top_ptr);
-        let one = self.iconst(Type::I64, 1);
-        let last = self.binary(BinaryOp::Sub, top, one);
-        let size = self.iconst(Type::I64, tape.elem.size().max(1) as i128);
-        let offset = self.binary(BinaryOp::Mul, last, size);
-        let addr = self.ptradd(data, offset);
-        self.load(&tape.elem, addr)
-    }
-
-    /// Reverse code at `self.cur`: drops the top element of a tape.
-    fn pop(&mut self, tape: &Tape) {
-        let eight = self.iconst(Type::I64, 8);
-        let top_ptr = self.ptradd(tape.header, eight);
-        let top = self.load(&Type::I64, top_ptr);
-        let one = self.iconst(Type::I64, 1);
-        let last = self.binary(BinaryOp::Sub, top, one);
-        self.store(last, top_ptr);
-    }
-
-    fn control_tape(&mut self) -> Tape {
-        if let Some(tape) = &self.cache.control {
-            return tape.clone();
-        }
-        let tape = self.new_tape(Type::I64, None);
-        self.cache.control = Some(tape.clone());
-        tape
-    }
-
-    /// Forward code at `self.cur`: records which incoming edge of a merge block was taken.
-    pub fn push_control(&mut self, index: i128) {
-        let tape = self.control_tape();
-        let value = self.iconst(Type::I64, index);
-        let size = self.iconst(Type::I64, 8);
-        let addr = self.val(InstructionData::Call {
-            callee: self.runtime.tape_push,
-            args: vec![tape.header, size],
-            attrs: adc_ir::FuncAttrs::empty(),
-        });
-        self.store(value, addr);
-    }
-
-    /// Reverse code at `self.cur`: the edge index the forward pass recorded last.
-    pub fn pop_control(&mut self) -> Value {
-        let tape = self.control_tape();
-        let index = self.peek(&tape);
-        self.pop(&tape);
-        index
-    }
-
-    /// Inserts the pops of value tapes at the end of the reverse region of their defining
-    /// blocks, and frees every tape buffer before the derivative returns.
-    pub fn finish_tapes(&mut self) {
-        let saved = self.cur;
-        for (block, tape) in std::mem::take(&mut self.cache.pops) {
-            let Some(&last) = self.rev_last.get(&block) else { continue };
-            let Some(term) = self.f.layout.last_inst(last) else { continue };
-            // Emit at the end of the region's last block, then move the terminator last.
-            self.f.layout.remove_inst(term);
-            self.cur = last;
-            self.pop(&tape);
-            self.f.layout.append_inst(term, last);
-        }
-        if let Some(ret) = self.cache.final_return {
-            if let Some(block) = self.f.layout.inst_block(ret) {
-                self.f.layout.remove_inst(ret);
-                self.cur = block;
-                for header in self.cache.headers.clone() {
-                    let data = self.load(&Type::PTR, header);
-                    self.ins(InstructionData::Call {
-                        callee: self.runtime.free,
-                        args: vec![data],
-                        attrs: adc_ir::FuncAttrs::empty(),
-                    });
-                }
-                self.f.layout.append_inst(ret, block);
-            }
-        }
-        self.cur = saved;
     }
 }

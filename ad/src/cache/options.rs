@@ -29,11 +29,15 @@ pub struct CacheOptions {
     /// Values that do not change while a loop runs are saved once per execution of the
     /// loop instead of once per iteration (`cache-licm`).
     pub licm: bool,
+    /// Tape layout (`cache-records`): one record per block and iteration, one allocation
+    /// per loop nest, stack tapes and early frees; off: one growing-or-presized tape per
+    /// value, freed at the end.
+    pub records: bool,
 }
 
 impl Default for CacheOptions {
     fn default() -> Self {
-        CacheOptions { planner: Planner::MinCut, loop_ivs: true, licm: true }
+        CacheOptions { planner: Planner::MinCut, loop_ivs: true, licm: true, records: true }
     }
 }
 
@@ -41,6 +45,7 @@ impl Default for CacheOptions {
 pub const TOGGLES: &[(&str, &str)] = &[
     ("cache-ivs", "count loop induction variables backwards instead of taping them"),
     ("cache-licm", "save loop-invariant values once per loop execution, not per iteration"),
+    ("cache-records", "one tape record per iteration, one allocation per loop nest, stack tapes"),
 ];
 
 impl CacheOptions {
@@ -60,10 +65,11 @@ impl CacheOptions {
                 match name {
                     "cache-ivs" => self.loop_ivs = on,
                     "cache-licm" => self.licm = on,
+                    "cache-records" => self.records = on,
                     _ => {
                         return Err(format!(
                             "unknown cache setting `{word}` (valid: heuristic, mincut, \
-                             -cache-ivs, -cache-licm)"
+                             -cache-ivs, -cache-licm, -cache-records)"
                         ))
                     }
                 }
@@ -109,7 +115,12 @@ impl fmt::Display for CacheOptions {
             Planner::MinCut => "mincut",
         };
         write!(f, "{planner}")?;
-        for (on, name) in [(self.loop_ivs, "cache-ivs"), (self.licm, "cache-licm")] {
+        let toggles = [
+            (self.loop_ivs, "cache-ivs"),
+            (self.licm, "cache-licm"),
+            (self.records, "cache-records"),
+        ];
+        for (on, name) in toggles {
             if !on {
                 write!(f, ",-{name}")?;
             }
@@ -132,6 +143,9 @@ mod tests {
         assert_eq!(o.split_toggles("-cache-licm").unwrap(), None);
         assert!(!o.licm);
         assert_eq!(o.to_string(), "mincut,-cache-licm");
+        assert_eq!(o.split_toggles("-cache-records").unwrap(), None);
+        assert!(!o.records);
+        assert_eq!(o.to_string(), "mincut,-cache-licm,-cache-records");
     }
 
     #[test]

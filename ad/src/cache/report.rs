@@ -7,7 +7,7 @@ use std::fmt;
 
 use adc_ir::{InstructionData, Value, ValueDef};
 
-use super::Strategy;
+use super::{Strategy, TapeRole, TapeStorage};
 use crate::reverse::Synth;
 
 /// One value the reverse pass read.
@@ -26,12 +26,46 @@ pub struct PlanEntry {
     pub executions: u64,
 }
 
+/// One tape: a record of the values of one block (or an exit or control tape).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TapeEntry {
+    pub role: TapeRole,
+    /// `%name: type @offset` of each record field.
+    pub fields: Vec<String>,
+    /// Bytes per element (one per execution of the block).
+    pub bytes: u64,
+    /// Header of the innermost loop around the block.
+    pub innermost_loop: Option<String>,
+    pub storage: TapeStorage,
+    /// Index of the allocation site (presized tapes).
+    pub allocation: Option<usize>,
+    /// A growing buffer freed right after the reverse of its loop nest.
+    pub freed_early: bool,
+}
+
+/// One buffer allocated on entry for presized tapes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TapeAllocation {
+    /// Header of the outermost loop of the nest.
+    pub nest: Option<String>,
+    /// An entry-block `alloca` (else `malloc`).
+    pub stack: bool,
+    /// Bytes, when every trip count is a constant.
+    pub bytes: Option<u64>,
+    /// Tapes sharing the buffer.
+    pub tapes: usize,
+    /// Freed right after the reverse of the nest.
+    pub freed_early: bool,
+}
+
 /// The plan of one derivative.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PlanReport {
     pub function: String,
     pub options: String,
     pub entries: Vec<PlanEntry>,
+    pub tapes: Vec<TapeEntry>,
+    pub allocations: Vec<TapeAllocation>,
 }
 
 impl PlanReport {
@@ -89,6 +123,7 @@ impl fmt::Display for PlanReport {
         for (header, bytes) in self.bytes_per_iteration() {
             writeln!(f, "  bytes per iteration of ^{header}: {bytes}")?;
         }
+        self.fmt_tapes(f)?;
         let stored = self.entries.iter().filter(|e| e.bytes > 0).count();
         let recomputed = self.entries.iter().filter(|e| e.strategy == Strategy::Recompute).count();
         writeln!(
@@ -96,6 +131,59 @@ impl fmt::Display for PlanReport {
             "  stored: {stored}, recomputed: {recomputed}, bytes per call: {}",
             self.total_bytes()
         )
+    }
+}
+
+impl PlanReport {
+    fn fmt_tapes(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (index, t) in self.tapes.iter().enumerate() {
+            let what = match t.role {
+                TapeRole::Record => format!("record {{{}}}", t.fields.join(", ")),
+                TapeRole::Exit => "exit tape".to_string(),
+                TapeRole::Control => "control tape".to_string(),
+            };
+            let per = match &t.innermost_loop {
+                Some(h) => format!("{} bytes per iteration of ^{h}", t.bytes),
+                None => format!("{} bytes per entry", t.bytes),
+            };
+            let storage = match (t.storage, t.allocation) {
+                (TapeStorage::Growing, _) if t.freed_early => {
+                    "heap, growing, freed after the reverse of the nest".to_string()
+                }
+                (TapeStorage::Growing, _) => "heap, growing, freed at return".to_string(),
+                (TapeStorage::Heap, Some(a)) => format!("heap, presized in allocation {a}"),
+                (TapeStorage::Stack, Some(a)) => format!("stack, presized in allocation {a}"),
+                (storage, None) => format!("{storage:?}"),
+            };
+            writeln!(f, "  tape {index}: {what}, {per}, {storage}")?;
+        }
+        for (index, a) in self.allocations.iter().enumerate() {
+            let site = if a.stack { "stack (alloca)" } else { "heap (malloc)" };
+            let bytes = a.bytes.map_or("bytes on entry".to_string(), |b| format!("{b} bytes"));
+            let nest =
+                a.nest.as_deref().map_or("outside loops".to_string(), |n| format!("nest ^{n}"));
+            let freed = match (a.stack, a.freed_early) {
+                (true, _) => "",
+                (false, true) => ", freed after the reverse of the nest",
+                (false, false) => ", freed at return",
+            };
+            let tapes = a.tapes;
+            writeln!(f, "  allocation {index}: {site}, {bytes}, {nest}, {tapes} tapes{freed}")?;
+        }
+        if !self.tapes.is_empty() {
+            let growing = self.tapes.iter().filter(|t| t.storage == TapeStorage::Growing).count();
+            let heap = self.allocations.iter().filter(|a| !a.stack).count();
+            let stack = self.allocations.len() - heap;
+            let stack_bytes: u64 =
+                self.allocations.iter().filter(|a| a.stack).filter_map(|a| a.bytes).sum();
+            writeln!(
+                f,
+                "  tapes: {}, growing: {growing}, heap allocations: {heap}, stack allocations: \
+                 {stack} ({stack_bytes} bytes)",
+                self.tapes.len()
+            )?;
+        }
+        Ok(())
     }
 }
 

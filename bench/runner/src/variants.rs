@@ -52,6 +52,7 @@ pub const EXTRA_ABLATIONS: &[(&str, &[&str])] = &[
     ("cache=heuristic", &["--cache=heuristic"]),
     ("-cache-ivs", &["--passes=-cache-ivs"]),
     ("-cache-licm", &["--passes=-cache-licm"]),
+    ("-cache-records", &["--passes=-cache-records"]),
 ];
 
 /// One gradient build.
