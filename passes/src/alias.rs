@@ -12,7 +12,9 @@
 //!
 //! A `noalias` parameter is distinct from a pointer of unknown origin (a loaded pointer)
 //! only while the function does not capture it: once it is stored or passed to a
-//! capturing call, a pointer loaded later may be a copy of it.
+//! capturing call, a pointer loaded later may be a copy of it. For the same reason a call
+//! writes an uncaptured `noalias` parameter's memory only through its pointer arguments
+//! (`malloc` and `free`, which may write "other" memory, never touch `restrict` inputs).
 //!
 //! Besides the pairwise queries, `clobbers(writer, reader)` answers what licm asks: may
 //! this instruction write memory that this load or read-only call reads.
@@ -258,6 +260,10 @@ impl AliasAnalysis {
         matches!(base, Base::Param(i) if self.noalias_params.get(i).copied().unwrap_or(false))
     }
 
+    fn uncaptured_noalias_param(&self, base: Base) -> bool {
+        matches!(base, Base::Param(i) if self.noalias_param(base) && !self.captured_params.contains(&i))
+    }
+
     /// A `noalias` parameter against another base: always distinct from identified
     /// objects and other parameters; distinct from a pointer of unknown origin only when
     /// the function never captured the parameter (else it may have reloaded a copy).
@@ -348,8 +354,13 @@ impl AliasAnalysis {
                     args.iter().any(|a| func.dfg.value_type(*a).is_ptr() && may(&whole(*a)));
                 // Memory the callee can only reach through its arguments.
                 let private = self.unescaped_alloca(base);
+                // A callee may read a `noalias` parameter's memory through a pointer of
+                // its own (reads do not break `noalias`), but writing it through a pointer
+                // not based on the parameter is undefined behaviour; while the function
+                // has not captured the parameter, the callee holds no such pointer.
+                let unwritable = private || self.uncaptured_noalias_param(base);
                 let reads = (e.reads_args && through_args) || (e.reads_other && !private);
-                let writes = (e.writes_args && through_args) || (e.writes_other && !private);
+                let writes = (e.writes_args && through_args) || (e.writes_other && !unwritable);
                 ModRef::from(reads, writes)
             }
             I::Load { .. } | I::Store { .. } | I::MemCopy { .. } | I::MemSet { .. } => {
