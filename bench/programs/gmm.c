@@ -1,74 +1,124 @@
 /* GMM: the ADBench Gaussian-mixture objective (log-sum-exp over K components with
  * d-dimensional means, the triangular inverse-covariance parameterization `icf` and a
- * Wishart prior); gradient with respect to alphas, means and icf, which lie in one array
- * params = [alphas (K) | means (K*d) | icf (K*d*(d+1)/2)].
- * Input: an ADBench gmm file (see bench.h for the command line). */
+ * Wishart prior); gradient with respect to alphas, means and icf, which the program keeps
+ * in one array params = [alphas (K) | means (K*d) | icf (K*d*(d+1)/2)].
+ *
+ * The objective has the structure of ADBench's C version (the source Enzyme's GMM numbers
+ * are measured on): its array arguments are `restrict`, the result is written through
+ * `err`, and the scratch arrays (Qdiags, sum_qs, xcentered, Qxcentered, main_term) are
+ * malloc'd and freed inside the differentiated function. Only the Wishart normalizing
+ * constant (which needs lgamma and does not depend on the parameters) is computed once by
+ * the caller. Input: an ADBench gmm file (see bench.h for the command line). */
 #include "bench.h"
 
-static double log_sum_exp(const double *v, int n) {
-  double mx = v[0];
+static double arr_max(int n, const double *restrict x) {
+  double m = x[0];
   for (int i = 1; i < n; i++)
-    if (v[i] > mx)
-      mx = v[i];
-  double s = 0.0;
+    if (m < x[i])
+      m = x[i];
+  return m;
+}
+
+static double sqnorm(int n, const double *restrict x) {
+  double res = x[0] * x[0];
+  for (int i = 1; i < n; i++)
+    res = res + x[i] * x[i];
+  return res;
+}
+
+static void subtract(int d, const double *restrict x, const double *restrict y,
+                     double *restrict out) {
+  for (int id = 0; id < d; id++)
+    out[id] = x[id] - y[id];
+}
+
+static double log_sum_exp(int n, const double *restrict x) {
+  double mx = arr_max(n, x);
+  double semx = 0.0;
   for (int i = 0; i < n; i++)
-    s += exp(v[i] - mx);
-  return log(s) + mx;
+    semx = semx + exp(x[i] - mx);
+  return log(semx) + mx;
+}
+
+/* sum_qs[k] = sum of the diagonal icf entries, Qdiags = exp of them. */
+static void preprocess_qs(int d, int k, const double *restrict icf, double *restrict sum_qs,
+                          double *restrict Qdiags) {
+  int icf_sz = d * (d + 1) / 2;
+  for (int ik = 0; ik < k; ik++) {
+    sum_qs[ik] = 0.;
+    for (int id = 0; id < d; id++) {
+      double q = icf[ik * icf_sz + id];
+      sum_qs[ik] = sum_qs[ik] + q;
+      Qdiags[ik * d + id] = exp(q);
+    }
+  }
+}
+
+/* out = L * x, L lower triangular: diagonal Qdiag, strictly-lower entries ltri column by
+ * column. */
+static void Qtimesx(int d, const double *restrict Qdiag, const double *restrict ltri,
+                    const double *restrict x, double *restrict out) {
+  for (int id = 0; id < d; id++)
+    out[id] = Qdiag[id] * x[id];
+  int Lparamsidx = 0;
+  for (int i = 0; i < d; i++) {
+    for (int j = i + 1; j < d; j++) {
+      out[j] = out[j] + ltri[Lparamsidx] * x[i];
+      Lparamsidx++;
+    }
+  }
+}
+
+/* The Wishart prior without its constant term (wishart_const, added by the caller's
+ * objective below). */
+static double log_wishart_prior(int p, int k, double gamma, int m, const double *restrict sum_qs,
+                                const double *restrict Qdiags, const double *restrict icf) {
+  int icf_sz = p * (p + 1) / 2;
+  double out = 0;
+  for (int ik = 0; ik < k; ik++) {
+    double frobenius = sqnorm(p, &Qdiags[ik * p]) + sqnorm(icf_sz - p, &icf[ik * icf_sz + p]);
+    out = out + 0.5 * gamma * gamma * frobenius - m * sum_qs[ik];
+  }
+  return out;
 }
 
 /* wishart_const = K * C of ADBench's prior: it depends on d, m, gamma only (and needs
- * lgamma), so the caller computes it once. Scratch: centered (d), qcentered (d),
- * main_term (k), sum_qs (k). */
-double gmm_objective(int d, int k, int n, const double *params, const double *x, double gamma,
-                     int m, double wishart_const, double *centered, double *qcentered,
-                     double *main_term, double *sum_qs) {
-  const double *alphas = params, *means = params + k, *icf = params + k + k * d;
-  int icf_size = d * (d + 1) / 2;
-  for (int c = 0; c < k; c++) {
-    double s = 0.0;
-    for (int j = 0; j < d; j++)
-      s += icf[c * icf_size + j];
-    sum_qs[c] = s;
-  }
-  double slse = 0.0;
-  for (int i = 0; i < n; i++) {
-    for (int c = 0; c < k; c++) {
-      const double *mu = means + c * d, *q = icf + c * icf_size;
-      for (int j = 0; j < d; j++)
-        centered[j] = x[i * d + j] - mu[j];
-      /* L * centered, L lower triangular: diagonal exp(q[0..d]), then column-major
-       * strictly-lower entries q[d..]. */
-      for (int j = 0; j < d; j++)
-        qcentered[j] = exp(q[j]) * centered[j];
-      int lower = d;
-      for (int col = 0; col < d; col++)
-        for (int row = col + 1; row < d; row++)
-          qcentered[row] += q[lower++] * centered[col];
-      double sq = 0.0;
-      for (int j = 0; j < d; j++)
-        sq += qcentered[j] * qcentered[j];
-      main_term[c] = alphas[c] + sum_qs[c] - 0.5 * sq;
+ * lgamma), so the caller computes it once. */
+void gmm_objective(int d, int k, int n, const double *restrict alphas,
+                   const double *restrict means, const double *restrict icf,
+                   const double *restrict x, double gamma, int m, double wishart_const,
+                   double *restrict err) {
+  const double CONSTANT = -n * d * 0.5 * log(2 * M_PI);
+  int icf_sz = d * (d + 1) / 2;
+  double *Qdiags = malloc(d * k * sizeof(double));
+  double *sum_qs = malloc(k * sizeof(double));
+  double *xcentered = malloc(d * sizeof(double));
+  double *Qxcentered = malloc(d * sizeof(double));
+  double *main_term = malloc(k * sizeof(double));
+  preprocess_qs(d, k, icf, sum_qs, Qdiags);
+  double slse = 0.;
+  for (int ix = 0; ix < n; ix++) {
+    for (int ik = 0; ik < k; ik++) {
+      subtract(d, &x[ix * d], &means[ik * d], xcentered);
+      Qtimesx(d, &Qdiags[ik * d], &icf[ik * icf_sz + d], xcentered, Qxcentered);
+      main_term[ik] = alphas[ik] + sum_qs[ik] - 0.5 * sqnorm(d, Qxcentered);
     }
-    slse += log_sum_exp(main_term, k);
+    slse = slse + log_sum_exp(k, main_term);
   }
-  double prior = 0.0;
-  for (int c = 0; c < k; c++) {
-    const double *q = icf + c * icf_size;
-    double frob = 0.0;
-    for (int j = 0; j < d; j++)
-      frob += exp(2.0 * q[j]);
-    for (int j = d; j < icf_size; j++)
-      frob += q[j] * q[j];
-    prior += 0.5 * gamma * gamma * frob - m * sum_qs[c];
-  }
-  double constant = -n * d * 0.5 * log(2.0 * M_PI);
-  return constant + slse - n * log_sum_exp(alphas, k) + prior - wishart_const;
+  double lse_alphas = log_sum_exp(k, alphas);
+  *err = CONSTANT + slse - n * lse_alphas +
+         log_wishart_prior(d, k, gamma, m, sum_qs, Qdiags, icf) - wishart_const;
+  free(Qdiags);
+  free(sum_qs);
+  free(xcentered);
+  free(Qxcentered);
+  free(main_term);
 }
 
 typedef struct {
   int d, k, n, m;
   double gamma, wishart_const;
-  double *x, *centered, *qcentered, *main_term, *sum_qs;
+  double *x;
 } Gmm;
 
 static double wishart_constant(int d, int k, int m, double gamma) {
@@ -79,33 +129,27 @@ static double wishart_constant(int d, int k, int m, double gamma) {
   return k * (n_ * d * (log(gamma) - 0.5 * log(2.0)) - lgd);
 }
 
-static void gmm_scratch(Gmm *g) {
-  g->centered = xcalloc(g->d, sizeof(double));
-  g->qcentered = xcalloc(g->d, sizeof(double));
-  g->main_term = xcalloc(g->k, sizeof(double));
-  g->sum_qs = xcalloc(g->k, sizeof(double));
-  g->wishart_const = wishart_constant(g->d, g->k, g->m, g->gamma);
-}
 
 static int param_count(const Gmm *g) { return g->k + g->k * g->d + g->k * g->d * (g->d + 1) / 2; }
 
 static double eval_gmm(void *ctx, double *params) {
   Gmm *g = ctx;
-  return gmm_objective(g->d, g->k, g->n, params, g->x, g->gamma, g->m, g->wishart_const,
-                       g->centered, g->qcentered, g->main_term, g->sum_qs);
+  const double *means = params + g->k, *icf = means + g->k * g->d;
+  double err = 0.0;
+  gmm_objective(g->d, g->k, g->n, params, means, icf, g->x, g->gamma, g->m, g->wishart_const,
+                &err);
+  return err;
 }
 
 static void gradient(Gmm *g, double *params, double *dparams, int count) {
-  /* Shadows of the scratch arrays: AD accumulates into them, the caller owns them. */
-  double *dc = xcalloc(g->d, sizeof(double)), *dq = xcalloc(g->d, sizeof(double));
-  double *dm = xcalloc(g->k, sizeof(double)), *ds = xcalloc(g->k, sizeof(double));
+  const double *means = params + g->k, *icf = means + g->k * g->d;
+  double *dmeans = dparams + g->k, *dicf = dmeans + g->k * g->d;
+  double err = 0.0, derr = 1.0;
   memset(dparams, 0, count * sizeof(double));
   __enzyme_autodiff((void *)gmm_objective, enzyme_const, g->d, enzyme_const, g->k, enzyme_const,
-                    g->n, enzyme_dup, params, dparams, enzyme_const, g->x, enzyme_const, g->gamma,
-                    enzyme_const, g->m, enzyme_const, g->wishart_const, enzyme_dup, g->centered, dc,
-                    enzyme_dup, g->qcentered, dq, enzyme_dup, g->main_term, dm, enzyme_dup,
-                    g->sum_qs, ds);
-  free(dc), free(dq), free(dm), free(ds);
+                    g->n, enzyme_dup, params, dparams, enzyme_dup, means, dmeans, enzyme_dup, icf,
+                    dicf, enzyme_const, g->x, enzyme_const, g->gamma, enzyme_const, g->m,
+                    enzyme_const, g->wishart_const, enzyme_dupnoneed, &err, &derr);
 }
 
 /* Reads an ADBench gmm file; points missing from the file repeat the last one read. */
@@ -157,7 +201,7 @@ int main(int argc, char **argv) {
       usage(argv[0]);
     params = read_gmm(argv[3], &g);
   }
-  gmm_scratch(&g);
+  g.wishart_const = wishart_constant(g.d, g.k, g.m, g.gamma);
   int count = param_count(&g);
   double *dparams = xcalloc(count, sizeof(double));
   if (mode == MODE_CHECK) {

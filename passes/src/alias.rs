@@ -12,12 +12,14 @@
 //!
 //! A `noalias` parameter is distinct from a pointer of unknown origin (a loaded pointer)
 //! only while the function does not capture it: once it is stored or passed to a
-//! capturing call, a pointer loaded later may be a copy of it.
+//! capturing call, a pointer loaded later may be a copy of it. For the same reason a call
+//! writes an uncaptured `noalias` parameter's memory only through its pointer arguments
+//! (`malloc` and `free`, which may write "other" memory, never touch `restrict` inputs).
 //!
 //! Besides the pairwise queries, `clobbers(writer, reader)` answers what licm asks: may
 //! this instruction write memory that this load or read-only call reads.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -190,6 +192,9 @@ pub struct AliasAnalysis {
     /// Parameters (by index) the function captures: stores, or passes to a capturing call.
     captured_params: HashSet<usize>,
     noalias_params: Vec<bool>,
+    /// Pointer block parameters that always hold one of these identified objects (a loop
+    /// over a `realloc`-grown buffer, a phi of two mallocs): see [`merged_origins`].
+    merged: HashMap<Value, Vec<Base>>,
     effects: Rc<ModuleEffects>,
 }
 
@@ -237,7 +242,8 @@ impl AliasAnalysis {
         }
         let noalias_params =
             func.param_attrs.iter().map(|a| a.contains(ParamAttrs::NOALIAS)).collect();
-        AliasAnalysis { escaped, captured_params, noalias_params, effects }
+        let merged = merged_origins(module, func);
+        AliasAnalysis { escaped, captured_params, noalias_params, merged, effects }
     }
 
     pub fn is_escaped(&self, alloca: Inst) -> bool {
@@ -256,6 +262,10 @@ impl AliasAnalysis {
 
     fn noalias_param(&self, base: Base) -> bool {
         matches!(base, Base::Param(i) if self.noalias_params.get(i).copied().unwrap_or(false))
+    }
+
+    fn uncaptured_noalias_param(&self, base: Base) -> bool {
+        matches!(base, Base::Param(i) if self.noalias_param(base) && !self.captured_params.contains(&i))
     }
 
     /// A `noalias` parameter against another base: always distinct from identified
@@ -292,7 +302,27 @@ impl AliasAnalysis {
             }
             return AliasResult::MayAlias;
         }
-        let different_objects = (ba.identified() && bb.identified())
+        let (oa, ob) = (self.origins(&ba), self.origins(&bb));
+        if oa.iter().all(|x| ob.iter().all(|y| x != y && self.different_objects(*x, *y))) {
+            AliasResult::NoAlias
+        } else {
+            AliasResult::MayAlias
+        }
+    }
+
+    /// The objects a base stands for: itself, or what a merged block parameter may hold.
+    fn origins<'b>(&'b self, base: &'b Base) -> &'b [Base] {
+        match base {
+            Base::Unknown(v) => {
+                self.merged.get(v).map_or(std::slice::from_ref(base), Vec::as_slice)
+            }
+            _ => std::slice::from_ref(base),
+        }
+    }
+
+    /// Whether pointers based on two different bases never reach the same object.
+    fn different_objects(&self, ba: Base, bb: Base) -> bool {
+        (ba.identified() && bb.identified())
             || self.unescaped_alloca(ba)
             || self.unescaped_alloca(bb)
             // An argument cannot point into an alloca this call has not yet made.
@@ -304,12 +334,7 @@ impl AliasAnalysis {
                     | (Base::Param(_), Base::Alloca(_) | Base::NoAliasCall(_))
             )
             || self.noalias_param_excludes(ba, bb)
-            || self.noalias_param_excludes(bb, ba);
-        if different_objects {
-            AliasResult::NoAlias
-        } else {
-            AliasResult::MayAlias
-        }
+            || self.noalias_param_excludes(bb, ba)
     }
 
     /// What a call may do (see [`call_effects`]).
@@ -348,8 +373,13 @@ impl AliasAnalysis {
                     args.iter().any(|a| func.dfg.value_type(*a).is_ptr() && may(&whole(*a)));
                 // Memory the callee can only reach through its arguments.
                 let private = self.unescaped_alloca(base);
+                // A callee may read a `noalias` parameter's memory through a pointer of
+                // its own (reads do not break `noalias`), but writing it through a pointer
+                // not based on the parameter is undefined behaviour; while the function
+                // has not captured the parameter, the callee holds no such pointer.
+                let unwritable = private || self.uncaptured_noalias_param(base);
                 let reads = (e.reads_args && through_args) || (e.reads_other && !private);
-                let writes = (e.writes_args && through_args) || (e.writes_other && !private);
+                let writes = (e.writes_args && through_args) || (e.writes_other && !unwritable);
                 ModRef::from(reads, writes)
             }
             I::Load { .. } | I::Store { .. } | I::MemCopy { .. } | I::MemSet { .. } => {
@@ -366,6 +396,84 @@ impl AliasAnalysis {
             _ => ModRef::NoModRef,
         }
     }
+}
+
+/// The identified objects (allocas, globals, malloc-like results) each pointer block
+/// parameter may hold, for the parameters whose every incoming value is one of them, a
+/// pointer derived from one by `ptradd`, a null/undef constant (never dereferenced), or
+/// another such parameter. The least fixpoint from empty sets: values that only circulate
+/// in a cycle of parameters bring no object of their own. Reverse-mode tapes are the
+/// case this serves: their buffer is a loop-carried parameter fed by `null` and
+/// `realloc`, and without this every tape read may alias every shadow store.
+fn merged_origins(module: &Module, func: &Function) -> HashMap<Value, Vec<Base>> {
+    let entry = func.entry_block();
+    let mut incoming: HashMap<Value, Vec<Value>> = HashMap::new();
+    for block in func.layout.blocks() {
+        let Some(term) = func.terminator(*block) else { continue };
+        for call in func.dfg.insts[term].branch_targets() {
+            let params = func.dfg.block_params(call.block);
+            for (param, arg) in params.iter().zip(&call.args) {
+                if Some(call.block) != entry && func.dfg.value_type(*param).is_ptr() {
+                    incoming.entry(*param).or_default().push(*arg);
+                }
+            }
+        }
+    }
+    let is_null_like = |v: Value| {
+        let ValueDef::Result(inst) = func.dfg.value_def(v) else { return false };
+        matches!(
+            &func.dfg.insts[inst],
+            InstructionData::Const {
+                value: Constant::Int(0) | Constant::Zero | Constant::Undef | Constant::Poison,
+                ..
+            }
+        )
+    };
+    // None: some incoming value is of unknown origin.
+    let mut origins: HashMap<Value, Option<Vec<Base>>> =
+        incoming.keys().map(|p| (*p, Some(Vec::new()))).collect();
+    let mut params: Vec<Value> = incoming.keys().copied().collect();
+    params.sort();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for param in &params {
+            let Some(current) = origins[param].clone() else { continue };
+            let mut next = Some(current.clone());
+            for arg in &incoming[param] {
+                if is_null_like(*arg) {
+                    continue;
+                }
+                let found = match decompose(module, func, *arg).0 {
+                    base if base.identified() => Some(vec![base]),
+                    Base::Unknown(v) if origins.contains_key(&v) => origins[&v].clone(),
+                    _ => None,
+                };
+                next = match (next, found) {
+                    (Some(mut set), Some(more)) => {
+                        for base in more {
+                            if !set.contains(&base) {
+                                set.push(base);
+                            }
+                        }
+                        Some(set)
+                    }
+                    _ => None,
+                };
+                if next.is_none() {
+                    break;
+                }
+            }
+            if next.as_ref() != Some(&current) {
+                origins.insert(*param, next);
+                changed = true;
+            }
+        }
+    }
+    origins
+        .into_iter()
+        .filter_map(|(p, set)| set.filter(|s| !s.is_empty()).map(|s| (p, s)))
+        .collect()
 }
 
 /// What a call may do: the call site's attributes, the callee's declared attributes and
