@@ -17,9 +17,11 @@
 //! called in combined mode (`crate::reverse`) are reserved the same way but get a plain
 //! reverse derivative, memoised with the top-level ones.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
-use adc_ir::{FuncAttrs, FuncId, Function, Module, Signature, Type};
+use adc_ir::{
+    Constant, FuncAttrs, FuncId, Function, InstructionData, Module, Signature, Symbol, Type,
+};
 
 use crate::cache::{define_tape_push, CacheStats};
 use crate::error::{AdError, AdErrorKind, Site};
@@ -114,7 +116,7 @@ impl Synthesize for Differentiator {
             self.memo.clone(),
             module.functions.len() + 1,
         );
-        let types = TypeAnalysis::analyze(&analysis_view(module));
+        let types = TypeAnalysis::analyze(&analysis_view(module, request.function));
         let (function, stats) = synthesize(
             module,
             request,
@@ -164,21 +166,24 @@ impl Synthesize for Differentiator {
             ));
         };
         let primal_name = primal.name.clone();
-        if crate::custom::gradient_of(module, request.function)?.is_some() {
-            return Err(AdError::new(
-                Site::function(&primal_name),
-                AdErrorKind::Unsupported {
-                    what: format!(
-                        "split mode of @{primal_name}, which has a registered gradient: call \
-                         its registered augmented forward and reverse functions directly"
-                    ),
-                },
-            ));
+        // A function differentiated by a registered gradient or library rule has no body
+        // of its own to split: split the call of it instead (a wrapper), whose synthesis
+        // uses the registration.
+        let registrations = crate::custom::Registrations::read(module)?;
+        if registrations.gradient(request.function).is_some()
+            || registrations.like(request.function).is_some()
+        {
+            let name = fresh_name(module, &format!("__adc_call_{primal_name}"));
+            let wrapper = crate::custom::call_wrapper(module, request.function, &name);
+            let wrapped = DiffRequest { function: wrapper, ..request.clone() };
+            let split = self.split_function(module, &wrapped)?;
+            self.split_memo.insert(request.clone(), split.id);
+            return Ok(split);
         }
         let layout = SplitLayout::new(&primal.signature, request);
         let signature = layout.signature(&primal.signature, &request.args);
         let runtime = declare_runtime(module, &primal_name)?;
-        let types = TypeAnalysis::analyze(&analysis_view(module));
+        let types = TypeAnalysis::analyze(&analysis_view(module, request.function));
         let mut splits =
             SplitRegistry::new(self.split_memo.clone(), self.memo.clone(), module.functions.len());
         let id = splits.id_for(request, signature);
@@ -276,18 +281,49 @@ impl Differentiator {
     }
 }
 
-/// The module as the analyses should see it: synthesized functions (`__adc_*`: earlier
-/// derivatives, split functions, the tape helper) become declarations, so that the
-/// module-wide type analysis neither pays for nor learns from synthesized code. Function
-/// ids are unchanged, and the primal functions never call synthesized ones.
-fn analysis_view(module: &Module) -> Module {
+/// The module as the analyses of a request on `root` should see it: synthesized functions
+/// (`__adc_*`: earlier derivatives, split functions, the tape helper) that `root` cannot
+/// reach become declarations, so that the module-wide type analysis neither pays for nor
+/// learns from unrelated synthesized code. Those `root` reaches stay: after an inner
+/// request is lowered (reverse over forward), the primal calls its derivative, whose
+/// slots and arguments need their trees like any other callee's. Function ids are
+/// unchanged.
+fn analysis_view(module: &Module, root: FuncId) -> Module {
+    let reachable = reachable_functions(module, root);
     let mut view = module.clone();
-    for function in view.functions.values_mut() {
-        if function.name.starts_with("__adc_") && !function.is_declaration() {
+    for (id, function) in view.functions.iter_mut() {
+        if function.name.starts_with("__adc_")
+            && !function.is_declaration()
+            && !reachable.contains(&id)
+        {
             *function = Function::new(&function.name, function.signature.clone());
         }
     }
     view
+}
+
+/// The functions `root` may run: itself, its direct callees and the functions whose
+/// address it takes (indirect-call candidates), transitively.
+fn reachable_functions(module: &Module, root: FuncId) -> HashSet<FuncId> {
+    let mut reachable = HashSet::from([root]);
+    let mut stack = vec![root];
+    while let Some(id) = stack.pop() {
+        let function = &module.functions[id];
+        for (_, inst) in function.layout.insts() {
+            let callee = match function.inst(inst) {
+                InstructionData::Call { callee, .. } => *callee,
+                InstructionData::Const {
+                    value: Constant::Address { symbol: Symbol::Func(callee), .. },
+                    ..
+                } => *callee,
+                _ => continue,
+            };
+            if reachable.insert(callee) {
+                stack.push(callee);
+            }
+        }
+    }
+    reachable
 }
 
 /// `base`, or `base.N` for the first N that no function of the module uses.
