@@ -524,6 +524,26 @@ pub(crate) fn top_level_wrapper(
     Ok(Some(module.add_function(func)))
 }
 
+/// A function that only calls `function` with its own arguments and returns the result:
+/// split mode of a function with a registered rule is split mode of this wrapper, whose
+/// reverse synthesis turns the call into the registered augmented forward and reverse
+/// calls (the registered tape is kept in the wrapper's split-mode tape).
+pub(crate) fn call_wrapper(module: &mut Module, function: FuncId, name: &str) -> FuncId {
+    let signature = module.functions[function].signature.clone();
+    let mut func = Function::new(name, signature.clone());
+    func.linkage = Linkage::Internal;
+    func.param_attrs = module.functions[function].param_attrs.clone();
+    let sigs = |f: FuncId| (f == function).then(|| signature.clone());
+    let mut b = FunctionBuilder::new(&mut func, &sigs);
+    let entry = b.create_entry_block();
+    b.switch_to_block(entry);
+    let args = b.func.dfg.block_params(entry).to_vec();
+    let call = InstructionData::Call { callee: function, args, attrs: FuncAttrs::empty() };
+    let result = b.ins(call).1;
+    b.ins(InstructionData::Return { value: result });
+    module.add_function(func)
+}
+
 enum Rule {
     Gradient(CustomGradient),
     Derivative(CustomDerivative),

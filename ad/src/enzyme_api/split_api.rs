@@ -178,17 +178,6 @@ fn decode(module: &Module, caller: FuncId, call: Inst) -> Result<SplitCallSite, 
     };
     let function = target_function(module, func, &site, api, DiffMode::Reverse, fn_arg)?;
     let target = &module.functions[function];
-    if crate::custom::is_registered(module, function) {
-        return Err(bad_call(
-            api,
-            site(),
-            format!(
-                "@{} has a registered custom derivative; split mode of it is not supported \
-                 (call its registered functions directly)",
-                target.name
-            ),
-        ));
-    }
     let mut rest = args[1..].iter().copied().peekable();
     let options = parse_options(module, func, &site, api, &mut rest)?;
     let remaining: Vec<Value> = rest.clone().collect();
