@@ -1,7 +1,7 @@
 //! Activity analysis: which values and instructions of the differentiated function take
 //! part in the derivative, and which pointers need a shadow.
 //!
-//! API: [`Activity::analyze`]`(module, request, types)` for `request.function`, then
+//! API: [`Activity::analyze`]`(module, request, types, facts)` for `request.function`, then
 //! [`Activity::is_active_value`], [`Activity::is_active_inst`], [`Activity::needs_shadow`];
 //! [`print_activity`] renders it for tests and `adc analyze --print activity`.
 //!
@@ -51,6 +51,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
+use std::rc::Rc;
 
 use adc_ir::{
     CastOp, Constant, FuncAttrs, FuncId, Function, GlobalId, Inst, InstructionData, Module, Symbol,
@@ -65,6 +66,25 @@ use crate::error::{AdError, AdErrorKind, Site};
 pub const SHADOW_GLOBAL_PREFIX: &str = "__adc_shadow_";
 use crate::request::{ArgActivity, DiffMode, DiffRequest, RetActivity};
 use crate::typetree::{BaseType, TypeAnalysis};
+
+/// What the activity analysis and the synthesis need to know of the whole module, computed
+/// once per module state (one synthesis and the split functions it queues) rather than
+/// per call or per fixpoint pass: the effects of every function (shared with alias
+/// analysis) and the checked registrations (custom derivatives, `__enzyme_inactivefn`).
+pub struct ModuleFacts {
+    pub effects: Rc<ModuleEffects>,
+    pub registrations: crate::custom::Registrations,
+}
+
+impl ModuleFacts {
+    /// An error when a registration global is malformed.
+    pub fn new(module: &Module) -> Result<ModuleFacts, AdError> {
+        Ok(ModuleFacts {
+            effects: Rc::new(ModuleEffects::new(module, &mut AnalysisManager::new())),
+            registrations: crate::custom::Registrations::read(module)?,
+        })
+    }
+}
 
 /// The activity of one request's function (see the module documentation).
 #[derive(Clone, Debug)]
@@ -81,6 +101,7 @@ impl Activity {
         module: &Module,
         request: &DiffRequest,
         types: &TypeAnalysis,
+        facts: &ModuleFacts,
     ) -> Result<Activity, AdError> {
         let id = request.function;
         let Some(func) = module.functions.get(id) else {
@@ -90,8 +111,7 @@ impl Activity {
             ));
         };
         check_request(func, request)?;
-        let effects = ModuleEffects::new(module, &mut AnalysisManager::new());
-        let mut solver = Solver::new(module, func, id, request, types, effects);
+        let mut solver = Solver::new(module, func, id, request, types, facts);
         solver.solve();
         Ok(solver.finish())
     }
@@ -172,7 +192,7 @@ struct Solver<'a> {
     id: FuncId,
     request: &'a DiffRequest,
     types: &'a TypeAnalysis,
-    effects: ModuleEffects,
+    facts: &'a ModuleFacts,
     /// Union-find over pointer-like values: parent links.
     parent: HashMap<Value, Value>,
     carries: HashSet<Value>,
@@ -192,7 +212,7 @@ impl<'a> Solver<'a> {
         id: FuncId,
         request: &'a DiffRequest,
         types: &'a TypeAnalysis,
-        effects: ModuleEffects,
+        facts: &'a ModuleFacts,
     ) -> Solver<'a> {
         let mut solver = Solver {
             module,
@@ -200,7 +220,7 @@ impl<'a> Solver<'a> {
             id,
             request,
             types,
-            effects,
+            facts,
             parent: HashMap::new(),
             carries: HashSet::new(),
             reaches: HashSet::new(),
@@ -474,15 +494,15 @@ impl<'a> Solver<'a> {
     fn output_only(&self, callee: FuncId) -> bool {
         let name = self.module.functions[callee].name.as_str();
         crate::reverse::INACTIVE_LIBRARY.contains(&name)
-            || crate::reverse::registered_inactive(self.module, callee)
+            || self.facts.registrations.is_inactive(callee)
     }
 
     fn call_effects(&self, callee: FuncId, attrs: FuncAttrs) -> Effects {
         let by_site = Effects::from_attrs(attrs);
         // A registered custom derivative may move derivatives between any arguments,
         // whatever the primal's body (if any) does.
-        let mut known = self.effects.get(callee);
-        if crate::custom::is_registered(self.module, callee) {
+        let mut known = self.facts.effects.get(callee);
+        if self.facts.registrations.is_registered(callee) {
             known.reads_args = true;
             known.writes_args = true;
         }
@@ -941,7 +961,7 @@ fn drop_unneeded_integer_shadows(func: &Function, shadowed: &mut HashSet<Value>)
 /// `global @g: active shadow` when it gets a shadow global, `global @g: inactive` otherwise.
 pub fn print_activity(module: &Module, request: &DiffRequest) -> Result<String, AdError> {
     let types = TypeAnalysis::analyze(module);
-    let activity = Activity::analyze(module, request, &types)?;
+    let activity = Activity::analyze(module, request, &types, &ModuleFacts::new(module)?)?;
     let func = &module.functions[request.function];
     let printer = adc_ir::text::FunctionPrinter::new(module, func);
     let word = |active: bool| if active { "active" } else { "inactive" };

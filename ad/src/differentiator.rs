@@ -23,6 +23,7 @@ use adc_ir::{
     Constant, FuncAttrs, FuncId, Function, InstructionData, Module, Signature, Symbol, Type,
 };
 
+use crate::activity::ModuleFacts;
 use crate::cache::{define_tape_push, CacheStats};
 use crate::error::{AdError, AdErrorKind, Site};
 use crate::request::{DiffMode, DiffRequest, SplitFunction, Synthesize};
@@ -117,6 +118,7 @@ impl Synthesize for Differentiator {
             module.functions.len() + 1,
         );
         let types = TypeAnalysis::analyze(&analysis_view(module, request.function));
+        let facts = ModuleFacts::new(module)?;
         let (function, stats) = synthesize(
             module,
             request,
@@ -126,6 +128,7 @@ impl Synthesize for Differentiator {
                 cache: self.options.cache,
                 signatures: &signatures,
                 types: &types,
+                facts: &facts,
             },
             &mut splits,
             false,
@@ -136,7 +139,7 @@ impl Synthesize for Differentiator {
         self.verify(module, id, request, &primal_name)?;
         self.memo.insert(request.clone(), id);
         self.stats.push((name, stats));
-        self.synthesize_splits(module, runtime, queue, &types)?;
+        self.synthesize_splits(module, runtime, queue, &types, &facts)?;
         Ok(id)
     }
 
@@ -184,12 +187,13 @@ impl Synthesize for Differentiator {
         let signature = layout.signature(&primal.signature, &request.args);
         let runtime = declare_runtime(module, &primal_name)?;
         let types = TypeAnalysis::analyze(&analysis_view(module, request.function));
+        let facts = ModuleFacts::new(module)?;
         let mut splits =
             SplitRegistry::new(self.split_memo.clone(), self.memo.clone(), module.functions.len());
         let id = splits.id_for(request, signature);
         let mut queue = VecDeque::new();
         self.add_pending_splits(module, splits, &mut queue);
-        self.synthesize_splits(module, runtime, queue, &types)?;
+        self.synthesize_splits(module, runtime, queue, &types, &facts)?;
         frame(self, id)
     }
 }
@@ -224,6 +228,7 @@ impl Differentiator {
         runtime: Runtime,
         mut queue: VecDeque<Reserved>,
         types: &TypeAnalysis,
+        facts: &ModuleFacts,
     ) -> Result<(), AdError> {
         while let Some(Reserved { request, id, combined, .. }) = queue.pop_front() {
             let callee = module.functions[request.function].name.clone();
@@ -240,7 +245,13 @@ impl Differentiator {
                 module,
                 &request,
                 &name,
-                &SynthEnv { runtime, cache: self.options.cache, signatures: &signatures, types },
+                &SynthEnv {
+                    runtime,
+                    cache: self.options.cache,
+                    signatures: &signatures,
+                    types,
+                    facts,
+                },
                 &mut splits,
                 !combined,
             )?;
@@ -433,6 +444,7 @@ fn declare_rule_externs(
     for_function: &str,
 ) -> Result<(), AdError> {
     use adc_ir::InstructionData as I;
+    let registrations = crate::custom::Registrations::read(module)?;
     let primal = &module.functions[function];
     let mut needed = Vec::new();
     // Calls to `__enzyme_function_like` functions use their library function's rule.
@@ -442,9 +454,9 @@ fn declare_rule_externs(
         else {
             continue;
         };
-        if let Some(library) = crate::custom::function_like(module, *callee) {
+        if let Some(library) = registrations.like(*callee) {
             let ty = primal.dfg.value_type(result).clone();
-            if let Ok(externs) = rules::externs_needed(Differentiable::Call(&library), &ty) {
+            if let Ok(externs) = rules::externs_needed(Differentiable::Call(library), &ty) {
                 needed.extend(externs);
             }
         }

@@ -361,8 +361,8 @@ fn markers_only(
 }
 
 /// The integer `value` is known to be at compile time: a constant, possibly cast or kept in
-/// a local written once.
-fn constant_int(module: &Module, func: &Function, value: Value) -> Option<u64> {
+/// a local written once (-O0). Also reads `enzyme_width`'s N.
+pub(super) fn constant_int(module: &Module, func: &Function, value: Value) -> Option<u64> {
     let mut value = value;
     for _ in 0..MAX_LOOK_THROUGH {
         let ValueDef::Result(inst) = func.dfg.value_def(value) else { return None };
