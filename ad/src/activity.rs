@@ -246,25 +246,31 @@ impl<'a> Solver<'a> {
         value
     }
 
-    fn union(&mut self, a: Value, b: Value) {
-        // An undefined pointer points at no memory, and one such constant may feed many
-        // unrelated block parameters (clang -O0's `undef` phi inputs): joining through it
-        // would merge the classes of an `enzyme_const` and a `dup` argument.
-        if self.is_undefined_pointer(a) || self.is_undefined_pointer(b) {
-            return;
+    /// Joins the classes of `a` and `b`; whether two classes became one. A pointer that
+    /// points nowhere joins nothing (see [`Self::points_nowhere`]).
+    fn union(&mut self, a: Value, b: Value) -> bool {
+        if self.points_nowhere(a) || self.points_nowhere(b) {
+            return false;
         }
         let (ra, rb) = (self.find(a), self.find(b));
-        if ra != rb {
-            self.parent.insert(ra, rb);
+        if ra == rb {
+            return false;
         }
+        self.parent.insert(ra, rb);
+        true
     }
 
-    fn is_undefined_pointer(&self, value: Value) -> bool {
+    /// Null and undefined pointer constants point at no memory, and one such constant may
+    /// feed many unrelated block parameters and slots (clang -O0's `undef` phi inputs, a
+    /// `void *p = NULL` before an out-parameter call): joining through it would merge the
+    /// classes of an `enzyme_const` and a `dup` argument. Their shadows are null and
+    /// undefined too, wherever a shadowed value takes them.
+    fn points_nowhere(&self, value: Value) -> bool {
         let ValueDef::Result(inst) = self.func.dfg.value_def(value) else { return false };
         matches!(
             self.func.inst(inst),
             InstructionData::Const {
-                value: Constant::Undef | Constant::Poison,
+                value: Constant::Undef | Constant::Poison | Constant::Zero | Constant::Int(0),
                 ty,
             } if ty.is_ptr()
         )
@@ -289,7 +295,14 @@ impl<'a> Solver<'a> {
         for (_, inst) in func.layout.insts() {
             let result = func.dfg.inst_result(inst);
             match (func.inst(inst), result) {
-                (InstructionData::PtrAdd { ptr, .. }, Some(r)) => self.union(*ptr, r),
+                (InstructionData::PtrAdd { ptr, offset, .. }, Some(r)) => {
+                    // `null + (intptr_t)p` addresses p's memory.
+                    if self.points_nowhere(*ptr) && self.is_pointer_like(*offset) {
+                        self.union(*offset, r);
+                    } else {
+                        self.union(*ptr, r);
+                    }
+                }
                 (
                     InstructionData::Cast {
                         op: CastOp::Addrspacecast | CastOp::Ptrtoint | CastOp::Inttoptr,
@@ -297,11 +310,13 @@ impl<'a> Solver<'a> {
                         ..
                     },
                     Some(r),
-                ) => self.union(*arg, r),
+                ) => {
+                    self.union(*arg, r);
+                }
                 (InstructionData::Cast { op: CastOp::Bitcast, arg, .. }, Some(r))
                     if self.is_pointer_like(r) =>
                 {
-                    self.union(*arg, r)
+                    self.union(*arg, r);
                 }
                 (InstructionData::Select { args, .. }, Some(r)) if self.is_pointer_like(r) => {
                     self.union(args[1], r);
@@ -424,13 +439,14 @@ impl<'a> Solver<'a> {
         slot: Value,
         held: Value,
     ) {
+        // Storing a pointer to nowhere says nothing of what the slot holds; counting it
+        // as content would re-request a merge that `union` refuses, on every round.
+        if self.points_nowhere(held) {
+            return;
+        }
         let slot = self.find(slot);
         match contents.get(&slot) {
-            Some(&other) if self.find(other) != self.find(held) => {
-                self.union(other, held);
-                *merged = true;
-            }
-            Some(_) => {}
+            Some(&other) => *merged |= self.union(other, held),
             None => {
                 contents.insert(slot, held);
             }
