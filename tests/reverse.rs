@@ -42,14 +42,7 @@ const SUITES: &[(&str, usize)] = &[("reverse", 4), ("forward", 4), ("split", 4)]
 /// ignored (shown as `[known failure]`) so CI tests everything else; run them with
 /// `cargo test --test reverse -- --include-ignored`. A case that starts passing should be
 /// removed from this list: nothing checks that automatically.
-const KNOWN_FAILURES: &[(&str, &str)] = &[
-    // Reverse over forward on -O0 code: the type analysis of the reverse request cannot
-    // tell whether a stack slot of the synthesized forward derivative holds floats.
-    (
-        "O0-ad-before-opt/forward/30_reverse_over_forward",
-        "type analysis: an -O0 slot of a synthesized forward derivative",
-    ),
-];
+const KNOWN_FAILURES: &[(&str, &str)] = &[];
 
 /// The `.c` programs of one suite, sorted.
 fn programs_of(dir: &Path) -> Vec<PathBuf> {

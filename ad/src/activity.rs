@@ -1,7 +1,7 @@
 //! Activity analysis: which values and instructions of the differentiated function take
 //! part in the derivative, and which pointers need a shadow.
 //!
-//! API: [`Activity::analyze`]`(module, request, types)` for `request.function`, then
+//! API: [`Activity::analyze`]`(module, request, types, facts)` for `request.function`, then
 //! [`Activity::is_active_value`], [`Activity::is_active_inst`], [`Activity::needs_shadow`];
 //! [`print_activity`] renders it for tests and `adc analyze --print activity`.
 //!
@@ -51,6 +51,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
+use std::rc::Rc;
 
 use adc_ir::{
     CastOp, Constant, FuncAttrs, FuncId, Function, GlobalId, Inst, InstructionData, Module, Symbol,
@@ -65,6 +66,25 @@ use crate::error::{AdError, AdErrorKind, Site};
 pub const SHADOW_GLOBAL_PREFIX: &str = "__adc_shadow_";
 use crate::request::{ArgActivity, DiffMode, DiffRequest, RetActivity};
 use crate::typetree::{BaseType, TypeAnalysis};
+
+/// What the activity analysis and the synthesis need to know of the whole module, computed
+/// once per module state (one synthesis and the split functions it queues) rather than
+/// per call or per fixpoint pass: the effects of every function (shared with alias
+/// analysis) and the checked registrations (custom derivatives, `__enzyme_inactivefn`).
+pub struct ModuleFacts {
+    pub effects: Rc<ModuleEffects>,
+    pub registrations: crate::custom::Registrations,
+}
+
+impl ModuleFacts {
+    /// An error when a registration global is malformed.
+    pub fn new(module: &Module) -> Result<ModuleFacts, AdError> {
+        Ok(ModuleFacts {
+            effects: Rc::new(ModuleEffects::new(module, &mut AnalysisManager::new())),
+            registrations: crate::custom::Registrations::read(module)?,
+        })
+    }
+}
 
 /// The activity of one request's function (see the module documentation).
 #[derive(Clone, Debug)]
@@ -81,6 +101,7 @@ impl Activity {
         module: &Module,
         request: &DiffRequest,
         types: &TypeAnalysis,
+        facts: &ModuleFacts,
     ) -> Result<Activity, AdError> {
         let id = request.function;
         let Some(func) = module.functions.get(id) else {
@@ -90,8 +111,7 @@ impl Activity {
             ));
         };
         check_request(func, request)?;
-        let effects = ModuleEffects::new(module, &mut AnalysisManager::new());
-        let mut solver = Solver::new(module, func, id, request, types, effects);
+        let mut solver = Solver::new(module, func, id, request, types, facts);
         solver.solve();
         Ok(solver.finish())
     }
@@ -172,7 +192,7 @@ struct Solver<'a> {
     id: FuncId,
     request: &'a DiffRequest,
     types: &'a TypeAnalysis,
-    effects: ModuleEffects,
+    facts: &'a ModuleFacts,
     /// Union-find over pointer-like values: parent links.
     parent: HashMap<Value, Value>,
     carries: HashSet<Value>,
@@ -192,7 +212,7 @@ impl<'a> Solver<'a> {
         id: FuncId,
         request: &'a DiffRequest,
         types: &'a TypeAnalysis,
-        effects: ModuleEffects,
+        facts: &'a ModuleFacts,
     ) -> Solver<'a> {
         let mut solver = Solver {
             module,
@@ -200,7 +220,7 @@ impl<'a> Solver<'a> {
             id,
             request,
             types,
-            effects,
+            facts,
             parent: HashMap::new(),
             carries: HashSet::new(),
             reaches: HashSet::new(),
@@ -226,25 +246,31 @@ impl<'a> Solver<'a> {
         value
     }
 
-    fn union(&mut self, a: Value, b: Value) {
-        // An undefined pointer points at no memory, and one such constant may feed many
-        // unrelated block parameters (clang -O0's `undef` phi inputs): joining through it
-        // would merge the classes of an `enzyme_const` and a `dup` argument.
-        if self.is_undefined_pointer(a) || self.is_undefined_pointer(b) {
-            return;
+    /// Joins the classes of `a` and `b`; whether two classes became one. A pointer that
+    /// points nowhere joins nothing (see [`Self::points_nowhere`]).
+    fn union(&mut self, a: Value, b: Value) -> bool {
+        if self.points_nowhere(a) || self.points_nowhere(b) {
+            return false;
         }
         let (ra, rb) = (self.find(a), self.find(b));
-        if ra != rb {
-            self.parent.insert(ra, rb);
+        if ra == rb {
+            return false;
         }
+        self.parent.insert(ra, rb);
+        true
     }
 
-    fn is_undefined_pointer(&self, value: Value) -> bool {
+    /// Null and undefined pointer constants point at no memory, and one such constant may
+    /// feed many unrelated block parameters and slots (clang -O0's `undef` phi inputs, a
+    /// `void *p = NULL` before an out-parameter call): joining through it would merge the
+    /// classes of an `enzyme_const` and a `dup` argument. Their shadows are null and
+    /// undefined too, wherever a shadowed value takes them.
+    fn points_nowhere(&self, value: Value) -> bool {
         let ValueDef::Result(inst) = self.func.dfg.value_def(value) else { return false };
         matches!(
             self.func.inst(inst),
             InstructionData::Const {
-                value: Constant::Undef | Constant::Poison,
+                value: Constant::Undef | Constant::Poison | Constant::Zero | Constant::Int(0),
                 ty,
             } if ty.is_ptr()
         )
@@ -269,7 +295,14 @@ impl<'a> Solver<'a> {
         for (_, inst) in func.layout.insts() {
             let result = func.dfg.inst_result(inst);
             match (func.inst(inst), result) {
-                (InstructionData::PtrAdd { ptr, .. }, Some(r)) => self.union(*ptr, r),
+                (InstructionData::PtrAdd { ptr, offset, .. }, Some(r)) => {
+                    // `null + (intptr_t)p` addresses p's memory.
+                    if self.points_nowhere(*ptr) && self.is_pointer_like(*offset) {
+                        self.union(*offset, r);
+                    } else {
+                        self.union(*ptr, r);
+                    }
+                }
                 (
                     InstructionData::Cast {
                         op: CastOp::Addrspacecast | CastOp::Ptrtoint | CastOp::Inttoptr,
@@ -277,11 +310,13 @@ impl<'a> Solver<'a> {
                         ..
                     },
                     Some(r),
-                ) => self.union(*arg, r),
+                ) => {
+                    self.union(*arg, r);
+                }
                 (InstructionData::Cast { op: CastOp::Bitcast, arg, .. }, Some(r))
                     if self.is_pointer_like(r) =>
                 {
-                    self.union(*arg, r)
+                    self.union(*arg, r);
                 }
                 (InstructionData::Select { args, .. }, Some(r)) if self.is_pointer_like(r) => {
                     self.union(args[1], r);
@@ -404,13 +439,14 @@ impl<'a> Solver<'a> {
         slot: Value,
         held: Value,
     ) {
+        // Storing a pointer to nowhere says nothing of what the slot holds; counting it
+        // as content would re-request a merge that `union` refuses, on every round.
+        if self.points_nowhere(held) {
+            return;
+        }
         let slot = self.find(slot);
         match contents.get(&slot) {
-            Some(&other) if self.find(other) != self.find(held) => {
-                self.union(other, held);
-                *merged = true;
-            }
-            Some(_) => {}
+            Some(&other) => *merged |= self.union(other, held),
             None => {
                 contents.insert(slot, held);
             }
@@ -474,15 +510,15 @@ impl<'a> Solver<'a> {
     fn output_only(&self, callee: FuncId) -> bool {
         let name = self.module.functions[callee].name.as_str();
         crate::reverse::INACTIVE_LIBRARY.contains(&name)
-            || crate::reverse::registered_inactive(self.module, callee)
+            || self.facts.registrations.is_inactive(callee)
     }
 
     fn call_effects(&self, callee: FuncId, attrs: FuncAttrs) -> Effects {
         let by_site = Effects::from_attrs(attrs);
         // A registered custom derivative may move derivatives between any arguments,
         // whatever the primal's body (if any) does.
-        let mut known = self.effects.get(callee);
-        if crate::custom::is_registered(self.module, callee) {
+        let mut known = self.facts.effects.get(callee);
+        if self.facts.registrations.is_registered(callee) {
             known.reads_args = true;
             known.writes_args = true;
         }
@@ -941,7 +977,7 @@ fn drop_unneeded_integer_shadows(func: &Function, shadowed: &mut HashSet<Value>)
 /// `global @g: active shadow` when it gets a shadow global, `global @g: inactive` otherwise.
 pub fn print_activity(module: &Module, request: &DiffRequest) -> Result<String, AdError> {
     let types = TypeAnalysis::analyze(module);
-    let activity = Activity::analyze(module, request, &types)?;
+    let activity = Activity::analyze(module, request, &types, &ModuleFacts::new(module)?)?;
     let func = &module.functions[request.function];
     let printer = adc_ir::text::FunctionPrinter::new(module, func);
     let word = |active: bool| if active { "active" } else { "inactive" };

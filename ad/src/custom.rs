@@ -22,6 +22,8 @@
 //! Arguments a call site does not differentiate still get what the signature asks for: a
 //! null shadow for a pointer without shadow memory, a zero tangent or differential.
 
+use std::collections::HashSet;
+
 use adc_ir::builder::FunctionBuilder;
 use adc_ir::{
     Constant, FuncAttrs, FuncId, Function, InstructionData, Linkage, Module, Signature, Symbol,
@@ -36,6 +38,8 @@ use crate::request::{ArgActivity, DiffMode, DiffRequest, RetActivity};
 pub const REGISTER_GRADIENT: &str = "__enzyme_register_gradient";
 pub const REGISTER_DERIVATIVE: &str = "__enzyme_register_derivative";
 pub const FUNCTION_LIKE: &str = "__enzyme_function_like";
+/// Prefix of the globals whose initializer lists functions to treat as inactive.
+pub const INACTIVE_FN: &str = "__enzyme_inactivefn";
 
 /// A registered reverse-mode pair for `primal`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,6 +75,9 @@ pub struct Registrations {
     pub derivatives: Vec<CustomDerivative>,
     /// `(f, library function name)`.
     pub function_like: Vec<(FuncId, String)>,
+    /// The functions listed in `__enzyme_inactivefn` globals: calls to them carry no
+    /// derivative.
+    pub inactive: HashSet<FuncId>,
 }
 
 impl Registrations {
@@ -79,6 +86,12 @@ impl Registrations {
         let mut found = Registrations::default();
         for global in module.globals.values() {
             let name = global.name.as_str();
+            if name.starts_with(INACTIVE_FN) {
+                if let Some(init) = &global.init {
+                    collect_functions(init, &mut found.inactive);
+                }
+                continue;
+            }
             let kind = if name.starts_with(REGISTER_GRADIENT) {
                 REGISTER_GRADIENT
             } else if name.starts_with(REGISTER_DERIVATIVE) {
@@ -166,6 +179,27 @@ impl Registrations {
     pub fn like(&self, f: FuncId) -> Option<&str> {
         self.function_like.iter().find(|(g, _)| *g == f).map(|(_, name)| name.as_str())
     }
+
+    /// Whether `f` is the primal of any registration (gradient, derivative, function-like).
+    pub fn is_registered(&self, f: FuncId) -> bool {
+        self.gradient(f).is_some() || self.derivative(f).is_some() || self.like(f).is_some()
+    }
+
+    /// Whether `f` is listed in an `__enzyme_inactivefn` global.
+    pub fn is_inactive(&self, f: FuncId) -> bool {
+        self.inactive.contains(&f)
+    }
+}
+
+/// The functions whose address a constant holds, at any depth of an array.
+fn collect_functions(constant: &Constant, into: &mut HashSet<FuncId>) {
+    match constant {
+        Constant::Address { symbol: Symbol::Func(f), .. } => {
+            into.insert(*f);
+        }
+        Constant::Elements(items) => items.iter().for_each(|c| collect_functions(c, into)),
+        _ => {}
+    }
 }
 
 /// Whether a registered rule stands in for synthesizing `function` in `mode`, so that it
@@ -177,30 +211,6 @@ pub fn replaces_synthesis(module: &Module, function: FuncId, mode: DiffMode) -> 
         DiffMode::Reverse => found.gradient(function).is_some(),
         DiffMode::Forward => found.derivative(function).is_some(),
     }
-}
-
-/// Whether `function` is the primal of any registration (unchecked: a cheap test for the
-/// analyses; malformed registrations are reported by [`Registrations::read`]).
-pub fn is_registered(module: &Module, function: FuncId) -> bool {
-    module.globals.values().any(|g| {
-        [REGISTER_GRADIENT, REGISTER_DERIVATIVE, FUNCTION_LIKE]
-            .iter()
-            .any(|p| g.name.starts_with(p))
-            && matches!(&g.init, Some(Constant::Elements(items)) if matches!(
-                items.first(),
-                Some(Constant::Address { symbol: Symbol::Func(f), offset: 0 }) if *f == function
-            ))
-    })
-}
-
-/// The registered gradient of `function`, if any.
-pub fn gradient_of(module: &Module, function: FuncId) -> Result<Option<CustomGradient>, AdError> {
-    Ok(Registrations::read(module)?.gradient(function).cloned())
-}
-
-/// The library function `function` differentiates like, if registered.
-pub fn function_like(module: &Module, function: FuncId) -> Option<String> {
-    Registrations::read(module).ok()?.like(function).map(str::to_string)
 }
 
 /// The C string a constant points to (a global holding `"log1p\0"`).
@@ -524,6 +534,26 @@ pub(crate) fn top_level_wrapper(
     Ok(Some(module.add_function(func)))
 }
 
+/// A function that only calls `function` with its own arguments and returns the result:
+/// split mode of a function with a registered rule is split mode of this wrapper, whose
+/// reverse synthesis turns the call into the registered augmented forward and reverse
+/// calls (the registered tape is kept in the wrapper's split-mode tape).
+pub(crate) fn call_wrapper(module: &mut Module, function: FuncId, name: &str) -> FuncId {
+    let signature = module.functions[function].signature.clone();
+    let mut func = Function::new(name, signature.clone());
+    func.linkage = Linkage::Internal;
+    func.param_attrs = module.functions[function].param_attrs.clone();
+    let sigs = |f: FuncId| (f == function).then(|| signature.clone());
+    let mut b = FunctionBuilder::new(&mut func, &sigs);
+    let entry = b.create_entry_block();
+    b.switch_to_block(entry);
+    let args = b.func.dfg.block_params(entry).to_vec();
+    let call = InstructionData::Call { callee: function, args, attrs: FuncAttrs::empty() };
+    let result = b.ins(call).1;
+    b.ins(InstructionData::Return { value: result });
+    module.add_function(func)
+}
+
 enum Rule {
     Gradient(CustomGradient),
     Derivative(CustomDerivative),
@@ -603,7 +633,7 @@ func @f(%x: f64) -> f64 {
         let gradient = found.gradient(sq).expect("registered");
         assert_eq!(gradient.tape, Some(Type::PTR));
         assert!(gradient.returns_pair(&module));
-        assert!(is_registered(&module, sq));
+        assert!(found.is_registered(sq));
         assert!(replaces_synthesis(&module, sq, DiffMode::Reverse));
         assert!(!replaces_synthesis(&module, sq, DiffMode::Forward));
     }
@@ -653,7 +683,7 @@ func @g(%x: f64) -> f64 noinline {
 ";
         let module = parse_module(text).unwrap();
         let g = module.function_by_name("g").unwrap();
-        assert_eq!(function_like(&module, g).as_deref(), Some("log1p"));
+        assert_eq!(Registrations::read(&module).unwrap().like(g), Some("log1p"));
         let unknown = text.replace("c\"log1p\\00\"", "c\"nolib\\00\"");
         let err = Registrations::read(&parse_module(&unknown).unwrap()).unwrap_err();
         assert!(err.to_string().contains("no derivative rule"), "{err}");

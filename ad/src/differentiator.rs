@@ -17,10 +17,13 @@
 //! called in combined mode (`crate::reverse`) are reserved the same way but get a plain
 //! reverse derivative, memoised with the top-level ones.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
-use adc_ir::{FuncAttrs, FuncId, Function, Module, Signature, Type};
+use adc_ir::{
+    Constant, FuncAttrs, FuncId, Function, InstructionData, Module, Signature, Symbol, Type,
+};
 
+use crate::activity::ModuleFacts;
 use crate::cache::{define_tape_push, CacheStats};
 use crate::error::{AdError, AdErrorKind, Site};
 use crate::request::{DiffMode, DiffRequest, SplitFunction, Synthesize};
@@ -126,7 +129,8 @@ impl Synthesize for Differentiator {
             self.memo.clone(),
             module.functions.len() + 1,
         );
-        let types = TypeAnalysis::analyze(&analysis_view(module));
+        let types = TypeAnalysis::analyze(&analysis_view(module, request.function));
+        let facts = ModuleFacts::new(module)?;
         let (function, stats) = synthesize(
             module,
             request,
@@ -136,6 +140,7 @@ impl Synthesize for Differentiator {
                 cache: self.options.cache,
                 signatures: &signatures,
                 types: &types,
+                facts: &facts,
             },
             &mut splits,
             false,
@@ -146,7 +151,7 @@ impl Synthesize for Differentiator {
         self.verify(module, id, request, &primal_name)?;
         self.memo.insert(request.clone(), id);
         self.stats.push((name, stats));
-        self.synthesize_splits(module, runtime, queue, &types)?;
+        self.synthesize_splits(module, runtime, queue, &types, &facts)?;
         Ok(id)
     }
 
@@ -176,27 +181,31 @@ impl Synthesize for Differentiator {
             ));
         };
         let primal_name = primal.name.clone();
-        if crate::custom::gradient_of(module, request.function)?.is_some() {
-            return Err(AdError::new(
-                Site::function(&primal_name),
-                AdErrorKind::Unsupported {
-                    what: format!(
-                        "split mode of @{primal_name}, which has a registered gradient: call \
-                         its registered augmented forward and reverse functions directly"
-                    ),
-                },
-            ));
+        // A function differentiated by a registered gradient or library rule has no body
+        // of its own to split: split the call of it instead (a wrapper), whose synthesis
+        // uses the registration.
+        let registrations = crate::custom::Registrations::read(module)?;
+        if registrations.gradient(request.function).is_some()
+            || registrations.like(request.function).is_some()
+        {
+            let name = fresh_name(module, &format!("__adc_call_{primal_name}"));
+            let wrapper = crate::custom::call_wrapper(module, request.function, &name);
+            let wrapped = DiffRequest { function: wrapper, ..request.clone() };
+            let split = self.split_function(module, &wrapped)?;
+            self.split_memo.insert(request.clone(), split.id);
+            return Ok(split);
         }
         let layout = SplitLayout::new(&primal.signature, request);
         let signature = layout.signature(&primal.signature, &request.args);
         let runtime = declare_runtime(module, &primal_name)?;
-        let types = TypeAnalysis::analyze(&analysis_view(module));
+        let types = TypeAnalysis::analyze(&analysis_view(module, request.function));
+        let facts = ModuleFacts::new(module)?;
         let mut splits =
             SplitRegistry::new(self.split_memo.clone(), self.memo.clone(), module.functions.len());
         let id = splits.id_for(request, signature);
         let mut queue = VecDeque::new();
         self.add_pending_splits(module, splits, &mut queue);
-        self.synthesize_splits(module, runtime, queue, &types)?;
+        self.synthesize_splits(module, runtime, queue, &types, &facts)?;
         frame(self, id)
     }
 }
@@ -231,6 +240,7 @@ impl Differentiator {
         runtime: Runtime,
         mut queue: VecDeque<Reserved>,
         types: &TypeAnalysis,
+        facts: &ModuleFacts,
     ) -> Result<(), AdError> {
         while let Some(Reserved { request, id, combined, .. }) = queue.pop_front() {
             let callee = module.functions[request.function].name.clone();
@@ -247,7 +257,13 @@ impl Differentiator {
                 module,
                 &request,
                 &name,
-                &SynthEnv { runtime, cache: self.options.cache, signatures: &signatures, types },
+                &SynthEnv {
+                    runtime,
+                    cache: self.options.cache,
+                    signatures: &signatures,
+                    types,
+                    facts,
+                },
                 &mut splits,
                 !combined,
             )?;
@@ -288,18 +304,49 @@ impl Differentiator {
     }
 }
 
-/// The module as the analyses should see it: synthesized functions (`__adc_*`: earlier
-/// derivatives, split functions, the tape helper) become declarations, so that the
-/// module-wide type analysis neither pays for nor learns from synthesized code. Function
-/// ids are unchanged, and the primal functions never call synthesized ones.
-fn analysis_view(module: &Module) -> Module {
+/// The module as the analyses of a request on `root` should see it: synthesized functions
+/// (`__adc_*`: earlier derivatives, split functions, the tape helper) that `root` cannot
+/// reach become declarations, so that the module-wide type analysis neither pays for nor
+/// learns from unrelated synthesized code. Those `root` reaches stay: after an inner
+/// request is lowered (reverse over forward), the primal calls its derivative, whose
+/// slots and arguments need their trees like any other callee's. Function ids are
+/// unchanged.
+fn analysis_view(module: &Module, root: FuncId) -> Module {
+    let reachable = reachable_functions(module, root);
     let mut view = module.clone();
-    for function in view.functions.values_mut() {
-        if function.name.starts_with("__adc_") && !function.is_declaration() {
+    for (id, function) in view.functions.iter_mut() {
+        if function.name.starts_with("__adc_")
+            && !function.is_declaration()
+            && !reachable.contains(&id)
+        {
             *function = Function::new(&function.name, function.signature.clone());
         }
     }
     view
+}
+
+/// The functions `root` may run: itself, its direct callees and the functions whose
+/// address it takes (indirect-call candidates), transitively.
+fn reachable_functions(module: &Module, root: FuncId) -> HashSet<FuncId> {
+    let mut reachable = HashSet::from([root]);
+    let mut stack = vec![root];
+    while let Some(id) = stack.pop() {
+        let function = &module.functions[id];
+        for (_, inst) in function.layout.insts() {
+            let callee = match function.inst(inst) {
+                InstructionData::Call { callee, .. } => *callee,
+                InstructionData::Const {
+                    value: Constant::Address { symbol: Symbol::Func(callee), .. },
+                    ..
+                } => *callee,
+                _ => continue,
+            };
+            if reachable.insert(callee) {
+                stack.push(callee);
+            }
+        }
+    }
+    reachable
 }
 
 /// `base`, or `base.N` for the first N that no function of the module uses.
@@ -409,6 +456,7 @@ fn declare_rule_externs(
     for_function: &str,
 ) -> Result<(), AdError> {
     use adc_ir::InstructionData as I;
+    let registrations = crate::custom::Registrations::read(module)?;
     let primal = &module.functions[function];
     let mut needed = Vec::new();
     // Calls to `__enzyme_function_like` functions use their library function's rule.
@@ -418,9 +466,9 @@ fn declare_rule_externs(
         else {
             continue;
         };
-        if let Some(library) = crate::custom::function_like(module, *callee) {
+        if let Some(library) = registrations.like(*callee) {
             let ty = primal.dfg.value_type(result).clone();
-            if let Ok(externs) = rules::externs_needed(Differentiable::Call(&library), &ty) {
+            if let Ok(externs) = rules::externs_needed(Differentiable::Call(library), &ty) {
                 needed.extend(externs);
             }
         }

@@ -39,10 +39,8 @@ use std::rc::Rc;
 
 use adc_ir::{Block, Inst, InstFlags, InstructionData, IntCC, Value, ValueDef};
 use adc_passes::alias::{AliasAnalysis, MemLoc};
-use adc_passes::effects::ModuleEffects;
 use adc_passes::ivs::Step;
 use adc_passes::loops::LoopId;
-use adc_passes::manager::AnalysisManager;
 
 use super::Tape;
 use crate::reverse::{Edge, EdgeTarget, Synth};
@@ -160,8 +158,7 @@ impl<'a> Synth<'a> {
         if candidates.is_empty() {
             return out;
         }
-        let effects = Rc::new(ModuleEffects::new(self.module, &mut AnalysisManager::new()));
-        let alias = AliasAnalysis::new(self.module, func, effects);
+        let alias = AliasAnalysis::new(self.module, func, Rc::clone(&self.facts.effects));
         for (load, loop_id) in candidates {
             let l = &self.info.loops.loops[loop_id];
             let InstructionData::Load { ptr, .. } = func.dfg.insts[load] else { continue };

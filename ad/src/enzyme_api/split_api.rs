@@ -178,17 +178,6 @@ fn decode(module: &Module, caller: FuncId, call: Inst) -> Result<SplitCallSite, 
     };
     let function = target_function(module, func, &site, api, DiffMode::Reverse, fn_arg)?;
     let target = &module.functions[function];
-    if crate::custom::is_registered(module, function) {
-        return Err(bad_call(
-            api,
-            site(),
-            format!(
-                "@{} has a registered custom derivative; split mode of it is not supported \
-                 (call its registered functions directly)",
-                target.name
-            ),
-        ));
-    }
     let mut rest = args[1..].iter().copied().peekable();
     let options = parse_options(module, func, &site, api, &mut rest)?;
     let remaining: Vec<Value> = rest.clone().collect();
@@ -372,8 +361,8 @@ fn markers_only(
 }
 
 /// The integer `value` is known to be at compile time: a constant, possibly cast or kept in
-/// a local written once.
-fn constant_int(module: &Module, func: &Function, value: Value) -> Option<u64> {
+/// a local written once (-O0). Also reads `enzyme_width`'s N.
+pub(super) fn constant_int(module: &Module, func: &Function, value: Value) -> Option<u64> {
     let mut value = value;
     for _ in 0..MAX_LOOK_THROUGH {
         let ValueDef::Result(inst) = func.dfg.value_def(value) else { return None };

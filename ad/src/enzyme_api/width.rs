@@ -3,9 +3,7 @@
 //! which every duplicated argument takes N shadows, and `enzyme_dupv, stride, x, dx`,
 //! whose N shadows lie `stride` bytes apart from `dx` on.
 
-use adc_ir::{
-    CastOp, Constant, Function, InstFlags, InstructionData, Module, Type, Value, ValueDef,
-};
+use adc_ir::{CastOp, Constant, Function, InstFlags, InstructionData, Module, Type, Value};
 
 use super::{origin, Inserter, Marker, Origin};
 use crate::request::DiffMode;
@@ -32,7 +30,7 @@ pub(super) fn take_width<I: Iterator<Item = Value>>(
     let Some(value) = rest.next() else {
         return Err("enzyme_width at the end of the argument list without a width".into());
     };
-    match integer_constant(func, value) {
+    match super::split_api::constant_int(module, func, value) {
         Some(n) if (1..=MAX_WIDTH).contains(&n) => Ok(n as u32),
         Some(n) => Err(format!("enzyme_width {n}: the width must be between 1 and {MAX_WIDTH}")),
         None => Err(format!(
@@ -70,23 +68,6 @@ pub(super) fn missing_shadow(what: &str, lane: u32, width: u32) -> String {
              {what} {} of {width} (too few shadows)",
             lane + 1
         )
-    }
-}
-
-/// The value of an integer constant, looking through integer casts.
-fn integer_constant(func: &Function, value: Value) -> Option<u64> {
-    let mut value = value;
-    loop {
-        let ValueDef::Result(inst) = func.dfg.value_def(value) else { return None };
-        match func.inst(inst) {
-            InstructionData::Const { value: Constant::Int(n), .. } => {
-                return u64::try_from(*n).ok()
-            }
-            InstructionData::Cast {
-                op: CastOp::Sext | CastOp::Zext | CastOp::Trunc, arg, ..
-            } => value = *arg,
-            _ => return None,
-        }
     }
 }
 

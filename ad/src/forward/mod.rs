@@ -45,7 +45,7 @@ use adc_ir::{
     Value, ValueDef,
 };
 
-use crate::activity::Activity;
+use crate::activity::{Activity, ModuleFacts};
 use crate::differentiator::fresh_name;
 use crate::rules::{self, Differentiable};
 use crate::typetree::TypeAnalysis;
@@ -145,11 +145,15 @@ pub fn synthesize_forward_with(
         ));
     }
     declare_rule_callees(module, request.function)?;
+    // The analyses run once, on the module before this synthesis: every callee it will
+    // differentiate is already there, and the derivatives it adds are no primal code.
+    let types = TypeAnalysis::analyze(module);
+    let facts = ModuleFacts::new(module)?;
     let id = FuncId::from_u32(module.functions.len() as u32);
     let signature = derivative_signature(module, request, &Site::function(&primal_name))?;
     let registry = RefCell::new(CalleeRegistry::new(memo.clone(), module.functions.len() + 1));
     registry.borrow_mut().reserve(request, id, signature);
-    let function = synthesize_body(module, request, name, &registry, options)?;
+    let function = synthesize_body(module, request, name, &registry, &types, &facts, options)?;
     let added = module.add_function(function);
     debug_assert_eq!(added, id, "the derivative takes the id reserved for it");
     memo.insert(request.clone(), id);
@@ -159,7 +163,15 @@ pub fn synthesize_forward_with(
         declare_rule_callees(module, callee_request.function)?;
         let registry = RefCell::new(CalleeRegistry::new(memo.clone(), module.functions.len()));
         let callee_name = module.functions[callee_id].name.clone();
-        let function = synthesize_body(module, &callee_request, &callee_name, &registry, options)?;
+        let function = synthesize_body(
+            module,
+            &callee_request,
+            &callee_name,
+            &registry,
+            &types,
+            &facts,
+            options,
+        )?;
         module.functions[callee_id] = function;
         queue.extend(add_pending(module, registry.into_inner(), memo));
         synthesized.push((callee_id, module.functions[callee_request.function].name.clone()));
@@ -248,6 +260,8 @@ fn synthesize_body(
     request: &DiffRequest,
     name: &str,
     registry: &RefCell<CalleeRegistry>,
+    types: &TypeAnalysis,
+    facts: &ModuleFacts,
     options: ForwardOptions,
 ) -> Result<Function, AdError> {
     let primal = &module.functions[request.function];
@@ -262,8 +276,7 @@ fn synthesize_body(
     })?;
     // Which values need a tangent and which pointers a shadow: the activity analysis, on
     // the type analysis (which tells integer-typed moves of floats from integers).
-    let types = TypeAnalysis::analyze(module);
-    let activity = Activity::analyze(module, request, &types)?;
+    let activity = Activity::analyze(module, request, types, facts)?;
     let mut derivative = Function::new(name, signature);
     derivative.linkage = Linkage::Internal;
     let lane_groups = {
@@ -281,7 +294,7 @@ fn synthesize_body(
             shadows: vec![HashMap::new(); width],
             lane: 0,
             blocks: HashMap::new(),
-            registrations: crate::custom::Registrations::read(module)?,
+            registrations: &facts.registrations,
         };
         synth.run()?;
         synth.lane_groups()
@@ -479,8 +492,8 @@ pub(crate) struct Synth<'a> {
     /// The lane whose shadows `shadow`, `record_shadow` and friends use now.
     pub(crate) lane: usize,
     pub(crate) blocks: HashMap<Block, Block>,
-    /// The module's custom-derivative registrations, read once per derivative.
-    pub(crate) registrations: crate::custom::Registrations,
+    /// The module's custom-derivative registrations, read once per synthesis.
+    pub(crate) registrations: &'a crate::custom::Registrations,
 }
 
 impl Synth<'_> {

@@ -33,7 +33,7 @@
 
 use std::collections::HashMap;
 
-use adc_ir::{Constant, FuncAttrs, FuncId, Inst, InstructionData, Module, Signature, Type, Value};
+use adc_ir::{Constant, FuncAttrs, FuncId, Inst, InstructionData, Signature, Type, Value};
 
 use super::custom_calls::CustomForward;
 use super::memory::ALLOCATORS;
@@ -48,22 +48,7 @@ pub(crate) const INACTIVE_LIBRARY: &[&str] =
 
 /// Prefix of the globals whose initializer lists functions to treat as inactive (clang may
 /// append a suffix when several translation units define one).
-pub(super) const INACTIVE_FN_GLOBAL: &str = "__enzyme_inactivefn";
-
-/// Whether `callee` is registered as inactive in an `__enzyme_inactivefn` global array.
-pub(crate) fn registered_inactive(module: &Module, callee: FuncId) -> bool {
-    fn mentions(c: &Constant, callee: FuncId) -> bool {
-        match c {
-            Constant::Address { symbol: adc_ir::Symbol::Func(f), .. } => *f == callee,
-            Constant::Elements(items) => items.iter().any(|i| mentions(i, callee)),
-            _ => false,
-        }
-    }
-    module.globals.values().any(|g| {
-        g.name.starts_with(INACTIVE_FN_GLOBAL)
-            && g.init.as_ref().is_some_and(|c| mentions(c, callee))
-    })
-}
+pub(super) const INACTIVE_FN_GLOBAL: &str = crate::custom::INACTIVE_FN;
 
 /// The return value of a split function: a struct of, in order, the primal result (when
 /// the callee returns one), the shadow of a returned pointer (`RetActivity::Dup`), the
@@ -246,7 +231,7 @@ impl<'a> Synth<'a> {
         if function.is_declaration()
             || ALLOCATORS.contains(&name)
             || INACTIVE_LIBRARY.contains(&name)
-            || registered_inactive(self.module, *callee)
+            || self.facts.registrations.is_inactive(*callee)
             || !args.iter().any(|a| self.operand_is_active(*a))
         {
             return Ok(None);
@@ -475,7 +460,8 @@ impl<'a> Synth<'a> {
         if ALLOCATORS.contains(&name.as_str()) {
             return self.reverse_memory(inst);
         }
-        if INACTIVE_LIBRARY.contains(&name.as_str()) || registered_inactive(self.module, callee) {
+        if INACTIVE_LIBRARY.contains(&name.as_str()) || self.facts.registrations.is_inactive(callee)
+        {
             return Ok(());
         }
         let active_args = args.iter().any(|a| self.operand_is_active(*a));

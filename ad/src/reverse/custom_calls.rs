@@ -7,7 +7,7 @@
 use adc_ir::{Constant, FuncAttrs, Inst, InstructionData, Type, Value};
 
 use super::Synth;
-use crate::custom::{self, CustomGradient};
+use crate::custom::CustomGradient;
 use crate::error::AdError;
 use crate::rules::Differentiable;
 
@@ -35,7 +35,7 @@ impl Synth<'_> {
         let InstructionData::Call { callee, args, .. } = self.primal.dfg.insts[inst].clone() else {
             return Ok(CustomForward::NotCustom);
         };
-        let registrations = custom::Registrations::read(self.module)?;
+        let registrations = &self.facts.registrations;
         if registrations.like(callee).is_some() {
             return Ok(CustomForward::Primal);
         }
@@ -105,7 +105,7 @@ impl Synth<'_> {
             return Ok(false);
         };
         let result = self.primal.dfg.inst_result(inst);
-        if let Some(library) = custom::function_like(self.module, callee) {
+        if let Some(library) = self.facts.registrations.like(callee).map(str::to_string) {
             if let Some(result) = result.filter(|r| self.is_active(*r)) {
                 let d = self.take_adjoint(result);
                 self.apply_rule(inst, Differentiable::Call(&library), &args, result, d)?;

@@ -55,18 +55,15 @@ use adc_passes::domtree::DominatorTree;
 use adc_passes::effects::ModuleEffects;
 use adc_passes::ivs::InductionVars;
 use adc_passes::loops::LoopInfo;
-use adc_passes::manager::AnalysisManager;
 
-use crate::activity::Activity;
+use crate::activity::{Activity, ModuleFacts};
 use crate::cache::{Cache, Planner};
 use crate::error::{AdError, AdErrorKind, Site};
 use crate::request::{ArgActivity, DiffRequest, RetActivity};
 use crate::typetree::TypeAnalysis;
 
 use calls::SplitCall;
-pub(crate) use calls::{
-    registered_inactive, Reserved, SplitLayout, SplitRegistry, INACTIVE_LIBRARY,
-};
+pub(crate) use calls::{Reserved, SplitLayout, SplitRegistry, INACTIVE_LIBRARY};
 pub(crate) use control::{Edge, EdgeTarget};
 
 /// State of a split-mode synthesis (a callee's augmented forward + reverse pair).
@@ -97,12 +94,13 @@ pub(crate) struct Runtime {
 }
 
 /// What every synthesis of one request shares: the runtime functions, the signatures of
-/// the module's functions, and the module's type analysis.
+/// the module's functions, the module's type analysis, effects and registrations.
 pub(crate) struct SynthEnv<'e> {
     pub runtime: Runtime,
     pub cache: crate::cache::CacheOptions,
     pub signatures: &'e HashMap<FuncId, Signature>,
     pub types: &'e TypeAnalysis,
+    pub facts: &'e ModuleFacts,
 }
 
 /// Facts about the primal's control flow computed once before synthesis.
@@ -156,6 +154,7 @@ pub(crate) struct Synth<'a> {
     pub info: PrimalInfo,
     pub activity: Activity,
     pub types: &'a TypeAnalysis,
+    pub facts: &'a ModuleFacts,
     /// The derivative under construction.
     pub f: Function,
     /// The derivative's entry block: parameters, adjoint slots, tape headers.
@@ -278,9 +277,9 @@ fn synthesize_planned(
         RetActivity::Dup if split => {
             let mut plain = request.clone();
             plain.ret = RetActivity::Const;
-            Activity::analyze(module, &plain, types)?
+            Activity::analyze(module, &plain, types, env.facts)?
         }
-        _ => Activity::analyze(module, request, types)?,
+        _ => Activity::analyze(module, request, types, env.facts)?,
     };
     let mut f = Function::new(name, signature);
     f.linkage = Linkage::Internal;
@@ -307,13 +306,14 @@ fn synthesize_planned(
         info,
         activity,
         types,
+        facts: env.facts,
         f,
         setup,
         vmap: HashMap::new(),
         bmap: HashMap::new(),
         origin: HashMap::new(),
         inst_origin: HashMap::new(),
-        unwritten_loads: unwritten_loads(module, primal),
+        unwritten_loads: unwritten_loads(module, primal, &env.facts.effects),
         shadows: HashMap::new(),
         heap_shadows: HashMap::new(),
         adjoint_slots: HashMap::new(),
@@ -414,9 +414,8 @@ fn derivative_signature(
 
 /// The non-volatile loads of `func` whose location no instruction of `func` may write
 /// (per alias analysis): reading them again in the reverse pass gives the same value.
-fn unwritten_loads(module: &Module, func: &Function) -> HashSet<Inst> {
-    let effects = Rc::new(ModuleEffects::new(module, &mut AnalysisManager::new()));
-    let alias = AliasAnalysis::new(module, func, effects);
+fn unwritten_loads(module: &Module, func: &Function, effects: &Rc<ModuleEffects>) -> HashSet<Inst> {
+    let alias = AliasAnalysis::new(module, func, Rc::clone(effects));
     let writers: Vec<Inst> = func
         .layout
         .insts()

@@ -205,19 +205,34 @@ impl<'a> Synth<'a> {
     pub(super) fn emit_forward_return(&mut self) {
         let Some(split) = self.split.as_ref() else { return };
         let layout = split.layout.clone();
-        let frame = split.frame;
-        let params = self.f.dfg.block_params(self.forward_exit).to_vec();
-        let ty = layout.ret_type();
-        let mut acc = self.zero(&ty);
+        let mut params = self.f.dfg.block_params(self.forward_exit).to_vec().into_iter();
         let mut fields = Vec::new();
-        let mut params = params.into_iter();
         if layout.ret.is_some() {
             fields.push((layout.ret_index(), params.next().expect("result parameter")));
         }
         if layout.shadow_ret {
             fields.push((layout.shadow_index(), params.next().expect("shadow parameter")));
         }
-        fields.push((layout.frame_index(), frame));
+        let result = self.split_result(fields);
+        self.ins(InstructionData::Return { value: Some(result) });
+    }
+
+    /// Split mode, at the end of the reverse phase: the frame and the argument adjoints.
+    pub(super) fn split_return_value(&mut self, adjoints: Vec<Value>) -> Option<Value> {
+        let layout = self.split.as_ref()?.layout.clone();
+        let fields =
+            adjoints.into_iter().enumerate().map(|(k, d)| (layout.adjoint_index(k), d)).collect();
+        Some(self.split_result(fields))
+    }
+
+    /// The split function's result struct: the frame and `fields` (by index) in place, in
+    /// field order; the fields the phase does not produce are zero.
+    fn split_result(&mut self, mut fields: Vec<(u32, Value)>) -> Value {
+        let split = self.split.as_ref().expect("a split function");
+        let ty = split.layout.ret_type();
+        fields.push((split.layout.frame_index(), split.frame));
+        fields.sort_by_key(|(index, _)| *index);
+        let mut acc = self.zero(&ty);
         for (index, value) in fields {
             acc = self.val(InstructionData::InsertValue {
                 aggregate: acc,
@@ -225,29 +240,7 @@ impl<'a> Synth<'a> {
                 indices: vec![index],
             });
         }
-        self.ins(InstructionData::Return { value: Some(acc) });
-    }
-
-    /// Split mode, at the end of the reverse phase: the frame and the argument adjoints.
-    pub(super) fn split_return_value(&mut self, adjoints: Vec<Value>) -> Option<Value> {
-        let split = self.split.as_ref()?;
-        let layout = split.layout.clone();
-        let frame = split.frame;
-        let ty = layout.ret_type();
-        let mut acc = self.zero(&ty);
-        acc = self.val(InstructionData::InsertValue {
-            aggregate: acc,
-            value: frame,
-            indices: vec![layout.frame_index()],
-        });
-        for (k, d) in adjoints.into_iter().enumerate() {
-            acc = self.val(InstructionData::InsertValue {
-                aggregate: acc,
-                value: d,
-                indices: vec![layout.adjoint_index(k)],
-            });
-        }
-        Some(acc)
+        acc
     }
 
     /// Split mode: moves the fixed-size allocas of the blocks that run once per
