@@ -123,11 +123,6 @@ fn compile(file: &str, scratch: &Path) -> Module {
     module
 }
 
-/// libdevice functions adc cannot link: their bodies (or a slow path they call) use
-/// inline PTX assembly, which the importer does not translate (see docs/src/ptx.md).
-/// Calls to them stay `.extern .func` and the PTX is assembled as relocatable code.
-const LIBDEVICE_GAPS: &[&str] = &["__nv_sin", "__nv_cos", "__nv_tan", "__nv_sinf", "__nv_cosf"];
-
 /// Emits PTX for both architectures and assembles it.
 fn check_ptx(module: &Module, file: &str, scratch: &Path) {
     let Some(ptxas) = find_ptxas() else {
@@ -146,13 +141,6 @@ fn check_ptx(module: &Module, file: &str, scratch: &Path) {
             .values()
             .filter(|f| f.is_declaration() && f.name.starts_with("__"))
             .filter(|f| !f.name.starts_with("__enzyme"))
-            .filter(|f| {
-                let gap = LIBDEVICE_GAPS.contains(&f.name.as_str());
-                if gap {
-                    println!("{file}: @{} stays external (documented libdevice gap)", f.name);
-                }
-                !gap
-            })
             .map(|f| f.name.as_str())
             .collect();
         let why: Vec<String> = skipped
@@ -183,8 +171,8 @@ fn check_ptx(module: &Module, file: &str, scratch: &Path) {
         if externs.is_empty() {
             println!("{file}: {} PTX is self-contained", arch.name());
         } else {
-            // Calls into what adc does not define yet (the CPU tape runtime, libdevice's
-            // sin/cos): assembled as relocatable code.
+            // Calls into what adc does not define yet (the CPU tape runtime): assembled as
+            // relocatable code.
             println!("{file}: {} PTX calls externals {externs:?}", arch.name());
             command.arg("--compile-only");
         }
