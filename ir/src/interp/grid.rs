@@ -21,6 +21,7 @@
 //! - Fuel limits the instructions of one thread in one phase.
 
 use crate::entities::{FuncId, GlobalId};
+use crate::nvvm::{memory_barrier, Axis, Barrier, SpecialRegister};
 
 use super::eval::{Exit, Turns};
 use super::memory::{checked_size, AllocKind};
@@ -94,15 +95,6 @@ pub(crate) enum Intrinsic {
 
 /// Threads per block a device accepts (CUDA's limit on every current architecture).
 const MAX_THREADS_PER_BLOCK: u64 = 1024;
-
-fn axis(value: Dim3, name: &str) -> Option<u32> {
-    match name {
-        "x" => Some(value.x),
-        "y" => Some(value.y),
-        "z" => Some(value.z),
-        _ => None,
-    }
-}
 
 impl<'m> Interpreter<'m> {
     /// Runs `kernel` (a function returning nothing) on `grid` blocks of `block` threads
@@ -259,40 +251,43 @@ impl<'m> Interpreter<'m> {
             return Ok(None);
         };
         let int = |v: u64| Ok(Some(Intrinsic::Value(Some(Val::Int(u128::from(v))))));
-        if let Some(reg) = rest.strip_prefix("read.ptx.sreg.") {
-            let (base, dim) = reg.rsplit_once('.').unwrap_or((reg, ""));
-            let value = match base {
-                "tid" => axis(ctx.tid, dim),
-                "ntid" => axis(ctx.ntid, dim),
-                "ctaid" => axis(ctx.ctaid, dim),
-                "nctaid" => axis(ctx.nctaid, dim),
-                _ => None,
+        if let Some(reg) = SpecialRegister::from_intrinsic(name) {
+            let along = |d: Dim3, axis: Axis| match axis {
+                Axis::X => d.x,
+                Axis::Y => d.y,
+                Axis::Z => d.z,
             };
-            if let Some(v) = value {
-                return int(u64::from(v));
-            }
             return match reg {
-                "warpsize" => int(32),
-                "laneid" => int(ctx.linear_tid() % 32),
-                "warpid" => int(ctx.linear_tid() / 32),
-                "nwarpid" => int(ctx.ntid.count().div_ceil(32)),
-                _ => Err(unsupported(name)),
+                SpecialRegister::Tid(a) => int(u64::from(along(ctx.tid, a))),
+                SpecialRegister::Ntid(a) => int(u64::from(along(ctx.ntid, a))),
+                SpecialRegister::Ctaid(a) => int(u64::from(along(ctx.ctaid, a))),
+                SpecialRegister::Nctaid(a) => int(u64::from(along(ctx.nctaid, a))),
+                SpecialRegister::WarpSize => int(32),
+                SpecialRegister::LaneId => int(ctx.linear_tid() % 32),
+                SpecialRegister::WarpId => int(ctx.linear_tid() / 32),
+                SpecialRegister::NWarpId => int(ctx.ntid.count().div_ceil(32)),
+                SpecialRegister::SmId => Err(unsupported(name)),
             };
         }
-        match rest {
-            "barrier0" | "barrier.sync" | "bar.sync" | "barrier.cta.sync.aligned.all" => {
-                if rest != "barrier0" && args.first().is_some_and(|a| a.as_int().ok() != Some(0)) {
-                    return Err(ErrorKind::Unsupported(format!(
-                        "@{name} with a barrier id other than 0"
-                    )));
-                }
-                Ok(Some(Intrinsic::Barrier))
-            }
-            "membar.cta" | "membar.gl" | "membar.sys" => Ok(Some(Intrinsic::Value(None))),
-            // The math helpers of linked libdevice bodies (`d2i.hi`, `rcp.approx.d`...)
-            // are ordinary external calls; what nothing models is reported there.
-            _ => Ok(None),
+        if rest.starts_with("read.ptx.sreg.") {
+            return Err(unsupported(name));
         }
+        if let Some(barrier) = Barrier::from_intrinsic(name) {
+            if barrier == Barrier::WithId
+                && args.first().is_some_and(|a| a.as_int().ok() != Some(0))
+            {
+                return Err(ErrorKind::Unsupported(format!(
+                    "@{name} with a barrier id other than 0"
+                )));
+            }
+            return Ok(Some(Intrinsic::Barrier));
+        }
+        if memory_barrier(name).is_some() {
+            return Ok(Some(Intrinsic::Value(None)));
+        }
+        // The math helpers of linked libdevice bodies (`d2i.hi`, `rcp.approx.d`...) are
+        // ordinary external calls; what nothing models is reported there.
+        Ok(None)
     }
 }
 
