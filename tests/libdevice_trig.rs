@@ -57,7 +57,7 @@ fn ulps32(a: f32, b: f32) -> u64 {
 
 /// Arguments from tiny to huge: the fast reduction, its edges, and the Payne-Hanek path.
 const POINTS: &[f64] = &[
-    1e-9, -0.3, 0.5, 1.0, -2.75, 3.14159, 10.0, -100.5, 12345.678, 1.0e6, -2.0e9, 3.0e9, 1.0e15,
+    1e-9, -0.3, 0.5, 1.0, -2.75, 3.1, 10.0, -100.5, 12345.678, 1.0e6, -2.0e9, 3.0e9, 1.0e15,
     -1.0e22, 6.0e52, 1.0e100, -3.0e200, 1.7e308,
 ];
 
