@@ -132,11 +132,6 @@ fn compile(file: &str, scratch: &Path) -> Module {
 /// that ptxas and the driver resolve (device tapes of unknown size use the heap).
 const DEVICE_SYSTEM_CALLS: &[&str] = &["malloc", "free", "vprintf"];
 
-/// libdevice functions adc cannot link: their bodies (or a slow path they call) use
-/// inline PTX assembly, which the importer does not translate (see docs/src/ptx.md).
-/// Calls to them stay `.extern .func`: such PTX alone is assembled as relocatable code.
-const LIBDEVICE_GAPS: &[&str] = &["__nv_sin", "__nv_cos", "__nv_tan", "__nv_sinf", "__nv_cosf"];
-
 /// The names of the `.extern .func` prototypes of a PTX text.
 fn extern_functions(text: &str) -> Vec<&str> {
     text.lines()
@@ -168,13 +163,6 @@ fn check_ptx(module: &Module, file: &str, scratch: &Path) {
             .values()
             .filter(|f| f.is_declaration() && f.name.starts_with("__"))
             .filter(|f| !f.name.starts_with("__enzyme"))
-            .filter(|f| {
-                let gap = LIBDEVICE_GAPS.contains(&f.name.as_str());
-                if gap {
-                    println!("{file}: @{} stays external (documented libdevice gap)", f.name);
-                }
-                !gap
-            })
             .map(|f| f.name.as_str())
             .collect();
         let why: Vec<String> = skipped
@@ -193,24 +181,15 @@ fn check_ptx(module: &Module, file: &str, scratch: &Path) {
         std::fs::write(&path, &text).expect("write ptx");
         let mut command = Command::new(&ptxas);
         let externs = extern_functions(&text);
-        let unexpected: Vec<&str> = externs
-            .iter()
-            .copied()
-            .filter(|name| !DEVICE_SYSTEM_CALLS.contains(name) && !LIBDEVICE_GAPS.contains(name))
-            .collect();
+        let unexpected: Vec<&str> =
+            externs.iter().copied().filter(|name| !DEVICE_SYSTEM_CALLS.contains(name)).collect();
         assert!(
             unexpected.is_empty(),
             "{file}: the {} PTX calls externals a device cannot resolve: {unexpected:?} ({})",
             arch.name(),
             path.display()
         );
-        if externs.iter().any(|name| LIBDEVICE_GAPS.contains(name)) {
-            // The one exception to whole-program assembly (see LIBDEVICE_GAPS).
-            println!("{file}: {} PTX calls libdevice gaps {externs:?}", arch.name());
-            command.arg("--compile-only");
-        } else {
-            println!("{file}: {} PTX is a whole program (externals {externs:?})", arch.name());
-        }
+        println!("{file}: {} PTX is a whole program (externals {externs:?})", arch.name());
         let out = command
             .args(["--gpu-name", arch.name(), "-o"])
             .arg(path.with_extension("cubin"))

@@ -1,6 +1,6 @@
 //! Calls: direct (including varargs callees such as printf, with the callee's declared
 //! signature), indirect through pointers, call-site attributes; intrinsics are handed to
-//! `intrinsics.rs`, inline assembly is an error.
+//! `intrinsics.rs`, inline assembly to `inline_asm.rs`.
 
 use adc_ir::{Constant, InstructionData as D, Signature, Symbol, Type};
 use either::Either;
@@ -13,7 +13,7 @@ use crate::globals::{func_attrs, is_expanded_intrinsic};
 
 impl<'a> FuncCtx<'_, 'a> {
     /// The signature a call site uses (its function type).
-    fn call_signature(&self, call: &Call) -> R<Signature> {
+    pub(crate) fn call_signature(&self, call: &Call) -> R<Signature> {
         let llvm_ir::Type::FuncType { result_type, param_types, is_var_arg } =
             call.function_ty.as_ref()
         else {
@@ -31,7 +31,7 @@ impl<'a> FuncCtx<'_, 'a> {
 
     pub fn call(&mut self, call: &'a Call) -> R<()> {
         let callee = match &call.function {
-            Either::Left(_) => return Err("inline assembly is not supported".into()),
+            Either::Left(_) => return self.inline_asm(call),
             Either::Right(op) => op,
         };
         if let Operand::ConstantOperand(c) = callee {

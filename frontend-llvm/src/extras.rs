@@ -1,7 +1,7 @@
 //! Facts that `llvm-ir` 0.11 does not expose, read with the LLVM C API in a second walk over
 //! the same bitcode: fast-math flags and `disjoint` per instruction, TBAA access types,
 //! byte offsets of constant GEPs (whose source element type llvm-ir drops), value types of
-//! global declarations and nvvm kernel annotations. Also the place where a file is checked
+//! global declarations, nvvm kernel annotations and the templates of inline assembly. Also the place where a file is checked
 //! and parsed first, so that a bad file gives LLVM's own one-line reason.
 //!
 //! Instructions are matched to llvm-ir's by (function, block index, instruction index),
@@ -28,6 +28,8 @@ pub struct InstExtra {
     pub disjoint: bool,
     /// Name of the TBAA access type (`"double"`, `"any pointer"`).
     pub tbaa: Option<Arc<str>>,
+    /// The template of a call to inline assembly (llvm-ir keeps only its type).
+    pub asm: Option<Arc<str>>,
 }
 
 /// Side information for one module; `Extras::default()` is "nothing known".
@@ -236,6 +238,17 @@ impl Collector {
                 _ => ops.first().and_then(|op| md_string(*op)),
             };
             extra.tbaa = name.map(Arc::from);
+        }
+        if LLVMGetInstructionOpcode(inst) == LLVMOpcode::LLVMCall {
+            let callee = LLVMGetCalledValue(inst);
+            if !callee.is_null() && !LLVMIsAInlineAsm(callee).is_null() {
+                let mut len = 0usize;
+                let text = LLVMGetInlineAsmAsmString(callee, &mut len);
+                if !text.is_null() {
+                    let bytes = std::slice::from_raw_parts(text as *const u8, len);
+                    extra.asm = Some(Arc::from(String::from_utf8_lossy(bytes).as_ref()));
+                }
+            }
         }
         let n = LLVMGetNumOperands(inst).max(0) as u32;
         for i in 0..n {

@@ -13,6 +13,7 @@ mod error;
 mod extras;
 mod function;
 mod globals;
+mod inline_asm;
 mod instructions;
 mod intrinsics;
 mod types;

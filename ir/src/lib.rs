@@ -18,6 +18,7 @@ pub mod instructions;
 pub mod interp;
 pub mod layout;
 pub mod module;
+pub mod nvvm;
 pub mod text;
 pub mod types;
 pub mod verify;

@@ -25,8 +25,8 @@ fn simple(name: &str) -> Option<(String, usize)> {
         | "div.rn" | "div.rz" | "div.rm" | "div.rp" => (format!("{op}{ftz}.{ty}"), 2),
         "fma.rn" | "fma.rz" | "fma.rm" | "fma.rp" => (format!("{op}{ftz}.{ty}"), 3),
         "sqrt.rn" | "sqrt.rz" | "sqrt.rm" | "sqrt.rp" | "sqrt.approx" | "rcp.rn" | "rcp.rz"
-        | "rcp.rm" | "rcp.rp" | "rcp.approx" | "ex2.approx" | "lg2.approx" | "sin.approx"
-        | "cos.approx" => (format!("{op}{ftz}.{ty}"), 1),
+        | "rcp.rm" | "rcp.rp" | "rcp.approx" | "rsqrt.approx" | "ex2.approx" | "lg2.approx"
+        | "sin.approx" | "cos.approx" => (format!("{op}{ftz}.{ty}"), 1),
         "fabs" => (format!("abs{ftz}.{ty}"), 1),
         "fmin" => (format!("min{ftz}.{ty}"), 2),
         "fmax" => (format!("max{ftz}.{ty}"), 2),
@@ -68,6 +68,18 @@ fn conversion(name: &str) -> Option<String> {
     Some(format!("cvt.{rounding}{ftz}.{to}.{from}"))
 }
 
+/// The high half of an integer product: `mulhi.ull` (what adc makes of libdevice's
+/// 128-bit multiply in inline assembly) and its signed and 32-bit forms.
+fn multiply_high(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "mulhi.i" => "mul.hi.s32",
+        "mulhi.ui" => "mul.hi.u32",
+        "mulhi.ll" => "mul.hi.s64",
+        "mulhi.ull" => "mul.hi.u64",
+        _ => return None,
+    })
+}
+
 impl FunctionEmitter<'_> {
     /// Emits a libdevice math intrinsic; `Ok(false)` when `name` is not one.
     pub(crate) fn nvvm_math(
@@ -99,6 +111,14 @@ impl FunctionEmitter<'_> {
                 return Err(self.unsupported(inst, format!("@{name} takes one operand")));
             };
             self.line(format!("{op} {d}, {a};"));
+            return Ok(true);
+        }
+        if let Some(op) = multiply_high(rest) {
+            let (d, ops) = (dst(self)?, operands(self)?);
+            let [a, b] = ops.as_slice() else {
+                return Err(self.unsupported(inst, format!("@{name} takes two operands")));
+            };
+            self.line(format!("{op} {d}, {a}, {b};"));
             return Ok(true);
         }
         match rest {

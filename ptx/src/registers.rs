@@ -103,14 +103,12 @@ impl Registers {
 }
 
 /// A PTX identifier for an IR symbol name. PTX identifiers are `[A-Za-z_$][A-Za-z0-9_$]*`;
-/// other bytes are spelled `$XX` (hex) so that distinct names stay distinct.
+/// every other byte, a leading digit and `$` itself are spelled `$_XX` (hex). `$` then
+/// only starts an escape, so the spelling decodes back: distinct names stay distinct.
 pub fn symbol_name(name: &str) -> String {
     let mut out = String::new();
     for (i, byte) in name.bytes().enumerate() {
-        let ok = byte.is_ascii_alphabetic()
-            || byte == b'_'
-            || (i > 0 && byte.is_ascii_digit())
-            || (byte == b'$' && i > 0);
+        let ok = byte.is_ascii_alphabetic() || byte == b'_' || (i > 0 && byte.is_ascii_digit());
         if ok {
             out.push(byte as char);
         } else {
@@ -132,6 +130,68 @@ mod tests {
         assert_eq!(symbol_name("_Z5saxpyifPKfPf"), "_Z5saxpyifPKfPf");
         assert_eq!(symbol_name("a.b"), "a$_2eb");
         assert_eq!(symbol_name("1x"), "$_31x");
+        assert_eq!(symbol_name("a$b"), "a$_24b");
+    }
+
+    /// The inverse of `symbol_name`: exists, so the mapping is injective.
+    fn decode(spelled: &str) -> Vec<u8> {
+        if spelled == "$_empty" {
+            return Vec::new();
+        }
+        let bytes = spelled.as_bytes();
+        let (mut out, mut i) = (Vec::new(), 0);
+        while i < bytes.len() {
+            if bytes[i] == b'$' {
+                assert_eq!(bytes[i + 1], b'_', "{spelled}: `$` only starts an escape");
+                let hex = std::str::from_utf8(&bytes[i + 2..i + 4]).unwrap();
+                out.push(u8::from_str_radix(hex, 16).unwrap());
+                i += 4;
+            } else {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn symbol_names_are_injective() {
+        // Names that collided when `$` was kept: `a.` and `a$_2e`, `$` and `$_24`.
+        let names = [
+            "a.",
+            "a$_2e",
+            "a$",
+            "a$_24",
+            "$",
+            "$_24",
+            "",
+            "$_empty",
+            "x1",
+            "1x",
+            "$_31x",
+            "a.b",
+            "a$_2eb",
+            "a_2eb",
+            "é",
+            "$_c3$_a9",
+            "__nv_sin",
+            "llvm.nvvm.barrier0",
+        ];
+        let mut seen = std::collections::HashMap::new();
+        for name in names {
+            let spelled = symbol_name(name);
+            assert!(
+                spelled.bytes().enumerate().all(|(i, b)| b.is_ascii_alphabetic()
+                    || b == b'_'
+                    || b == b'$'
+                    || (i > 0 && b.is_ascii_digit())),
+                "{spelled} is not a PTX identifier"
+            );
+            assert_eq!(decode(&spelled), name.as_bytes(), "{name} -> {spelled}");
+            if let Some(other) = seen.insert(spelled.clone(), name) {
+                panic!("{name} and {other} both map to {spelled}");
+            }
+        }
     }
 
     #[test]

@@ -16,6 +16,7 @@ use crate::function::{mov_type, param_type, FunctionEmitter};
 use crate::module::global_state_space;
 use crate::registers::{symbol_name, RegClass};
 use crate::PtxError;
+use adc_ir::nvvm::{memory_barrier, Barrier, SpecialRegister};
 
 /// `s32`/`u32`-style type of an integer register operand.
 fn int_type(ty: &Type, signed: bool) -> Option<&'static str> {
@@ -87,24 +88,6 @@ fn cvta_space(space: u32) -> Option<&'static str> {
 /// Integer width in bits of the register-sized operand (`i8` counts as 8).
 fn width(ty: &Type) -> u32 {
     ty.scalar_bits().unwrap_or(64)
-}
-
-/// The PTX special register read by an `llvm.nvvm.read.ptx.sreg.*` intrinsic.
-fn special_register(name: &str) -> Option<String> {
-    let rest = name.strip_prefix("llvm.nvvm.read.ptx.sreg.")?;
-    let (base, dim) = match rest.split_once('.') {
-        Some((base, dim)) if matches!(dim, "x" | "y" | "z") => (base, Some(dim)),
-        Some(_) => return None,
-        None => (rest, None),
-    };
-    let known = matches!(base, "tid" | "ntid" | "ctaid" | "nctaid");
-    match dim {
-        Some(dim) if known => Some(format!("%{base}.{dim}")),
-        None if matches!(base, "warpsize" | "laneid" | "warpid" | "nwarpid" | "smid") => {
-            Some(if base == "warpsize" { "WARP_SZ".to_string() } else { format!("%{base}") })
-        }
-        _ => None,
-    }
 }
 
 impl FunctionEmitter<'_> {
@@ -778,17 +761,17 @@ impl FunctionEmitter<'_> {
             .get(callee)
             .ok_or_else(|| self.unsupported(inst, "call to a function that does not exist"))?;
         let name = target.name.clone();
-        if let Some(sreg) = special_register(&name) {
+        if let Some(sreg) = SpecialRegister::from_intrinsic(&name) {
             let dst = self.result_reg(inst, result)?;
-            self.line(format!("mov.u32 {dst}, {sreg};"));
+            self.line(format!("mov.u32 {dst}, {};", sreg.ptx()));
             return Ok(());
         }
-        match name.as_str() {
-            "llvm.nvvm.barrier0" => {
+        match Barrier::from_intrinsic(&name) {
+            Some(Barrier::Zero) => {
                 self.line("bar.sync 0;");
                 return Ok(());
             }
-            "llvm.nvvm.barrier.sync" | "llvm.nvvm.bar.sync" => {
+            Some(Barrier::WithId) => {
                 let id = args
                     .first()
                     .ok_or_else(|| self.unsupported(inst, "a barrier without an id"))?;
@@ -796,18 +779,13 @@ impl FunctionEmitter<'_> {
                 self.line(format!("bar.sync {id};"));
                 return Ok(());
             }
-            "llvm.nvvm.membar.cta" => {
-                self.line("membar.cta;");
-                return Ok(());
-            }
-            "llvm.nvvm.membar.gl" => {
-                self.line("membar.gl;");
-                return Ok(());
-            }
-            "llvm.nvvm.membar.sys" => {
-                self.line("membar.sys;");
-                return Ok(());
-            }
+            None => {}
+        }
+        if let Some(level) = memory_barrier(&name) {
+            self.line(format!("membar.{level};"));
+            return Ok(());
+        }
+        match name.as_str() {
             _ if self.nvvm_math(inst, result, &name, args)? => return Ok(()),
             _ if name.starts_with("llvm.") => {
                 return Err(

@@ -30,16 +30,18 @@ use super::{has_float, Synth};
 
 /// The suffix of a shared array's shadow.
 const SHADOW_SUFFIX: &str = "__adc_shadow";
-/// Special registers the shadow-zeroing loop reads, and the barrier after it.
-const THREAD_REGISTERS: [&str; 5] = [
-    "llvm.nvvm.read.ptx.sreg.tid.x",
-    "llvm.nvvm.read.ptx.sreg.tid.y",
-    "llvm.nvvm.read.ptx.sreg.tid.z",
-    "llvm.nvvm.read.ptx.sreg.ntid.x",
-    "llvm.nvvm.read.ptx.sreg.ntid.y",
-];
-const NTID_Z: &str = "llvm.nvvm.read.ptx.sreg.ntid.z";
-const BARRIER: &str = "llvm.nvvm.barrier0";
+/// Special registers the shadow-zeroing loop reads (tid.x/y/z, ntid.x/y), ntid.z, and
+/// the barrier after it.
+fn thread_registers() -> [String; 5] {
+    use adc_ir::nvvm::{Axis, SpecialRegister::*};
+    [Tid(Axis::X), Tid(Axis::Y), Tid(Axis::Z), Ntid(Axis::X), Ntid(Axis::Y)].map(|r| r.intrinsic())
+}
+
+fn ntid_z() -> String {
+    adc_ir::nvvm::SpecialRegister::Ntid(adc_ir::nvvm::Axis::Z).intrinsic()
+}
+
+const BARRIER: &str = adc_ir::nvvm::BARRIER0;
 
 /// Whether the module is device code for a GPU (an nvptx target triple).
 pub(crate) fn is_nvptx(module: &Module) -> bool {
@@ -73,7 +75,7 @@ pub(crate) fn declare_shared_shadows(module: &mut Module) {
             });
         }
     }
-    for name in THREAD_REGISTERS.iter().chain([&NTID_Z]) {
+    for name in thread_registers().iter().chain([&ntid_z()]) {
         declare(module, name, Signature::new(Vec::new(), Some(Type::I32)));
     }
     declare(module, BARRIER, Signature::new(Vec::new(), None));
@@ -89,18 +91,12 @@ fn declare(module: &mut Module, name: &str, signature: Signature) {
 
 /// Whether `name` is a block-wide barrier of the nvvm intrinsics.
 pub(crate) fn is_barrier(name: &str) -> bool {
-    matches!(
-        name,
-        "llvm.nvvm.barrier0"
-            | "llvm.nvvm.barrier.sync"
-            | "llvm.nvvm.bar.sync"
-            | "llvm.nvvm.barrier.cta.sync.aligned.all"
-    )
+    adc_ir::nvvm::Barrier::from_intrinsic(name).is_some()
 }
 
 /// Whether a call to `name` carries no derivative on a GPU (ids, dims, memory barriers).
 pub(crate) fn is_inactive_intrinsic(name: &str) -> bool {
-    name.starts_with("llvm.nvvm.read.ptx.sreg.") || name.starts_with("llvm.nvvm.membar.")
+    adc_ir::nvvm::is_inactive(name)
 }
 
 impl Synth<'_> {
@@ -248,8 +244,8 @@ impl Synth<'_> {
         }
         let func =
             |name: &str| self.module.function_by_name(name).expect("declared before synthesis");
-        let regs: Vec<FuncId> = THREAD_REGISTERS.iter().map(|n| func(n)).collect();
-        let ntid_z = func(NTID_Z);
+        let regs: Vec<FuncId> = thread_registers().iter().map(|n| func(n)).collect();
+        let ntid_z = func(&ntid_z());
         let barrier = func(BARRIER);
         let read = |s: &mut Self, f: FuncId| {
             let v = s.val(InstructionData::Call {

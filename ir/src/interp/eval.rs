@@ -137,11 +137,36 @@ enum Flow {
     Barrier,
 }
 
+/// Whether `data` reads or writes memory another GPU thread may see.
+fn touches_memory(data: &I) -> bool {
+    matches!(
+        data,
+        I::Load { .. }
+            | I::Store { .. }
+            | I::AtomicRmw { .. }
+            | I::CmpXchg { .. }
+            | I::MemCopy { .. }
+            | I::MemSet { .. }
+    )
+}
+
 /// How a run of the execution loop ended.
 pub(crate) enum Exit {
     Return(Option<Val>),
     /// The thread stopped at a barrier; its stack is ready to resume after it.
     Barrier,
+    /// The thread touched memory and yields to the next one (an interleaved launch); its
+    /// stack resumes after that instruction.
+    Yield,
+}
+
+/// The state a GPU thread keeps between the turns of an interleaved launch.
+#[derive(Default)]
+pub(crate) struct Turns {
+    /// Instructions run in the current phase (what fuel limits).
+    pub executed: u64,
+    /// Yield after each instruction that reads or writes memory.
+    pub yield_after_memory: bool,
 }
 
 impl<'m> Interpreter<'m> {
@@ -164,7 +189,7 @@ impl<'m> Interpreter<'m> {
         self.kill_frames(stack);
         match result? {
             Exit::Return(v) => Ok(v),
-            Exit::Barrier => Err(malformed("barrier outside a kernel launch").into()),
+            Exit::Barrier | Exit::Yield => Err(malformed("barrier outside a kernel launch").into()),
         }
     }
 
@@ -248,7 +273,17 @@ impl<'m> Interpreter<'m> {
     /// Runs the top of `stack` until the outermost frame returns or, in a kernel launch, a
     /// barrier is reached (the stack then resumes after the barrier).
     pub(crate) fn run_loop(&mut self, stack: &mut Vec<Frame<'m>>) -> Result<Exit, InterpError> {
-        let mut executed: u64 = 0;
+        self.run_turn(stack, &mut Turns::default())
+    }
+
+    /// [`Self::run_loop`] for one turn of a GPU thread: also stops (with [`Exit::Yield`])
+    /// after a memory access when `turns` asks for it.
+    pub(crate) fn run_turn(
+        &mut self,
+        stack: &mut Vec<Frame<'m>>,
+        turns: &mut Turns,
+    ) -> Result<Exit, InterpError> {
+        let executed = &mut turns.executed;
         loop {
             let Some(frame) = stack.last_mut() else {
                 return Err(malformed("empty call stack").into());
@@ -258,16 +293,22 @@ impl<'m> Interpreter<'m> {
                 let err = malformed(format!("block {block} ends without a terminator"));
                 return Err(self.locate(err, stack, None));
             };
-            if executed >= self.fuel {
+            if *executed >= self.fuel {
                 let err = ErrorKind::OutOfFuel { fuel: self.fuel, func: frame.func.name.clone() };
                 return Err(self.locate(err, stack, Some(inst)));
             }
-            executed += 1;
+            *executed += 1;
             let flow = match self.exec(frame, inst) {
                 Ok(flow) => flow,
                 Err(e) => return Err(self.locate(e, stack, Some(inst))),
             };
             match flow {
+                Flow::Next
+                    if turns.yield_after_memory && touches_memory(&frame.func.dfg.insts[inst]) =>
+                {
+                    frame.pos += 1;
+                    return Ok(Exit::Yield);
+                }
                 Flow::Next => frame.pos += 1,
                 Flow::Moved => {}
                 Flow::Barrier => {

@@ -2,23 +2,28 @@
 //! threads on the interpreter's one memory, so kernels and their gradients can be checked
 //! without a GPU.
 //!
-//! - Blocks run one after the other; the threads of a block run phase by phase: each
-//!   thread runs until its next barrier (`llvm.nvvm.barrier0`, `llvm.nvvm.barrier.sync*`)
-//!   or its end, then the next thread (x fastest, then y, then z). A phase in which some
-//!   threads stop at a barrier and others exit is a divergent barrier: an error.
+//! - Blocks run one after the other; the threads of a block run phase by phase between
+//!   barriers (`llvm.nvvm.barrier0`, `llvm.nvvm.barrier.sync*`). Within a phase they
+//!   interleave ([`Schedule::Interleaved`], the default): round robin (x fastest, then y,
+//!   then z), each thread running up to and including its next memory access per turn, so
+//!   that a non-atomic `+=` on memory several threads update loses updates, as on a
+//!   device; [`Schedule::Sequential`] runs each thread to its barrier in turn. A phase in
+//!   which some threads stop at a barrier and others exit is a divergent barrier: an
+//!   error.
 //! - The special registers (`llvm.nvvm.read.ptx.sreg.{tid,ntid,ctaid,nctaid}.{x,y,z}`,
 //!   `warpsize`, `laneid`, `warpid`, `nwarpid`) answer per thread; memory barriers are
-//!   no-ops (threads never run concurrently). Any other `llvm.nvvm.*` call is reported as
-//!   unsupported.
+//!   no-ops (threads never run concurrently). Other `llvm.nvvm.*` calls (the math helpers
+//!   of libdevice) are ordinary external calls; an unknown special register is an error.
 //! - Shared-memory globals (address space 3) get a fresh, uninitialized copy per block,
 //!   as on a device; every other address space is the interpreter's one flat memory (an
-//!   `addrspacecast` keeps the address). Atomics execute in program order of the
-//!   simulation, which is one of the orders a device may produce.
+//!   `addrspacecast` keeps the address). An atomic is one indivisible step of the
+//!   schedule, which is one of the orders a device may produce.
 //! - Fuel limits the instructions of one thread in one phase.
 
 use crate::entities::{FuncId, GlobalId};
+use crate::nvvm::{memory_barrier, Axis, Barrier, SpecialRegister};
 
-use super::eval::Exit;
+use super::eval::{Exit, Turns};
 use super::memory::{checked_size, AllocKind};
 use super::value::Val;
 use super::{ErrorKind, InterpError, Interpreter, R};
@@ -69,6 +74,19 @@ impl ThreadContext {
     }
 }
 
+/// The order in which a launch runs the threads of a block between two barriers.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Schedule {
+    /// Round robin: each thread runs up to and including its next memory access, then
+    /// the next thread takes its turn. A read-modify-write of memory other threads touch
+    /// that is not atomic then loses updates, as it may on a device.
+    #[default]
+    Interleaved,
+    /// Each thread runs to its next barrier (or its end) before the next one starts: no
+    /// race shows.
+    Sequential,
+}
+
 /// What a GPU intrinsic call does.
 pub(crate) enum Intrinsic {
     Value(Option<Val>),
@@ -77,15 +95,6 @@ pub(crate) enum Intrinsic {
 
 /// Threads per block a device accepts (CUDA's limit on every current architecture).
 const MAX_THREADS_PER_BLOCK: u64 = 1024;
-
-fn axis(value: Dim3, name: &str) -> Option<u32> {
-    match name {
-        "x" => Some(value.x),
-        "y" => Some(value.y),
-        "z" => Some(value.z),
-        _ => None,
-    }
-}
 
 impl<'m> Interpreter<'m> {
     /// Runs `kernel` (a function returning nothing) on `grid` blocks of `block` threads
@@ -181,26 +190,35 @@ impl<'m> Interpreter<'m> {
         contexts: &[ThreadContext],
         stacks: &mut [Option<Vec<super::eval::Frame<'m>>>],
     ) -> Result<(), InterpError> {
+        let yield_after_memory = self.schedule == Schedule::Interleaved;
         let mut phase = 0u64;
         loop {
             let (mut waiting, mut exited) = (None, 0usize);
-            for (t, slot) in stacks.iter_mut().enumerate() {
-                let Some(stack) = slot.as_mut() else {
-                    exited += 1;
-                    continue;
-                };
-                self.gpu = Some(contexts[t]);
-                match self.run_loop(stack)? {
-                    Exit::Barrier => {
-                        waiting.get_or_insert(t);
-                    }
-                    Exit::Return(_) => {
-                        exited += 1;
-                        if let Some(done) = slot.take() {
-                            self.kill_frames(done);
+            let mut turns: Vec<Turns> =
+                (0..stacks.len()).map(|_| Turns { executed: 0, yield_after_memory }).collect();
+            // Threads still running in this phase, in turn order.
+            let mut runnable: Vec<usize> =
+                (0..stacks.len()).filter(|t| stacks[*t].is_some()).collect();
+            exited += stacks.len() - runnable.len();
+            while !runnable.is_empty() {
+                let mut still = Vec::with_capacity(runnable.len());
+                for t in runnable {
+                    let Some(stack) = stacks[t].as_mut() else { continue };
+                    self.gpu = Some(contexts[t]);
+                    match self.run_turn(stack, &mut turns[t])? {
+                        Exit::Yield => still.push(t),
+                        Exit::Barrier => {
+                            waiting.get_or_insert(t);
+                        }
+                        Exit::Return(_) => {
+                            exited += 1;
+                            if let Some(done) = stacks[t].take() {
+                                self.kill_frames(done);
+                            }
                         }
                     }
                 }
+                runnable = still;
             }
             let Some(first) = waiting else { return Ok(()) };
             if exited > 0 {
@@ -220,6 +238,11 @@ impl<'m> Interpreter<'m> {
         }
     }
 
+    /// Chooses how later launches order the threads of a block.
+    pub fn set_schedule(&mut self, schedule: Schedule) {
+        self.schedule = schedule;
+    }
+
     /// Answers a call to an `llvm.nvvm.*` declaration while a kernel runs; `None` for
     /// every other call (and for every call outside a launch, where such intrinsics are
     /// unknown externals).
@@ -228,38 +251,43 @@ impl<'m> Interpreter<'m> {
             return Ok(None);
         };
         let int = |v: u64| Ok(Some(Intrinsic::Value(Some(Val::Int(u128::from(v))))));
-        if let Some(reg) = rest.strip_prefix("read.ptx.sreg.") {
-            let (base, dim) = reg.rsplit_once('.').unwrap_or((reg, ""));
-            let value = match base {
-                "tid" => axis(ctx.tid, dim),
-                "ntid" => axis(ctx.ntid, dim),
-                "ctaid" => axis(ctx.ctaid, dim),
-                "nctaid" => axis(ctx.nctaid, dim),
-                _ => None,
+        if let Some(reg) = SpecialRegister::from_intrinsic(name) {
+            let along = |d: Dim3, axis: Axis| match axis {
+                Axis::X => d.x,
+                Axis::Y => d.y,
+                Axis::Z => d.z,
             };
-            if let Some(v) = value {
-                return int(u64::from(v));
-            }
             return match reg {
-                "warpsize" => int(32),
-                "laneid" => int(ctx.linear_tid() % 32),
-                "warpid" => int(ctx.linear_tid() / 32),
-                "nwarpid" => int(ctx.ntid.count().div_ceil(32)),
-                _ => Err(unsupported(name)),
+                SpecialRegister::Tid(a) => int(u64::from(along(ctx.tid, a))),
+                SpecialRegister::Ntid(a) => int(u64::from(along(ctx.ntid, a))),
+                SpecialRegister::Ctaid(a) => int(u64::from(along(ctx.ctaid, a))),
+                SpecialRegister::Nctaid(a) => int(u64::from(along(ctx.nctaid, a))),
+                SpecialRegister::WarpSize => int(32),
+                SpecialRegister::LaneId => int(ctx.linear_tid() % 32),
+                SpecialRegister::WarpId => int(ctx.linear_tid() / 32),
+                SpecialRegister::NWarpId => int(ctx.ntid.count().div_ceil(32)),
+                SpecialRegister::SmId => Err(unsupported(name)),
             };
         }
-        match rest {
-            "barrier0" | "barrier.sync" | "bar.sync" | "barrier.cta.sync.aligned.all" => {
-                if rest != "barrier0" && args.first().is_some_and(|a| a.as_int().ok() != Some(0)) {
-                    return Err(ErrorKind::Unsupported(format!(
-                        "@{name} with a barrier id other than 0"
-                    )));
-                }
-                Ok(Some(Intrinsic::Barrier))
-            }
-            "membar.cta" | "membar.gl" | "membar.sys" => Ok(Some(Intrinsic::Value(None))),
-            _ => Err(unsupported(name)),
+        if rest.starts_with("read.ptx.sreg.") {
+            return Err(unsupported(name));
         }
+        if let Some(barrier) = Barrier::from_intrinsic(name) {
+            if barrier == Barrier::WithId
+                && args.first().is_some_and(|a| a.as_int().ok() != Some(0))
+            {
+                return Err(ErrorKind::Unsupported(format!(
+                    "@{name} with a barrier id other than 0"
+                )));
+            }
+            return Ok(Some(Intrinsic::Barrier));
+        }
+        if memory_barrier(name).is_some() {
+            return Ok(Some(Intrinsic::Value(None)));
+        }
+        // The math helpers of linked libdevice bodies (`d2i.hi`, `rcp.approx.d`...) are
+        // ordinary external calls; what nothing models is reported there.
+        Ok(None)
     }
 }
 
@@ -408,6 +436,77 @@ func @rotate(%out: ptr) kernel {
         assert_eq!(e.location().unwrap().inst, "call @llvm.nvvm.barrier0()");
         // Every thread reaching it is fine.
         interp.launch(f, Dim3::x(1), Dim3::x(1), &[]).unwrap();
+    }
+
+    /// Every thread adds its id + 1 to `out[0]` (global) and to a shared counter that
+    /// thread 0 copies to `out[1]` after a barrier: with `atomic`, through `atomicrmw
+    /// add`; without, as a plain load, add and store.
+    fn counting_kernel(atomic: bool) -> crate::module::Module {
+        let add = |ptr: &str| {
+            if atomic {
+                format!("  %old.{ptr} = atomicrmw add i32 %{ptr}, %inc seq_cst\n")
+            } else {
+                format!(
+                    "  %v.{ptr} = load i32, %{ptr}, align 4\n  %s.{ptr} = add i32 %v.{ptr}, %inc\n  \
+                     store %s.{ptr}, %{ptr}, align 4\n"
+                )
+            }
+        };
+        module(&format!(
+            "global internal @counter: i32, addrspace(3), align 4 = undef
+
+func @count(%out: ptr) kernel {{
+^entry:
+  %tx = call @llvm.nvvm.read.ptx.sreg.tid.x()
+  %zero = const i32 0
+  %one = const i32 1
+  %inc = add i32 %tx, %one
+  %shared = const ptr addrspace(3) @counter
+  %first = icmp eq i32 %tx, %zero
+  brif %first, ^init, ^go
+^init:
+  store %zero, %shared, align 4
+  jump ^go
+^go:
+  call @llvm.nvvm.barrier0()
+{}{}  call @llvm.nvvm.barrier0()
+  brif %first, ^copy, ^done
+^copy:
+  %total = load i32, %shared, align 4
+  %four = const i64 4
+  %slot = ptradd ptr %out, %four
+  store %total, %slot, align 4
+  jump ^done
+^done:
+  ret
+}}
+",
+            add("out"),
+            add("shared")
+        ))
+    }
+
+    fn count(atomic: bool, schedule: Schedule) -> Vec<u32> {
+        let m = counting_kernel(atomic);
+        let f = m.function_by_name("count").unwrap();
+        let mut interp = Interpreter::new(&m).unwrap();
+        interp.set_schedule(schedule);
+        let out = interp.alloc(&crate::types::Type::I32, &[Val::Int(0), Val::Int(0)]).unwrap();
+        interp.launch(f, Dim3::x(2), Dim3::x(8), std::slice::from_ref(&out)).unwrap();
+        read_i32(&interp, &out, 2)
+    }
+
+    #[test]
+    fn interleaved_threads_lose_non_atomic_updates() {
+        // 1 + ... + 8 per block; two blocks share the global counter.
+        let (global, shared) = (2 * 36, 36);
+        assert_eq!(count(true, Schedule::Interleaved), vec![global, shared]);
+        assert_eq!(count(true, Schedule::Sequential), vec![global, shared]);
+        // Run one after the other, the racy version happens to be right...
+        assert_eq!(count(false, Schedule::Sequential), vec![global, shared]);
+        // ...interleaved, every thread of a block reads before any writes: the last
+        // write wins (8 per block).
+        assert_eq!(count(false, Schedule::Interleaved), vec![16, 8]);
     }
 
     #[test]

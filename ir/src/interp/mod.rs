@@ -46,7 +46,7 @@ use crate::entities::{FuncId, GlobalId};
 use crate::module::Module;
 use crate::types::Type;
 
-pub use grid::Dim3;
+pub use grid::{Dim3, Schedule};
 use memory::{checked_size, Access, AllocKind, Memory, FUNC_BASE, FUNC_STRIDE};
 pub use value::Val;
 
@@ -239,6 +239,8 @@ pub struct Interpreter<'m> {
     max_depth: usize,
     /// The running thread's ids during [`Interpreter::launch`].
     gpu: Option<grid::ThreadContext>,
+    /// How [`Interpreter::launch`] orders the threads of a block.
+    schedule: grid::Schedule,
 }
 
 impl<'m> Interpreter<'m> {
@@ -256,6 +258,7 @@ impl<'m> Interpreter<'m> {
             error_pending: Vec::new(),
             fuel: DEFAULT_FUEL,
             max_depth: DEFAULT_MAX_CALL_DEPTH,
+            schedule: grid::Schedule::default(),
             gpu: None,
         };
         for (id, global) in module.globals.iter() {
