@@ -8,6 +8,15 @@
 //! symbolic (`max(0, %n - 0)`) when not; `None` whenever it cannot be proved: an unknown
 //! or loop-variant step, a step in the wrong direction, a possible wrap without the
 //! matching `nsw`/`nuw` flag, several exits or latches.
+//!
+//! Rotated loops (clang -O2) exit on `icmp eq %i.next, %n`: with a no-wrap flag on the
+//! increment, the tested values rise (or fall) strictly and must meet the bound exactly,
+//! so `ne` reads as `lt` (`gt` downward); without the flag the count is unknown. Starts
+//! and bounds are looked up through block parameters every predecessor sets to the same
+//! constant or once-executed value (the guard blocks of rotated loops). `max_trip_count`
+//! bounds the count on every entry when the start is an enclosing loop's rising
+//! induction variable (triangular nests, `row = col + 1 .. d`): the outer variable's
+//! start replaces it.
 
 use std::fmt::Write as _;
 
@@ -68,6 +77,9 @@ pub enum TripCount {
 pub struct LoopIvs {
     pub ivs: Vec<InductionVar>,
     pub trip_count: Option<TripCount>,
+    /// A bound on `trip_count` in which no enclosing loop's induction variable appears
+    /// (equal to `trip_count` when none did); what sizes buffers before a nest runs.
+    pub max_trip_count: Option<TripCount>,
 }
 
 /// One entry per loop of `LoopInfo::loops`, same order.
@@ -117,7 +129,47 @@ fn incoming(func: &Function, from: Block, header: Block, index: usize) -> Vec<Va
         .collect()
 }
 
-fn find_ivs(func: &Function, l: &Loop, outside_preds: &[Block]) -> Vec<InductionVar> {
+/// How many block parameters `forwarded` looks through.
+const MAX_FORWARDS: usize = 4;
+
+/// `v`, or the value every predecessor passes to it when `v` is a block parameter and that
+/// value is a constant or defined outside every loop (so it holds one value per call; a
+/// value redefined by a loop may differ between the jump and the use).
+fn forwarded(func: &Function, loops: &LoopInfo, v: Value) -> Value {
+    let mut current = v;
+    for _ in 0..MAX_FORWARDS {
+        let ValueDef::Param(block, index) = func.dfg.value_def(current) else { break };
+        let mut passed = func
+            .layout
+            .blocks()
+            .iter()
+            .filter(|p| func.successors(**p).contains(&block))
+            .flat_map(|p| incoming(func, *p, block, index as usize));
+        let Some(first) = passed.next() else { break };
+        if first == current || passed.any(|other| other != first) {
+            break;
+        }
+        let once = match func.dfg.value_def(first) {
+            ValueDef::Result(inst) => {
+                matches!(func.dfg.insts[inst], InstructionData::Const { .. })
+                    || func.layout.inst_block(inst).is_some_and(|b| loops.loop_of(b).is_none())
+            }
+            ValueDef::Param(b, _) => loops.loop_of(b).is_none(),
+        };
+        if !once {
+            break;
+        }
+        current = first;
+    }
+    current
+}
+
+fn find_ivs(
+    func: &Function,
+    loops: &LoopInfo,
+    l: &Loop,
+    outside_preds: &[Block],
+) -> Vec<InductionVar> {
     let mut ivs = Vec::new();
     for (index, &param) in func.dfg.block_params(l.header).iter().enumerate() {
         let Some(bits) = func.dfg.value_type(param).int_bits() else { continue };
@@ -150,7 +202,7 @@ fn find_ivs(func: &Function, l: &Loop, outside_preds: &[Block]) -> Vec<Induction
         }
         ivs.push(InductionVar {
             param,
-            start: affine(func, start),
+            start: affine(func, forwarded(func, loops, start)),
             step,
             next,
             flags: *flags,
@@ -191,7 +243,12 @@ fn invert(cc: IntCC) -> IntCC {
     }
 }
 
-fn trip_count(func: &Function, l: &Loop, ivs: &[InductionVar]) -> Option<TripCount> {
+fn trip_count(
+    func: &Function,
+    loops: &LoopInfo,
+    l: &Loop,
+    ivs: &[InductionVar],
+) -> Option<TripCount> {
     let ([latch], [exiting]) = (l.latches.as_slice(), l.exiting.as_slice()) else { return None };
     if *exiting != l.header && exiting != latch {
         return None;
@@ -225,7 +282,19 @@ fn trip_count(func: &Function, l: &Loop, ivs: &[InductionVar]) -> Option<TripCou
     } else {
         Affine { base: iv.start.base, offset: iv.start.offset.checked_add(step)? }
     };
-    let bound = affine(func, bound);
+    let bound = affine(func, forwarded(func, loops, bound));
+    let cc = if cc == IntCC::Ne && (start.base.is_some() || bound.base.is_some()) {
+        // Strictly monotonic without wrapping and leaving only on equality: every tested
+        // value before the last lies on the start's side of the bound.
+        match (step > 0, iv.flags.contains(InstFlags::NUW), iv.flags.contains(InstFlags::NSW)) {
+            (true, true, _) => IntCC::Ult,
+            (true, false, true) => IntCC::Slt,
+            (false, _, true) => IntCC::Sgt,
+            _ => return None,
+        }
+    } else {
+        cc
+    };
     let signed = matches!(cc, IntCC::Slt | IntCC::Sle | IntCC::Sgt | IntCC::Sge);
     let upward = matches!(cc, IntCC::Slt | IntCC::Sle | IntCC::Ult | IntCC::Ule);
     let inclusive = matches!(cc, IntCC::Sle | IntCC::Ule | IntCC::Sge | IntCC::Uge);
@@ -301,11 +370,63 @@ impl InductionVars {
                 .copied()
                 .filter(|b| !l.contains(*b) && func.successors(*b).contains(&l.header))
                 .collect();
-            let ivs = find_ivs(func, l, &outside);
-            let trip_count = trip_count(func, l, &ivs);
-            out.loops.push(LoopIvs { ivs, trip_count });
+            let ivs = find_ivs(func, loops, l, &outside);
+            let trip_count = trip_count(func, loops, l, &ivs);
+            out.loops.push(LoopIvs { ivs, trip_count, max_trip_count: None });
+        }
+        for id in 0..out.loops.len() {
+            let max =
+                out.loops[id].trip_count.clone().and_then(|t| out.bound_over_parents(loops, id, t));
+            out.loops[id].max_trip_count = max;
         }
         out
+    }
+
+    /// `trips` of loop `id` with a start that is a rising induction variable of an
+    /// enclosing loop replaced by that variable's start: an upward loop runs most often
+    /// from the smallest start. `None` when some enclosing variable stays in it.
+    fn bound_over_parents(
+        &self,
+        loops: &LoopInfo,
+        id: usize,
+        trips: TripCount,
+    ) -> Option<TripCount> {
+        let TripCount::Symbolic { mut start, bound, step, inclusive, signed } = trips else {
+            return Some(trips);
+        };
+        let enclosing_iv = |v: Value| {
+            let mut parent = loops.loops[id].parent;
+            while let Some(p) = parent {
+                let ivs = &self.loops.get(p)?.ivs;
+                if let Some(iv) = ivs.iter().find(|iv| iv.param == v || iv.next == v) {
+                    // The incremented value starts one step later.
+                    let later = if iv.next == v { iv.step } else { Step::Const(0) };
+                    return Some((iv.clone(), later));
+                }
+                parent = loops.loops[p].parent;
+            }
+            None
+        };
+        for _ in 0..loops.loops.len() {
+            let Some(base) = start.base else { break };
+            let Some((outer, later)) = enclosing_iv(base) else { break };
+            let (Step::Const(later), Step::Const(outer_step)) = (later, outer.step) else {
+                return None;
+            };
+            let no_wrap = if signed { InstFlags::NSW } else { InstFlags::NUW };
+            if step < 0 || outer_step <= 0 || !outer.flags.contains(no_wrap) {
+                return None;
+            }
+            start = Affine {
+                base: outer.start.base,
+                offset: outer.start.offset.checked_add(start.offset)?.checked_add(later)?,
+            };
+        }
+        let depends_on_parent = |a: &Affine| a.base.is_some_and(|b| enclosing_iv(b).is_some());
+        if depends_on_parent(&start) || depends_on_parent(&bound) {
+            return None;
+        }
+        Some(TripCount::Symbolic { start, bound, step, inclusive, signed })
     }
 }
 
@@ -386,8 +507,13 @@ impl FunctionPass for PrintIvs {
                     )
                 })
                 .collect();
-            let trips =
+            let mut trips =
                 info.trip_count.as_ref().map_or("unknown".to_string(), |t| trip_count_text(t, &p));
+            if let Some(max) =
+                info.max_trip_count.as_ref().filter(|m| info.trip_count.as_ref() != Some(m))
+            {
+                trips.push_str(&format!(", at most {}", trip_count_text(max, &p)));
+            }
             let _ = writeln!(
                 cx.out,
                 "  loop {}: ivs [{}], trip count {trips}",

@@ -203,7 +203,7 @@ impl<'a> Synth<'a> {
         let mut factors = Vec::new();
         let mut current = self.info.loops.loop_of(block);
         while let Some(id) = current {
-            factors.push(self.info.ivs.loops.get(id)?.trip_count.clone()?);
+            factors.push(self.info.ivs.loops.get(id)?.max_trip_count.clone()?);
             current = self.info.loops.loops[id].parent;
         }
         // Check availability before emitting anything.
@@ -257,14 +257,27 @@ impl<'a> Synth<'a> {
             ValueDef::Result(inst) => {
                 let data = &self.primal.dfg.insts[inst];
                 let pure = data.is_pure_non_trapping()
-                    || matches!(data, InstructionData::Binary { op, .. } if !matches!(
-                        op,
-                        BinaryOp::Udiv | BinaryOp::Sdiv | BinaryOp::Urem | BinaryOp::Srem
-                    ));
+                    || matches!(data, InstructionData::Binary { op, args: [_, divisor], .. }
+                        if !matches!(
+                            op,
+                            BinaryOp::Udiv | BinaryOp::Sdiv | BinaryOp::Urem | BinaryOp::Srem
+                        ) || self.safe_divisor(*divisor));
                 pure && depth < MAX_DEPTH
                     && data.args().into_iter().all(|a| self.computable_on_entry(a, depth + 1))
             }
         }
+    }
+
+    /// Whether dividing by `divisor` cannot trap: a constant other than 0 and -1 (the
+    /// `d * (d + 1) / 2` of triangular storage).
+    fn safe_divisor(&self, divisor: Value) -> bool {
+        let ValueDef::Result(inst) = self.primal.dfg.value_def(divisor) else { return false };
+        let InstructionData::Const { value: Constant::Int(x), ty } = &self.primal.dfg.insts[inst]
+        else {
+            return false;
+        };
+        let bits = ty.int_bits().unwrap_or(64);
+        !matches!(adc_ir::constant::sign_extend(*x, bits), 0 | -1)
     }
 
     /// A primal value accepted by `computable_on_entry`, computed in the setup block.
