@@ -129,7 +129,7 @@ fn inline_asm_is_an_error() {
     };
     let e = import_error(&bc);
     assert!(e.to_string().contains("in function @f"), "{e}");
-    assert!(e.to_string().contains("inline assembly is not supported"), "{e}");
+    assert!(e.to_string().contains("inline assembly `nop` is not supported"), "{e}");
 }
 
 #[test]
