@@ -461,8 +461,12 @@ fn compile(name: &str, scratch: &Path, libdevice: Option<&Module>) -> (Module, S
         .expect("run clang-19");
     assert!(output.status.success(), "clang-19: {}", String::from_utf8_lossy(&output.stderr));
     let mut module = adc_frontend_llvm::import_bitcode_file(&bitcode).expect("import");
-    let options =
-        BuildOptions { pass_args: PassArgs::default(), ad_before_opt: false, emit: Emit::Ir };
+    let options = BuildOptions {
+        pass_args: PassArgs::default(),
+        ad_before_opt: false,
+        emit: Emit::Ir,
+        backend: Default::default(),
+    };
     let mut synth = adc_ad::Differentiator::default();
     if let Err(e) = build(&mut module, &file, &options, &mut synth) {
         panic!("adc build of {file}.cu failed:\n{e}");
