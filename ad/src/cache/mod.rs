@@ -42,8 +42,8 @@ mod options;
 mod report;
 mod tape;
 
-pub(crate) use loop_ivs::{LoopDecider, LoopIvState};
 pub use cost::{libm_cycles, STORE_CYCLES_PER_BYTE};
+pub(crate) use loop_ivs::{LoopDecider, LoopIvState};
 pub use options::{CacheOptions, Planner, TOGGLES};
 pub use report::{PlanEntry, PlanReport, TapeAllocation, TapeEntry};
 pub(crate) use tape::Tape;

@@ -247,7 +247,12 @@ impl<'a> Synth<'a> {
     }
 
     /// The leader of a shared value, or the libm cost model's comparison for a call.
-    fn plan_note(&mut self, forward: Value, primal: Option<Value>, strategy: Strategy) -> Option<String> {
+    fn plan_note(
+        &mut self,
+        forward: Value,
+        primal: Option<Value>,
+        strategy: Strategy,
+    ) -> Option<String> {
         if strategy == Strategy::Shared {
             let leader = *self.leaders().get(&primal?)?;
             let name = match self.primal.dfg.value_name(leader) {
