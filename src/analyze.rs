@@ -43,7 +43,7 @@ pub struct AnalyzeArgs {
     #[arg(long)]
     pub ret: Option<String>,
     /// Cache planner settings for `cache-plan`: `heuristic` or `mincut`, and toggles
-    /// `-cache-ivs`, `-cache-licm` (comma separated; default: `ADC_CACHE` or the defaults).
+    /// `-cache-ivs`, `-cache-licm`, `-cache-cse` (comma separated; default: `ADC_CACHE` or the defaults).
     #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
     pub cache: Vec<String>,
 }

@@ -106,7 +106,7 @@ enum Command {
         ad_before_opt: bool,
         /// The cache planner of reverse mode: `heuristic` (recompute whatever is legal) or
         /// `mincut` (a minimum cut decides what is stored). Cache toggles go in `--passes`:
-        /// `--passes=-cache-ivs,-cache-licm`. Default: `ADC_CACHE`, else the defaults.
+        /// `--passes=-cache-ivs,-cache-licm,-cache-cse`. Default: `ADC_CACHE`, else the defaults.
         /// `--passes=-lane-packing` turns off lane packing of vector forward mode.
         #[arg(long, value_parser = ["heuristic", "mincut"])]
         cache: Option<String>,

@@ -125,6 +125,11 @@ impl<'a> Synth<'a> {
         if self.cache.loop_ivs.by_primal.contains_key(&value) {
             return Origin::Free;
         }
+        // An equal dominating value (cache CSE) gives this one for free.
+        let leader = self.cache.leaders.as_ref().and_then(|l| l.get(&value));
+        if let (true, Some(&leader)) = (self.cache.options.cse, leader) {
+            return Origin::Recompute(vec![leader]);
+        }
         match func.dfg.value_def(value) {
             ValueDef::Param(block, _) => {
                 if Some(block) == func.entry_block()
@@ -145,7 +150,9 @@ impl<'a> Synth<'a> {
                     return Origin::Free;
                 }
                 let unwritten = self.split.is_none() && self.unwritten_loads.contains(&inst);
-                if super::recomputable(data) || unwritten {
+                let bytes = func.dfg.value_type(value).size().max(1);
+                let cheap_libm = super::cost::recompute_libm(self.module, data, bytes);
+                if super::recomputable(data) || unwritten || cheap_libm == Some(true) {
                     Origin::Recompute(data.args())
                 } else {
                     Origin::StoreOnly

@@ -22,6 +22,10 @@
 //!      Because the reverse pass replays the forward trace backwards, the top is always
 //!      the record the use saw, for nested loops, while loops and any CFG.
 //!
+//! A value that would be stored but equals a dominating value (same pure computation,
+//! or a load of the same unchanged memory) reads that value instead (cache CSE, `cse`).
+//! Calls of pure libm functions are recomputed or stored by a cost model (`cost`).
+//!
 //! The control tape (which edge entered a merge block) uses the same machinery.
 //!
 //! Induction variables of counted loops are not taped but counted backwards in one slot
@@ -30,12 +34,15 @@
 //! Within one reverse region each requested value is materialized once (memoised); the
 //! memo is cleared at every region start.
 
+mod cost;
+mod cse;
 mod loop_ivs;
 mod mincut;
 mod options;
 mod report;
 mod tape;
 
+pub use cost::{libm_cycles, STORE_CYCLES_PER_BYTE};
 pub(crate) use loop_ivs::{LoopDecider, LoopIvState};
 pub use options::{CacheOptions, Planner, TOGGLES};
 pub use report::{PlanEntry, PlanReport, TapeAllocation, TapeEntry};
@@ -59,6 +66,8 @@ pub enum Strategy {
     IvSlot,
     /// A loop-invariant load saved once per loop execution (cache LICM, `loop_ivs`).
     Invariant,
+    /// Equal to a dominating value (cache CSE, `cse`): read as that value is.
+    Shared,
 }
 
 /// Counters for reports and tests.
@@ -86,6 +95,8 @@ pub struct CacheStats {
     pub counted_ivs: usize,
     /// Loop-invariant loads saved once per loop execution (cache LICM).
     pub invariant_slots: usize,
+    /// Values that would be stored but share a dominating equal value's entry (cache CSE).
+    pub shared: usize,
     /// Values the min-cut planner stores although they could be recomputed.
     pub stored_by_min_cut: usize,
     /// What the planner decided for each value the reverse pass read.
@@ -110,6 +121,9 @@ pub(crate) struct Cache {
     pub store_instead: HashSet<Value>,
     /// Forward values already entered in the plan report.
     reported: HashSet<Value>,
+    /// Primal value -> the dominating equal value it shares a cache entry with (cache
+    /// CSE), computed on first use.
+    pub leaders: Option<HashMap<Value, Value>>,
 }
 
 impl Cache {
@@ -188,6 +202,9 @@ impl<'a> Synth<'a> {
             if recomputable(&self.f.dfg.insts[inst]) && !stored {
                 return Strategy::Recompute;
             }
+            if !stored && self.libm_recomputed(&self.f.dfg.insts[inst], value) == Some(true) {
+                return Strategy::Recompute;
+            }
             let unwritten =
                 self.inst_origin.get(&inst).is_some_and(|p| self.unwritten_loads.contains(p));
             if unwritten && !split && !stored {
@@ -217,7 +234,14 @@ impl<'a> Synth<'a> {
         if let Some(v) = self.cache.memo.get(&value) {
             return *v;
         }
-        let strategy = self.plan(value);
+        let mut strategy = self.plan(value);
+        let leader = match strategy {
+            Strategy::Slot | Strategy::Tape => self.leader_of(primal),
+            _ => None,
+        };
+        if leader.is_some() {
+            strategy = Strategy::Shared;
+        }
         if self.cache.reported.insert(value) {
             self.report_plan(value, primal, strategy);
         }
@@ -234,6 +258,10 @@ impl<'a> Synth<'a> {
                 let ty = self.ty(value);
                 self.peek_field(&tape, &ty, offset)
             }
+            Strategy::Shared => {
+                let leader = leader.expect("planned as shared with a leader");
+                self.avail(leader)
+            }
             Strategy::IvSlot | Strategy::Invariant => {
                 let slot = self.iv_slot_here(value).expect("planned as a loop slot").slot;
                 let ty = self.ty(value);
@@ -242,6 +270,30 @@ impl<'a> Synth<'a> {
         };
         self.cache.memo.insert(value, result);
         result
+    }
+
+    /// The forward clone of the dominating value `primal` equals (cache CSE), if any.
+    fn leader_of(&mut self, primal: Option<Value>) -> Option<Value> {
+        if !self.cache.options.cse {
+            return None;
+        }
+        let primal = primal?;
+        let leader = *self.leaders().get(&primal)?;
+        self.vmap.get(&leader).copied()
+    }
+
+    /// The equal-value map of the primal function (computed once per synthesis).
+    pub(crate) fn leaders(&mut self) -> &HashMap<Value, Value> {
+        let (module, primal) = (self.module, self.primal);
+        let domtree = &self.info.domtree;
+        self.cache.leaders.get_or_insert_with(|| cse::equal_values(module, primal, domtree))
+    }
+
+    /// The libm cost model's decision for an instruction of `self.f` defining `value`:
+    /// `Some(true)` recompute, `Some(false)` store, `None` not a pure libm call.
+    pub(crate) fn libm_recomputed(&self, data: &InstructionData, value: Value) -> Option<bool> {
+        let bytes = self.f.dfg.value_type(value).size().max(1);
+        cost::recompute_libm(self.module, data, bytes)
     }
 
     fn recompute(&mut self, value: Value) -> Value {

@@ -33,11 +33,21 @@ pub struct CacheOptions {
     /// per loop nest, stack tapes and early frees; off: one growing-or-presized tape per
     /// value, freed at the end.
     pub records: bool,
+    /// Cache CSE (`cache-cse`): a value equal to a dominating one (same pure computation,
+    /// or a load of the same unchanged memory) shares its cache entry instead of being
+    /// stored again.
+    pub cse: bool,
 }
 
 impl Default for CacheOptions {
     fn default() -> Self {
-        CacheOptions { planner: Planner::MinCut, loop_ivs: true, licm: true, records: true }
+        CacheOptions {
+            planner: Planner::MinCut,
+            loop_ivs: true,
+            licm: true,
+            records: true,
+            cse: true,
+        }
     }
 }
 
@@ -46,6 +56,7 @@ pub const TOGGLES: &[(&str, &str)] = &[
     ("cache-ivs", "count loop induction variables backwards instead of taping them"),
     ("cache-licm", "save loop-invariant values once per loop execution, not per iteration"),
     ("cache-records", "one tape record per iteration, one allocation per loop nest, stack tapes"),
+    ("cache-cse", "equal values share one cache entry; memory already cached is not cached again"),
 ];
 
 impl CacheOptions {
@@ -66,10 +77,11 @@ impl CacheOptions {
                     "cache-ivs" => self.loop_ivs = on,
                     "cache-licm" => self.licm = on,
                     "cache-records" => self.records = on,
+                    "cache-cse" => self.cse = on,
                     _ => {
                         return Err(format!(
                             "unknown cache setting `{word}` (valid: heuristic, mincut, \
-                             -cache-ivs, -cache-licm, -cache-records)"
+                             -cache-ivs, -cache-licm, -cache-records, -cache-cse)"
                         ))
                     }
                 }
@@ -119,6 +131,7 @@ impl fmt::Display for CacheOptions {
             (self.loop_ivs, "cache-ivs"),
             (self.licm, "cache-licm"),
             (self.records, "cache-records"),
+            (self.cse, "cache-cse"),
         ];
         for (on, name) in toggles {
             if !on {
@@ -146,6 +159,9 @@ mod tests {
         assert_eq!(o.split_toggles("-cache-records").unwrap(), None);
         assert!(!o.records);
         assert_eq!(o.to_string(), "mincut,-cache-licm,-cache-records");
+        assert_eq!(o.split_toggles("-cache-cse").unwrap(), None);
+        assert!(!o.cse);
+        assert_eq!(o.to_string(), "mincut,-cache-licm,-cache-records,-cache-cse");
     }
 
     #[test]

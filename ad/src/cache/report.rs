@@ -24,6 +24,9 @@ pub struct PlanEntry {
     pub bytes: u64,
     /// Estimated definitions per call (product of trip counts; 100 for unknown ones).
     pub executions: u64,
+    /// Why, where a rule beyond the strategy decided: the value it shares a cache entry
+    /// with (cache CSE), or the libm cost model's comparison.
+    pub note: Option<String>,
 }
 
 /// One tape: a record of the values of one block (or an exit or control tape).
@@ -112,13 +115,17 @@ impl fmt::Display for PlanReport {
                     e.innermost_loop.as_deref().unwrap_or("?")
                 ),
                 Strategy::IvSlot => "counted: induction variable".to_string(),
+                Strategy::Shared => "shared".to_string(),
                 Strategy::Invariant => format!(
                     "stored: loop invariant, {} bytes per execution of ^{}",
                     e.bytes,
                     e.innermost_loop.as_deref().unwrap_or("?")
                 ),
             };
-            writeln!(f, "  {} : {} -> {how}", e.value, e.ty)?;
+            match &e.note {
+                Some(note) => writeln!(f, "  {} : {} -> {how} ({note})", e.value, e.ty)?,
+                None => writeln!(f, "  {} : {} -> {how}", e.value, e.ty)?,
+            }
         }
         for (header, bytes) in self.bytes_per_iteration() {
             writeln!(f, "  bytes per iteration of ^{header}: {bytes}")?;
@@ -224,6 +231,7 @@ impl<'a> Synth<'a> {
             _ => 0,
         };
         let executions = block.map_or(1, |b| self.executions(b));
+        let note = self.plan_note(forward, primal, strategy);
         self.cache.stats.plan.entries.push(super::PlanEntry {
             value,
             ty,
@@ -231,6 +239,36 @@ impl<'a> Synth<'a> {
             innermost_loop,
             bytes,
             executions,
+            note,
         });
+        if strategy == Strategy::Shared {
+            self.cache.stats.shared += 1;
+        }
+    }
+
+    /// The leader of a shared value, or the libm cost model's comparison for a call.
+    fn plan_note(
+        &mut self,
+        forward: Value,
+        primal: Option<Value>,
+        strategy: Strategy,
+    ) -> Option<String> {
+        if strategy == Strategy::Shared {
+            let leader = *self.leaders().get(&primal?)?;
+            let name = match self.primal.dfg.value_name(leader) {
+                Some(n) => format!("%{n}"),
+                None => format!("%{leader}"),
+            };
+            return Some(format!("same value as {name}"));
+        }
+        let ValueDef::Result(inst) = self.f.dfg.value_def(forward) else { return None };
+        let data = &self.f.dfg.insts[inst];
+        let cycles = super::cost::pure_libm_call(self.module, data)?;
+        let bytes = self.f.dfg.value_type(forward).size().max(1);
+        let store = bytes * super::STORE_CYCLES_PER_BYTE;
+        let InstructionData::Call { callee, .. } = data else { return None };
+        let callee = &self.module.functions[*callee].name;
+        let relation = if cycles <= store { "<=" } else { ">" };
+        Some(format!("libm @{callee}: recompute ~{cycles} cycles {relation} store ~{store} cycles"))
     }
 }

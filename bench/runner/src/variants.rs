@@ -53,6 +53,7 @@ pub const EXTRA_ABLATIONS: &[(&str, &[&str])] = &[
     ("-cache-ivs", &["--passes=-cache-ivs"]),
     ("-cache-licm", &["--passes=-cache-licm"]),
     ("-cache-records", &["--passes=-cache-records"]),
+    ("-cache-cse", &["--passes=-cache-cse"]),
 ];
 
 /// One gradient build.
