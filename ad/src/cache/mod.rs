@@ -46,8 +46,8 @@ pub use cost::{libm_cycles, STORE_CYCLES_PER_BYTE};
 pub(crate) use loop_ivs::{LoopDecider, LoopIvState};
 pub use options::{CacheOptions, Planner, TOGGLES};
 pub use report::{PlanEntry, PlanReport, TapeAllocation, TapeEntry};
-pub(crate) use tape::Tape;
 pub use tape::{define_tape_push, TapeRole, TapeStorage, STACK_TAPE_LIMIT, TAPE_PUSH};
+pub(crate) use tape::{Tape, TAPE_CAPACITY_OFFSET, TAPE_TOP_OFFSET};
 
 use std::collections::{HashMap, HashSet};
 

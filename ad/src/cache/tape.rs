@@ -50,6 +50,11 @@ pub const TAPE_PUSH: &str = "__adc_tape_push";
 /// Alignment of every tape in a shared allocation (what `malloc` guarantees).
 const TAPE_ALIGN: u64 = 16;
 
+/// Byte offsets of the fields of a tape header `{ptr data, i64 top, i64 capacity}`
+/// (`data` is at 0); the GPU rewrite (`reverse::gpu_tapes`) reads the same header.
+pub(crate) const TAPE_TOP_OFFSET: i128 = 8;
+pub(crate) const TAPE_CAPACITY_OFFSET: i128 = 16;
+
 /// A tape: its header and its index in `TapeStore::infos`.
 #[derive(Clone, Debug)]
 pub(crate) struct Tape {
@@ -161,11 +166,11 @@ pub fn define_tape_push(module: &mut Module, realloc: FuncId) -> FuncId {
     let data_param = b.append_block_param(store, Type::PTR);
     b.switch_to_block(entry);
     let data = b.load(Type::PTR, tape, 8);
-    let eight = b.iconst(Type::I64, 8);
-    let top_ptr = b.ptradd(tape, eight);
+    let top_offset = b.iconst(Type::I64, TAPE_TOP_OFFSET);
+    let top_ptr = b.ptradd(tape, top_offset);
     let top = b.load(Type::I64, top_ptr, 8);
-    let sixteen = b.iconst(Type::I64, 16);
-    let cap_ptr = b.ptradd(tape, sixteen);
+    let capacity_offset = b.iconst(Type::I64, TAPE_CAPACITY_OFFSET);
+    let cap_ptr = b.ptradd(tape, capacity_offset);
     let cap = b.load(Type::I64, cap_ptr, 8);
     let full = b.icmp(IntCC::Uge, top, cap);
     b.brif(
@@ -358,10 +363,10 @@ impl<'a> Synth<'a> {
         };
         let null = self.setup_constant(Type::PTR, Constant::Int(0));
         let zero = self.setup_const(Type::I64, 0);
-        let eight = self.setup_const(Type::I64, 8);
-        let sixteen = self.setup_const(Type::I64, 16);
-        let top_ptr = self.setup_ptradd(header, eight);
-        let cap_ptr = self.setup_ptradd(header, sixteen);
+        let top_offset = self.setup_const(Type::I64, TAPE_TOP_OFFSET);
+        let capacity_offset = self.setup_const(Type::I64, TAPE_CAPACITY_OFFSET);
+        let top_ptr = self.setup_ptradd(header, top_offset);
+        let cap_ptr = self.setup_ptradd(header, capacity_offset);
         for (value, ptr) in [(null, header), (zero, top_ptr), (zero, cap_ptr)] {
             self.ins_tape_init(InstructionData::Store { value, ptr, align: 8, volatile: false });
         }
@@ -472,8 +477,8 @@ impl<'a> Synth<'a> {
             });
         }
         let data = self.load(&Type::PTR, tape.header);
-        let eight = self.iconst(Type::I64, 8);
-        let top_ptr = self.ptradd(tape.header, eight);
+        let top_offset = self.iconst(Type::I64, TAPE_TOP_OFFSET);
+        let top_ptr = self.ptradd(tape.header, top_offset);
         let top = self.load(&Type::I64, top_ptr);
         let offset = self.binary(BinaryOp::Mul, top, size);
         let addr = self.ptradd(data, offset);
@@ -486,8 +491,8 @@ impl<'a> Synth<'a> {
     /// Reverse code at `self.cur`: the field at `offset` of the top element of a tape.
     pub(super) fn peek_field(&mut self, tape: &Tape, ty: &Type, offset: u64) -> Value {
         let data = self.load(&Type::PTR, tape.header);
-        let eight = self.iconst(Type::I64, 8);
-        let top_ptr = self.ptradd(tape.header, eight);
+        let top_offset = self.iconst(Type::I64, TAPE_TOP_OFFSET);
+        let top_ptr = self.ptradd(tape.header, top_offset);
         let top = self.load(&Type::I64, top_ptr);
         let one = self.iconst(Type::I64, 1);
         let last = self.binary(BinaryOp::Sub, top, one);
@@ -509,8 +514,8 @@ impl<'a> Synth<'a> {
 
     /// Reverse code at `self.cur`: drops the top element of a tape.
     pub(crate) fn pop(&mut self, tape: &Tape) {
-        let eight = self.iconst(Type::I64, 8);
-        let top_ptr = self.ptradd(tape.header, eight);
+        let top_offset = self.iconst(Type::I64, TAPE_TOP_OFFSET);
+        let top_ptr = self.ptradd(tape.header, top_offset);
         let top = self.load(&Type::I64, top_ptr);
         let one = self.iconst(Type::I64, 1);
         let last = self.binary(BinaryOp::Sub, top, one);
@@ -674,8 +679,8 @@ impl<'a> Synth<'a> {
                     (info.header, info.capacity.expect("presized").value)
                 };
                 let data = self.setup_ptradd(base, offset);
-                let sixteen = self.setup_const(Type::I64, 16);
-                let cap_ptr = self.setup_ptradd(header, sixteen);
+                let capacity_offset = self.setup_const(Type::I64, TAPE_CAPACITY_OFFSET);
+                let cap_ptr = self.setup_ptradd(header, capacity_offset);
                 for (value, ptr) in [(data, header), (capacity, cap_ptr)] {
                     self.ins_setup(InstructionData::Store {
                         value,

@@ -32,7 +32,7 @@ use adc_ir::{
     InstructionData, IntCC, Linkage, Module, Signature, Type, Value, ValueDef,
 };
 
-use crate::cache::TAPE_PUSH;
+use crate::cache::{TAPE_CAPACITY_OFFSET, TAPE_PUSH, TAPE_TOP_OFFSET};
 use crate::error::{AdError, AdErrorKind, Site};
 
 /// Bytes of tapes one derivative may keep in thread-local memory; larger tapes go to the
@@ -46,11 +46,6 @@ pub const DEVICE_ALLOC: &str = "__adc_device_tape_alloc";
 
 /// Alignment of a tape kept in local memory (what device `malloc` guarantees).
 const LOCAL_TAPE_ALIGN: u32 = 16;
-
-/// Byte offsets of the fields of a tape header `{ptr data, i64 top, i64 capacity}` (the
-/// layout `crate::cache` synthesizes; `data` is at 0).
-const TOP_OFFSET: u64 = 8;
-const CAPACITY_OFFSET: u64 = 16;
 
 /// How one module's tapes were placed (for tests and reports).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -243,12 +238,13 @@ fn reserve_without_growth(f: &mut Function, push: FuncId, local_headers: &HashSe
         };
         let flags = InstFlags::empty();
         let load = |ptr, ty| InstructionData::Load { ty, ptr, align: 8, volatile: false };
-        let int = |value: u64| InstructionData::Const {
+        let int = |value: i128| InstructionData::Const {
             ty: Type::I64,
-            value: Constant::Int(value.into()),
+            value: Constant::Int(value as u128),
         };
         let data = insert(load(header, Type::PTR), Some(Type::PTR)).expect("a load has a result");
-        let top_offset = insert(int(TOP_OFFSET), Some(Type::I64)).expect("a constant has a result");
+        let top_offset =
+            insert(int(TAPE_TOP_OFFSET), Some(Type::I64)).expect("a constant has a result");
         let top_ptr = insert(
             InstructionData::PtrAdd { flags, ptr: header, offset: top_offset },
             Some(Type::PTR),
@@ -401,10 +397,10 @@ fn define_device_push(module: &mut Module, push: FuncId, alloc: FuncId, free: Fu
 
     b.switch_to_block(entry);
     let data = b.load(Type::PTR, tape, 8);
-    let top_offset = b.iconst(Type::I64, TOP_OFFSET.into());
+    let top_offset = b.iconst(Type::I64, TAPE_TOP_OFFSET);
     let top_ptr = b.ptradd(tape, top_offset);
     let top = b.load(Type::I64, top_ptr, 8);
-    let capacity_offset = b.iconst(Type::I64, CAPACITY_OFFSET.into());
+    let capacity_offset = b.iconst(Type::I64, TAPE_CAPACITY_OFFSET);
     let cap_ptr = b.ptradd(tape, capacity_offset);
     let cap = b.load(Type::I64, cap_ptr, 8);
     let full = b.icmp(IntCC::Uge, top, cap);
