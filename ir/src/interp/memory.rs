@@ -77,11 +77,13 @@ pub(crate) struct Memory {
     allocs: BTreeMap<u64, Allocation>,
     next: u64,
     live_bytes: u64,
+    /// `Some(byte)`: never-written bytes read as `byte` instead of being an error.
+    undef_fill: Option<u8>,
 }
 
 impl Default for Memory {
     fn default() -> Self {
-        Memory { allocs: BTreeMap::new(), next: FIRST_ADDRESS, live_bytes: 0 }
+        Memory { allocs: BTreeMap::new(), next: FIRST_ADDRESS, live_bytes: 0, undef_fill: None }
     }
 }
 
@@ -337,6 +339,20 @@ impl Access {
 }
 
 impl Memory {
+    /// See [`super::UninitReads`]; applies to memory allocated afterwards.
+    pub fn set_undef_fill(&mut self, fill: Option<u8>) {
+        self.undef_fill = fill;
+    }
+
+    /// The initialized bits a read checks: the real ones, or all set when never-written
+    /// bytes read as the fill pattern.
+    fn read_init<'a>(&self, init: &'a [bool]) -> std::borrow::Cow<'a, [bool]> {
+        match self.undef_fill {
+            Some(_) => std::borrow::Cow::Owned(vec![true; init.len()]),
+            None => std::borrow::Cow::Borrowed(init),
+        }
+    }
+
     /// Reserves a fresh range of `size` bytes. `zeroed` makes them zero and initialized
     /// (globals, calloc); otherwise they start uninitialized.
     pub fn allocate(&mut self, size: u64, align: u64, kind: AllocKind, zeroed: bool) -> R<u64> {
@@ -350,8 +366,14 @@ impl Memory {
             return Err(oom());
         }
         let n = size as usize;
-        let alloc =
-            Allocation { size, kind, state: State::Live, bytes: vec![0; n], init: vec![zeroed; n] };
+        let fill = if zeroed { 0 } else { self.undef_fill.unwrap_or(0) };
+        let alloc = Allocation {
+            size,
+            kind,
+            state: State::Live,
+            bytes: vec![fill; n],
+            init: vec![zeroed; n],
+        };
         self.allocs.insert(base, alloc);
         self.next = next;
         self.live_bytes = live;
@@ -507,7 +529,10 @@ impl Memory {
         }
         let len = store_size(ty)?;
         match self.slices(addr, len, access)? {
-            Some((bytes, init)) => decode(ty, bytes, init, &Self::uninit_error(access, addr, len)),
+            Some((bytes, init)) => {
+                let init = self.read_init(init);
+                decode(ty, bytes, &init, &Self::uninit_error(access, addr, len))
+            }
             // A zero-sized type: an empty aggregate or array.
             None => super::value::zero(ty),
         }
@@ -525,7 +550,7 @@ impl Memory {
     /// Reads `len` bytes, all of which must be initialized.
     pub fn read_bytes(&self, addr: u64, len: u64, access: Access) -> R<Vec<u8>> {
         match self.slices(addr, len, access)? {
-            Some((bytes, init)) => match init.iter().position(|b| !b) {
+            Some((bytes, init)) => match self.read_init(init).iter().position(|b| !b) {
                 Some(i) => Err(Self::uninit_error(access, addr, len)(i)),
                 None => Ok(bytes.to_vec()),
             },
@@ -579,7 +604,7 @@ impl Memory {
             if max.is_some_and(|m| out.len() as u64 >= m) {
                 return Ok(out);
             }
-            if !a.init[i] {
+            if !a.init[i] && self.undef_fill.is_none() {
                 return Err(Self::uninit_error(access, addr, (i - off + 1) as u64)(i - off));
             }
             if a.bytes[i] == 0 {

@@ -50,6 +50,20 @@ pub use grid::{Dim3, Schedule};
 use memory::{checked_size, Access, AllocKind, Memory, FUNC_BASE, FUNC_STRIDE};
 pub use value::Val;
 
+/// What a read of never-written memory does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum UninitReads {
+    /// Undefined behaviour, reported as [`ErrorKind::UninitRead`]: the strict check that
+    /// catches a pass storing too little.
+    #[default]
+    Error,
+    /// The bytes read as this pattern. LLVM gives such a load an undefined value rather
+    /// than undefined behaviour, so a pass may speculate it (hoist it out of a guarded
+    /// path); running under two patterns and getting the same result as the original
+    /// shows that the value read never mattered.
+    Fill(u8),
+}
+
 /// The interpreter's pure value operations, public so that constant folding (`sccp`)
 /// computes exactly what the interpreter would, rather than through a second evaluator.
 /// An `Err` is a trap (division by zero, ...): a folder must leave such an instruction be.
@@ -311,6 +325,15 @@ impl<'m> Interpreter<'m> {
     /// running out is an error.
     pub fn set_fuel(&mut self, fuel: u64) {
         self.fuel = fuel;
+    }
+
+    /// What a read of never-written memory does, for memory allocated from now on
+    /// (default [`UninitReads::Error`]).
+    pub fn set_uninit_reads(&mut self, policy: UninitReads) {
+        self.mem.set_undef_fill(match policy {
+            UninitReads::Error => None,
+            UninitReads::Fill(byte) => Some(byte),
+        });
     }
 
     /// Maximum depth of nested calls (default 10,000); exceeding it is an error.
@@ -655,6 +678,11 @@ mod tests {
         assert!(e.to_string().contains("1 bytes before"), "{e}");
         let e = err_of(interp.call(uninit, &[]));
         assert!(e.to_string().starts_with("read of uninitialized memory: load of 8 bytes"), "{e}");
+        // Under a fill pattern the four never-written bytes read as the pattern.
+        interp.set_uninit_reads(UninitReads::Fill(0xa5));
+        assert_eq!(interp.call(uninit, &[]).unwrap(), Some(Val::Int(0xa5a5_a5a5_0000_0005)));
+        interp.set_uninit_reads(UninitReads::Error);
+        assert!(interp.call(uninit, &[]).is_err());
     }
 
     #[test]
