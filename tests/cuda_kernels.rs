@@ -15,31 +15,15 @@
 //!
 //! Filter with `cargo test --test cuda_kernels -- NAME`.
 
-use std::path::{Path, PathBuf};
+#[path = "common/cuda.rs"]
+mod cuda;
+
+use std::path::Path;
 use std::process::Command;
 
-use adc::build::{build, BuildOptions, Emit};
-use adc::pass_args::PassArgs;
 use adc_ir::interp::{Dim3, Interpreter, Val};
-use adc_ir::{Module, Type};
-
-/// Element type of a buffer.
-#[derive(Copy, Clone, Debug, PartialEq)]
-enum Elem {
-    F32,
-    F64,
-    I32,
-}
-
-impl Elem {
-    fn ty(self) -> Type {
-        match self {
-            Elem::F32 => Type::F32,
-            Elem::F64 => Type::F64,
-            Elem::I32 => Type::I32,
-        }
-    }
-}
+use adc_ir::Module;
+use cuda::{build_cuda, find_ptxas, have_clang, import_libdevice, ulps64, Elem};
 
 /// One kernel parameter.
 #[derive(Clone, Debug)]
@@ -74,57 +58,10 @@ struct Spec {
     tolerance: f64,
 }
 
-fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn have_clang() -> bool {
-    Command::new("clang-19").arg("--version").output().is_ok_and(|o| o.status.success())
-}
-
-fn find_ptxas() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("ADC_PTXAS") {
-        return Some(PathBuf::from(path));
-    }
-    let venv_lib = repo_root().join(".venv/lib");
-    for entry in std::fs::read_dir(venv_lib).into_iter().flatten().flatten() {
-        let candidate = entry.path().join("site-packages/nvidia/cuda_nvcc/bin/ptxas");
-        if candidate.is_file() {
-            return Some(candidate);
-        }
-    }
-    None
-}
-
 /// The module of `tests/cuda/<file>.cu` after `adc build` (derivatives synthesized).
 fn compile(file: &str, scratch: &Path) -> Module {
-    let source = repo_root().join("tests/cuda").join(format!("{file}.cu"));
-    let bitcode = scratch.join(format!("{file}.bc"));
-    let output = Command::new("clang-19")
-        .args(["-x", "cuda", "--cuda-device-only", "--cuda-gpu-arch=sm_80"])
-        .args(["-nocudainc", "-nocudalib", "-O2", "-emit-llvm", "-c"])
-        .arg(&source)
-        .arg("-o")
-        .arg(&bitcode)
-        .output()
-        .expect("run clang-19");
-    assert!(
-        output.status.success(),
-        "clang-19 failed:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let mut module = adc_frontend_llvm::import_bitcode_file(&bitcode).expect("import");
-    let options = BuildOptions {
-        pass_args: PassArgs::default(),
-        ad_before_opt: false,
-        emit: Emit::Ir,
-        backend: Default::default(),
-    };
-    let mut synth = adc_ad::Differentiator::default();
-    match build(&mut module, file, &options, &mut synth) {
-        Ok(output) => println!("{file}: device tapes {:?}", output.lowering.device_tapes),
-        Err(e) => panic!("adc build of {file}.cu failed:\n{e}"),
-    }
+    let (module, output) = build_cuda(file, scratch);
+    println!("{file}: device tapes {:?}", output.lowering.device_tapes);
     module
 }
 
@@ -153,9 +90,7 @@ fn check_ptx(module: &Module, file: &str, scratch: &Path) {
     };
     let mut module = module.clone();
     if module.functions.values().any(|f| f.is_declaration() && f.name.starts_with("__nv_")) {
-        let path = adc_ptx::libdevice::find_libdevice(&ptxas).expect("libdevice next to ptxas");
-        let (libdevice, skipped) =
-            adc_frontend_llvm::import_library_bitcode(&path).expect("import libdevice");
+        let (libdevice, skipped) = import_libdevice().expect("libdevice beside ptxas");
         let linked = adc_ptx::libdevice::link_libdevice(&mut module, &libdevice);
         assert!(!linked.is_empty(), "{file}: no libdevice function linked");
         let unresolved: Vec<&str> = module
@@ -165,11 +100,8 @@ fn check_ptx(module: &Module, file: &str, scratch: &Path) {
             .filter(|f| !f.name.starts_with("__enzyme"))
             .map(|f| f.name.as_str())
             .collect();
-        let why: Vec<String> = skipped
-            .iter()
-            .map(|e| e.to_string())
-            .filter(|e| unresolved.iter().any(|name| e.contains(name)))
-            .collect();
+        let why: Vec<&String> =
+            skipped.iter().filter(|e| unresolved.iter().any(|name| e.contains(name))).collect();
         assert!(unresolved.is_empty(), "{file}: unresolved after linking: {unresolved:?}: {why:?}");
         adc_ir::verify::verify_module(&module).expect("linked module verifies");
     }
@@ -646,23 +578,16 @@ kernel_test!(
     }
 );
 
-/// Distance in units in the last place between two doubles of the same sign.
-fn ulps(a: f64, b: f64) -> u64 {
-    (a.to_bits() as i64).abs_diff(b.to_bits() as i64)
-}
-
 /// libdevice's bodies, imported and linked by adc, run in the interpreter (nvvm math
 /// intrinsics included) and must agree with the host's libm within libdevice's documented
 /// bounds (exp, log, tanh 1-2 ulp, pow 2 ulp, sqrt exact; the host's glibc may itself be
 /// 1 ulp off, hence 3).
 #[test]
 fn libdevice_bodies_match_host_libm() {
-    let Some(ptxas) = find_ptxas() else {
+    let Some((libdevice, _)) = import_libdevice() else {
         println!("SKIPPED: ptxas (and libdevice next to it) not found");
         return;
     };
-    let path = adc_ptx::libdevice::find_libdevice(&ptxas).expect("libdevice next to ptxas");
-    let (libdevice, _) = adc_frontend_llvm::import_library_bitcode(&path).expect("import");
     let mut module = adc_ir::text::parse_module(
         "declare @__nv_exp(f64) -> f64\ndeclare @__nv_log(f64) -> f64\n\
          declare @__nv_tanh(f64) -> f64\ndeclare @__nv_sqrt(f64) -> f64\n\
@@ -697,11 +622,11 @@ fn libdevice_bodies_match_host_libm() {
         for (name, args, expected) in cases {
             let got = run(name, &args);
             assert!(
-                ulps(got, expected) <= 3,
+                ulps64(got, expected) <= 3,
                 "{name}{args:?}: libdevice gives {got:e}, the host {expected:e}"
             );
             checked += 1;
-            worst = worst.max(ulps(got, expected));
+            worst = worst.max(ulps64(got, expected));
         }
     }
     println!("{checked} libdevice results, at most {worst} ulp from the host libm");

@@ -13,15 +13,16 @@
 //! the time of each primal and gradient kernel (median of repeated launches) and their
 //! ratio.
 
+#[path = "common/cuda.rs"]
+mod cuda;
+
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use adc::build::{build, BuildOptions, Emit};
-use adc::pass_args::PassArgs;
 use adc_ir::interp::{Dim3, Interpreter, Val};
-use adc_ir::{Module, Type};
+use adc_ir::Module;
+use cuda::{build_cuda, import_libdevice, Elem};
 
 /// The driver API functions the tests use, resolved from `libcuda.so.1` (`_v2` names are
 /// the 64-bit ones the CUDA headers map the plain names to).
@@ -252,32 +253,7 @@ mod driver {
 
 use driver::Gpu;
 
-#[derive(Copy, Clone, Debug, PartialEq)]
-enum Elem {
-    F32,
-    F64,
-    I32,
-}
-
 use Elem::{F32, F64, I32};
-
-impl Elem {
-    fn ty(self) -> Type {
-        match self {
-            F32 => Type::F32,
-            F64 => Type::F64,
-            I32 => Type::I32,
-        }
-    }
-
-    fn size(self) -> usize {
-        if self == F64 {
-            8
-        } else {
-            4
-        }
-    }
-}
 
 #[derive(Clone, Debug)]
 enum Arg {
@@ -430,47 +406,10 @@ fn specs() -> Vec<Spec> {
     ]
 }
 
-fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn find_ptxas() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("ADC_PTXAS") {
-        return Some(PathBuf::from(path));
-    }
-    std::fs::read_dir(repo_root().join(".venv/lib")).into_iter().flatten().flatten().find_map(
-        |entry| {
-            let candidate = entry.path().join("site-packages/nvidia/cuda_nvcc/bin/ptxas");
-            candidate.is_file().then_some(candidate)
-        },
-    )
-}
-
 /// `tests/cuda/grad_<name>.cu` through clang-19 and `adc build`, libdevice linked when
 /// it is installed. The module and its PTX for sm_80 (which every later GPU JIT-compiles).
 fn compile(name: &str, scratch: &Path, libdevice: Option<&Module>) -> (Module, String) {
-    let file = format!("grad_{name}");
-    let bitcode = scratch.join(format!("{file}.bc"));
-    let output = Command::new("clang-19")
-        .args(["-x", "cuda", "--cuda-device-only", "--cuda-gpu-arch=sm_80"])
-        .args(["-nocudainc", "-nocudalib", "-O2", "-emit-llvm", "-c"])
-        .arg(repo_root().join("tests/cuda").join(format!("{file}.cu")))
-        .arg("-o")
-        .arg(&bitcode)
-        .output()
-        .expect("run clang-19");
-    assert!(output.status.success(), "clang-19: {}", String::from_utf8_lossy(&output.stderr));
-    let mut module = adc_frontend_llvm::import_bitcode_file(&bitcode).expect("import");
-    let options = BuildOptions {
-        pass_args: PassArgs::default(),
-        ad_before_opt: false,
-        emit: Emit::Ir,
-        backend: Default::default(),
-    };
-    let mut synth = adc_ad::Differentiator::default();
-    if let Err(e) = build(&mut module, &file, &options, &mut synth) {
-        panic!("adc build of {file}.cu failed:\n{e}");
-    }
+    let (mut module, _) = build_cuda(&format!("grad_{name}"), scratch);
     if let Some(libdevice) = libdevice {
         adc_ptx::libdevice::link_libdevice(&mut module, libdevice);
     }
@@ -689,9 +628,7 @@ fn run_all(gpu: &Gpu, check: bool, repeat: usize) {
         println!("SKIPPED: the device has compute capability {}.x; the PTX is sm_80", gpu.major);
         return;
     }
-    let libdevice = find_ptxas()
-        .and_then(|p| adc_ptx::libdevice::find_libdevice(&p))
-        .map(|path| adc_frontend_llvm::import_library_bitcode(&path).expect("libdevice").0);
+    let libdevice = import_libdevice().map(|(module, _)| module);
     let scratch = std::env::temp_dir().join(format!("adc-gpu-{}", std::process::id()));
     std::fs::create_dir_all(&scratch).expect("scratch dir");
     let mut ran = 0;

@@ -13,42 +13,24 @@
 //!
 //! Skipped, with a message, when ptxas (and libdevice beside it) are not installed.
 
-use std::path::{Path, PathBuf};
+#[path = "common/cuda.rs"]
+mod cuda;
+
+use std::path::PathBuf;
 use std::process::Command;
 
 use adc_ir::interp::{Dim3, Interpreter, Val};
 use adc_ir::Module;
-
-fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `ADC_PTXAS` or the repository's `.venv` (what scripts/install-deps.sh creates).
-fn find_ptxas() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("ADC_PTXAS") {
-        return Some(PathBuf::from(path));
-    }
-    let venv_lib = repo_root().join(".venv/lib");
-    std::fs::read_dir(venv_lib).into_iter().flatten().flatten().find_map(|entry| {
-        let candidate = entry.path().join("site-packages/nvidia/cuda_nvcc/bin/ptxas");
-        candidate.is_file().then_some(candidate)
-    })
-}
+use cuda::{find_ptxas, import_cuda, import_libdevice, ulps64};
 
 /// ptxas and libdevice as adc imports it; every inline-assembly template in libdevice
 /// must be one the importer translates.
 fn libdevice() -> Option<(PathBuf, Module)> {
     let ptxas = find_ptxas()?;
-    let path = adc_ptx::libdevice::find_libdevice(&ptxas)?;
-    let (module, skipped) = adc_frontend_llvm::import_library_bitcode(&path).expect("import");
-    let asm: Vec<String> =
-        skipped.iter().map(|e| e.to_string()).filter(|e| e.contains("inline assembly")).collect();
+    let (module, skipped) = import_libdevice()?;
+    let asm: Vec<&String> = skipped.iter().filter(|e| e.contains("inline assembly")).collect();
     assert!(asm.is_empty(), "libdevice functions with untranslated inline assembly: {asm:#?}");
     Some((ptxas, module))
-}
-
-fn ulps64(a: f64, b: f64) -> u64 {
-    (a.to_bits() as i64).abs_diff(b.to_bits() as i64)
 }
 
 fn ulps32(a: f32, b: f32) -> u64 {
@@ -158,22 +140,6 @@ fn sin_cos_tan_bodies_match_host_libm() {
         assert!(ulps64(got_c, x.cos()) <= 3, "sincos({x:e}).cos = {got_c:e}");
     }
     println!("worst ulp distance from the host libm over {} points: {worst:?}", POINTS.len());
-}
-
-/// `tests/cuda/<file>.cu` as nvptx bitcode imported by adc.
-fn import_cuda(file: &str, scratch: &Path) -> Module {
-    let source = repo_root().join("tests/cuda").join(format!("{file}.cu"));
-    let bitcode = scratch.join(format!("{file}.bc"));
-    let output = Command::new("clang-19")
-        .args(["-x", "cuda", "--cuda-device-only", "--cuda-gpu-arch=sm_80"])
-        .args(["-nocudainc", "-nocudalib", "-O2", "-emit-llvm", "-c"])
-        .arg(&source)
-        .arg("-o")
-        .arg(&bitcode)
-        .output()
-        .expect("run clang-19");
-    assert!(output.status.success(), "clang-19: {}", String::from_utf8_lossy(&output.stderr));
-    adc_frontend_llvm::import_bitcode_file(&bitcode).expect("import")
 }
 
 #[test]
