@@ -46,10 +46,23 @@ pub struct AnalyzeArgs {
     /// `-cache-ivs`, `-cache-licm`, `-cache-cse` (comma separated; default: `ADC_CACHE` or the defaults).
     #[arg(long, value_delimiter = ',', allow_hyphen_values = true)]
     pub cache: Vec<String>,
+    /// Run this pass pipeline on the module before analysing it: `pre-ad` shows what
+    /// `adc build` differentiates (trip counts, alias facts and so the cache plan depend
+    /// on it). Default: the module as given.
+    #[arg(long, value_name = "NAME")]
+    pub pipeline: Option<String>,
 }
 
 /// Runs `adc analyze` on a loaded module; returns what to print.
 pub fn run(args: &AnalyzeArgs, module: &Module) -> Result<String> {
+    let optimized;
+    let module = match &args.pipeline {
+        Some(name) => {
+            optimized = run_pipeline(module, name)?;
+            &optimized
+        }
+        None => module,
+    };
     match args.print.as_str() {
         "type-tree" => {
             let only = args.function.as_deref().map(|name| find_function(module, name));
@@ -88,6 +101,16 @@ pub fn run(args: &AnalyzeArgs, module: &Module) -> Result<String> {
             Err(anyhow!("unknown analysis `{other}` (valid: type-tree, activity, cache-plan)"))
         }
     }
+}
+
+/// A copy of `module` after the pass pipeline `name`.
+fn run_pipeline(module: &Module, name: &str) -> Result<Module> {
+    let selection = adc_passes::Selection { pipeline: Some(name.to_string()), passes: None };
+    let passes = adc_passes::resolve(&selection, name).map_err(|e| anyhow!("error: {e}"))?;
+    let mut module = module.clone();
+    let (_, result) = adc_passes::run_passes(&mut module, &passes, &Default::default());
+    result.map_err(|e| anyhow!("error in the `{name}` pipeline: {e}"))?;
+    Ok(module)
 }
 
 fn find_function(module: &Module, name: &str) -> Result<FuncId, String> {

@@ -180,3 +180,19 @@ fn import_prints_bitcode_as_adir_and_rejects_garbage() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
+
+#[test]
+fn analyze_runs_a_pipeline_first_when_asked() {
+    let plan = ["--print", "cache-plan", "--fn", "sum_of_squares", "--args", "dup,const"];
+    let mut args = vec!["analyze", "examples/sum.adir", "--pipeline", "pre-ad"];
+    args.extend(plan);
+    let out = adc(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("cache plan of @sum_of_squares"), "{}", stdout(&out));
+    args[3] = "no-such-pipeline";
+    let out = adc(&args);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("no-such-pipeline") && err.contains("pre-ad"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
