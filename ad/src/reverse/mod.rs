@@ -266,7 +266,7 @@ fn synthesize_planned(
     } else {
         reread::Ordering::Sequential
     };
-    let rereads = reread::rereads(module, primal, &info, &env.facts.effects, ordering);
+    let rereads = reread::rereads(module, primal, &env.facts.effects, ordering);
     if info.incoming.get(&EdgeTarget::Block(entry)).is_some_and(|e| !e.is_empty()) {
         return Err(AdError::new(
             site(),

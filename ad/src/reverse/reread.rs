@@ -17,8 +17,8 @@
 //! frees exactly the blocks the primal frees, once each: the `free`'s operand is the
 //! result of one `malloc`/`calloc`/`aligned_alloc` call of this function (through
 //! zero-offset `ptradd`s and block parameters all of whose incoming values are that
-//! result), neither call is inside a loop (each runs at most once per call), and every
-//! path from the allocation to a `ret` passes the `free`.
+//! result), neither call is in a cycle of the CFG (each runs at most once per call), and
+//! every path from the allocation to a `ret` passes the `free`.
 //!
 //! Not in split functions (their reverse half runs in another call, after the caller may
 //! have written the memory: `crate::cache` never re-reads memory there) and not in GPU
@@ -33,8 +33,6 @@ use adc_ir::{Block, Function, Inst, InstructionData, Module, Value, ValueDef};
 use adc_passes::alias::{const_i64, AliasAnalysis, MemLoc};
 use adc_passes::cfg::ControlFlowGraph;
 use adc_passes::effects::ModuleEffects;
-
-use super::PrimalInfo;
 
 /// Allocators whose result is the block `free` releases.
 const FREEABLE_ALLOCATORS: &[&str] = &["malloc", "calloc", "aligned_alloc"];
@@ -80,14 +78,14 @@ pub(crate) enum Ordering {
 pub(crate) fn rereads(
     module: &Module,
     func: &Function,
-    info: &PrimalInfo,
     effects: &Rc<ModuleEffects>,
     ordering: Ordering,
 ) -> Rereads {
     let alias = AliasAnalysis::new(module, func, Rc::clone(effects));
     let cfg = ControlFlowGraph::new(func);
+    let mut reach = Reachability::new(func, &cfg);
     let deferred = match ordering {
-        Ordering::Sequential => deferrable_frees(module, func, info, &cfg),
+        Ordering::Sequential => deferrable_frees(module, func, &mut reach),
         Ordering::Unordered => HashMap::new(),
     };
     let writers: Vec<Inst> = func
@@ -99,7 +97,6 @@ pub(crate) fn rereads(
             data.has_side_effects() && !data.is_terminator() && !deferred.contains_key(i)
         })
         .collect();
-    let mut reach = Reachability::new(func, &cfg);
     let loads = func
         .layout
         .insts()
@@ -124,11 +121,8 @@ pub(crate) fn rereads(
 fn deferrable_frees(
     module: &Module,
     func: &Function,
-    info: &PrimalInfo,
-    cfg: &ControlFlowGraph,
+    reach: &mut Reachability<'_>,
 ) -> HashMap<Inst, Inst> {
-    let block_of = |inst: Inst| func.layout.inst_block(inst);
-    let outside_loops = |inst: Inst| block_of(inst).is_some_and(|b| info.loops.depth(b) == 0);
     let mut frees_of: HashMap<Inst, Vec<Inst>> = HashMap::new();
     for (_, inst) in func.layout.insts() {
         let InstructionData::Call { callee, args, .. } = &func.dfg.insts[inst] else { continue };
@@ -146,9 +140,9 @@ fn deferrable_frees(
             _ => None,
         })
         .filter(|(free, allocation)| {
-            outside_loops(*free)
-                && outside_loops(*allocation)
-                && every_return_path_passes(func, cfg, *allocation, *free)
+            reach.runs_at_most_once(*free)
+                && reach.runs_at_most_once(*allocation)
+                && every_return_path_passes(func, reach.cfg, *allocation, *free)
         })
         .collect()
 }
@@ -274,6 +268,11 @@ impl<'f> Reachability<'f> {
         Reachability { func, cfg, after: HashMap::new(), index }
     }
 
+    /// Whether `inst` is in no cycle of the CFG (loops, irreducible ones included).
+    fn runs_at_most_once(&mut self, inst: Inst) -> bool {
+        self.func.layout.inst_block(inst).is_some_and(|b| !self.blocks_after(b).contains(&b))
+    }
+
     /// Whether `later` can execute after `earlier` has.
     fn can_run_after(&mut self, earlier: Inst, later: Inst) -> bool {
         let (Some(a), Some(b)) =
@@ -311,7 +310,6 @@ mod tests {
     use adc_passes::manager::AnalysisManager;
 
     use super::{rereads, Ordering, Rereads};
-    use crate::reverse::PrimalInfo;
 
     const DECLS: &str = "
 declare @malloc(i64) -> ptr willreturn noalias_return nofree
@@ -322,8 +320,7 @@ declare @free(ptr nocapture) willreturn
         let module = parse_module(&format!("{DECLS}{body}")).unwrap();
         let func = &module.functions[module.function_by_name("f").unwrap()];
         let effects = Rc::new(ModuleEffects::new(&module, &mut AnalysisManager::new()));
-        let info = PrimalInfo::new(func);
-        let found = rereads(&module, func, &info, &effects, ordering);
+        let found = rereads(&module, func, &effects, ordering);
         let reread_names = func
             .layout
             .insts()
