@@ -149,7 +149,7 @@ impl<'a> Synth<'a> {
                 if self.split.is_none() && self.info.defined_once_before_exit(block) {
                     return Origin::Free;
                 }
-                let unwritten = self.split.is_none() && self.unwritten_loads.contains(&inst);
+                let unwritten = self.split.is_none() && self.rereads.loads.contains(&inst);
                 let bytes = func.dfg.value_type(value).size().max(1);
                 let cheap_libm = super::cost::recompute_libm(self.module, data, bytes);
                 if super::recomputable(data) || unwritten || cheap_libm == Some(true) {

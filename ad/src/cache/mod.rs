@@ -206,7 +206,7 @@ impl<'a> Synth<'a> {
                 return Strategy::Recompute;
             }
             let unwritten =
-                self.inst_origin.get(&inst).is_some_and(|p| self.unwritten_loads.contains(p));
+                self.inst_origin.get(&inst).is_some_and(|p| self.rereads.loads.contains(p));
             if unwritten && !split && !stored {
                 return Strategy::Recompute;
             }

@@ -69,6 +69,9 @@ pub struct PlanReport {
     pub entries: Vec<PlanEntry>,
     pub tapes: Vec<TapeEntry>,
     pub allocations: Vec<TapeAllocation>,
+    /// The blocks (`%name` of the allocation) whose primal `free` moved to the reverse
+    /// pass (`reverse/reread.rs`), in program order.
+    pub deferred_frees: Vec<String>,
 }
 
 impl PlanReport {
@@ -131,6 +134,9 @@ impl fmt::Display for PlanReport {
             writeln!(f, "  bytes per iteration of ^{header}: {bytes}")?;
         }
         self.fmt_tapes(f)?;
+        for block in &self.deferred_frees {
+            writeln!(f, "  free of {block} deferred to the reverse of its allocation")?;
+        }
         let stored = self.entries.iter().filter(|e| e.bytes > 0).count();
         let recomputed = self.entries.iter().filter(|e| e.strategy == Strategy::Recompute).count();
         writeln!(

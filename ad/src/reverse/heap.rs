@@ -21,12 +21,15 @@
 //! must come from an allocation in the same function (through block parameters and stack
 //! slots) or be null; `realloc` of a caller's buffer is `Unsupported`.
 //!
-//! Primal `free`s stay where the primal has them (memory freed before the function
-//! returns stays freed, and the allocator sees the primal's pattern): the reverse pass
-//! never reads primal memory that may have been freed, because loads from memory that
-//! anything in the function may write (`free` and `realloc` included) are cached, not
-//! reloaded (`crate::cache`). The shadows are not freed there: they hold the adjoints
-//! until the allocation is undone.
+//! A primal `free` of a block allocated outside loops, freed outside loops on every path
+//! to a `ret`, is deferred (`super::reread`): the forward sweep drops it and
+//! `reverse_heap` frees the block where the reverse pass undoes its allocation, after
+//! every reverse use, so the reverse pass can read the block again instead of taping it.
+//! Every other primal `free` stays where the primal has it: the reverse pass never reads
+//! memory such a `free` (or a `realloc`) may have released, because loads from memory
+//! that may be written or freed after them are cached, not reloaded (`crate::cache`).
+//! The shadows are not freed there: they hold the adjoints until the allocation is
+//! undone.
 //!
 //! **Globals.** A global the activity analysis shadows (`crate::activity::shadowed_globals`)
 //! has a shadow global `__adc_shadow_<name>` created by the differentiator; its address
@@ -151,9 +154,19 @@ impl<'a> Synth<'a> {
         Ok(())
     }
 
-    /// Reverse of an allocation: adjoints of a `realloc`'s kept bytes go back to the old
-    /// shadow; then the allocation's shadow is freed.
+    /// Reverse of an allocation: a block whose primal `free` was deferred is freed;
+    /// adjoints of a `realloc`'s kept bytes go back to the old shadow; then the
+    /// allocation's shadow is freed.
     pub(super) fn reverse_heap(&mut self, inst: Inst) {
+        if self.rereads.freed_at_undo.contains(&inst) {
+            let block = self.primal.dfg.inst_result(inst).expect("allocators return a pointer");
+            let block = self.primal_in_reverse(block);
+            self.ins(InstructionData::Call {
+                callee: self.runtime.free,
+                args: vec![block],
+                attrs: FuncAttrs::empty(),
+            });
+        }
         let Some(&shadow) = self.heap_shadows.get(&inst) else { return };
         let shadow = self.avail(shadow);
         if let InstructionData::Call { callee, args, .. } = &self.primal.dfg.insts[inst] {

@@ -40,19 +40,17 @@ pub mod gpu_tapes;
 mod heap;
 mod indirect;
 mod memory;
+mod reread;
 mod split;
 
 use std::collections::{HashMap, HashSet};
-use std::rc::Rc;
 
 use adc_ir::{
     BinaryOp, Block, Constant, FuncId, Function, Inst, InstFlags, InstructionData, Linkage, Module,
     Signature, Type, Value, ValueDef,
 };
-use adc_passes::alias::{AliasAnalysis, MemLoc};
 use adc_passes::cfg::ControlFlowGraph;
 use adc_passes::domtree::DominatorTree;
-use adc_passes::effects::ModuleEffects;
 use adc_passes::ivs::InductionVars;
 use adc_passes::loops::LoopInfo;
 
@@ -167,9 +165,9 @@ pub(crate) struct Synth<'a> {
     pub origin: HashMap<Block, Block>,
     /// Forward-pass instruction -> the primal instruction it clones.
     pub inst_origin: HashMap<Inst, Inst>,
-    /// Primal loads from memory that nothing in the function may overwrite: the reverse
-    /// pass may load again instead of caching.
-    pub unwritten_loads: HashSet<Inst>,
+    /// Primal loads the reverse pass may read again instead of caching, and the primal
+    /// `free`s deferred to the reverse pass so that it can.
+    pub rereads: reread::Rereads,
     /// Primal pointer -> its shadow in the forward pass.
     pub shadows: HashMap<Value, Value>,
     /// Primal allocator call -> the shadow block it got (freed where the call is undone).
@@ -263,6 +261,12 @@ fn synthesize_planned(
     }
     let entry = primal.entry_block().expect("a defined function has an entry block");
     let info = PrimalInfo::new(primal);
+    let ordering = if split || gpu::is_nvptx(module) {
+        reread::Ordering::Unordered
+    } else {
+        reread::Ordering::Sequential
+    };
+    let rereads = reread::rereads(module, primal, &env.facts.effects, ordering);
     if info.incoming.get(&EdgeTarget::Block(entry)).is_some_and(|e| !e.is_empty()) {
         return Err(AdError::new(
             site(),
@@ -313,7 +317,7 @@ fn synthesize_planned(
         bmap: HashMap::new(),
         origin: HashMap::new(),
         inst_origin: HashMap::new(),
-        unwritten_loads: unwritten_loads(module, primal, &env.facts.effects),
+        rereads,
         shadows: HashMap::new(),
         heap_shadows: HashMap::new(),
         adjoint_slots: HashMap::new(),
@@ -331,6 +335,7 @@ fn synthesize_planned(
     synth.cache.store_instead = store_instead;
     synth.cache.stats.plan.function = primal.name.clone();
     synth.cache.stats.plan.options = env.cache.to_string();
+    synth.cache.stats.plan.deferred_frees = synth.rereads.deferred_blocks(primal);
     synth.bind_parameters(params_block, entry);
     if split {
         synth.begin_split(params_block, layout);
@@ -410,30 +415,6 @@ fn derivative_signature(
         _ => Some(Type::structure(adjoints, false)),
     };
     Ok(Signature::new(params, ret))
-}
-
-/// The non-volatile loads of `func` whose location no instruction of `func` may write
-/// (per alias analysis): reading them again in the reverse pass gives the same value.
-fn unwritten_loads(module: &Module, func: &Function, effects: &Rc<ModuleEffects>) -> HashSet<Inst> {
-    let alias = AliasAnalysis::new(module, func, Rc::clone(effects));
-    let writers: Vec<Inst> = func
-        .layout
-        .insts()
-        .map(|(_, i)| i)
-        .filter(|i| {
-            let data = &func.dfg.insts[*i];
-            data.has_side_effects() && !data.is_terminator()
-        })
-        .collect();
-    func.layout
-        .insts()
-        .map(|(_, i)| i)
-        .filter(|i| matches!(func.dfg.insts[*i], InstructionData::Load { volatile: false, .. }))
-        .filter(|load| {
-            let Some(loc) = MemLoc::of_access(func, *load) else { return false };
-            writers.iter().all(|w| !alias.mod_ref(module, func, *w, &loc).may_write())
-        })
-        .collect()
 }
 
 /// The value an adjoint starts from: `-0.0` for floats (and float vectors), the neutral
@@ -808,6 +789,10 @@ impl<'a> Synth<'a> {
 
     /// Clones one non-terminator instruction, with the shadow code it needs.
     fn forward_inst(&mut self, inst: Inst) -> Result<(), AdError> {
+        // Freed where the reverse pass undoes the allocation (`reread`, `heap`).
+        if self.rereads.deferred_frees.contains(&inst) {
+            return Ok(());
+        }
         if self.forward_split_call(inst)? {
             return Ok(());
         }
