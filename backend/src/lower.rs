@@ -30,6 +30,9 @@ use crate::simd::{pack, unpack};
 
 pub type R<T> = Result<T, String>;
 
+/// Bytes before the data of a heap-backed alloca: the link to the previous one.
+const LINK_BYTES: i64 = 8;
+
 /// What every function lowering needs to know about the module being built.
 pub struct ModuleIds {
     pub funcs: HashMap<FuncId, cranelift_module::FuncId>,
@@ -80,6 +83,7 @@ pub fn lower_function<M: ClModule>(
         datas: HashMap::new(),
         simd: ids.simd,
         abi_simd,
+        dynamic_allocas: None,
     };
     let order: Vec<Block> = dom.rpo().to_vec();
     let entry = func.entry_block();
@@ -98,6 +102,9 @@ pub fn lower_function<M: ClModule>(
     }
     for &block in &order {
         cx.b.switch_to_block(cx.blocks[&block]);
+        if Some(block) == entry {
+            cx.start_dynamic_alloca_list();
+        }
         if Some(block) == entry && cx.simd && !abi_simd {
             for &param in func.dfg.block_params(block) {
                 let lanes = std::mem::take(&mut cx.vals[param]);
@@ -137,6 +144,9 @@ pub(crate) struct Lower<'a, 'b, M: ClModule> {
     pub simd: bool,
     /// This function's parameters and return value are in SIMD form.
     abi_simd: bool,
+    /// The stack slot holding the head of this call's list of heap-backed allocas (see
+    /// [`Lower::alloca`]); `None` when every alloca is a static stack slot.
+    dynamic_allocas: Option<ir::StackSlot>,
 }
 
 pub(crate) fn mem() -> MemFlagsData {
@@ -477,6 +487,7 @@ impl<M: ClModule> Lower<'_, '_, M> {
                     Some(v) => self.get(*v)?,
                     None => Vec::new(),
                 };
+                self.free_dynamic_allocas()?;
                 self.b.ins().return_(&leaves);
                 Vec::new()
             }
@@ -609,10 +620,67 @@ impl<M: ClModule> Lower<'_, '_, M> {
         }
     }
 
+    /// The size of a static stack slot for `inst`, an alloca: of constant size, in the
+    /// entry block, not huge. `None`: the alloca is heap-backed (see [`Lower::alloca`]).
+    fn static_alloca_size(&self, inst: adc_ir::Inst) -> Option<u64> {
+        let D::Alloca { ty, count, .. } = &self.func.dfg.insts[inst] else { return None };
+        let n = match count {
+            None => 1,
+            Some(c) => self.const_int(*c)?,
+        };
+        let in_entry = self.func.layout.inst_block(inst) == self.func.entry_block();
+        let size = ty.size().saturating_mul(n as u64).max(1);
+        (in_entry && size <= (1 << 30)).then_some(size)
+    }
+
+    /// At the top of the entry block: when some alloca of the function is heap-backed,
+    /// the slot holding the head of the list of this call's heap-backed allocas, empty.
+    fn start_dynamic_alloca_list(&mut self) {
+        let func = self.func;
+        let heap_backed = func.layout.insts().any(|(_, inst)| {
+            matches!(func.dfg.insts[inst], D::Alloca { .. })
+                && self.static_alloca_size(inst).is_none()
+        });
+        if heap_backed {
+            let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+                StackSlotKind::ExplicitSlot,
+                8,
+                3,
+            ));
+            let null = self.b.ins().iconst(types::I64, 0);
+            self.b.ins().stack_store(types::I64, null, slot, 0);
+            self.dynamic_allocas = Some(slot);
+        }
+    }
+
+    /// Before a return: frees every heap-backed alloca of this call (the list is walked
+    /// from its head; each block's first word links to the block allocated before it).
+    fn free_dynamic_allocas(&mut self) -> R<()> {
+        let Some(slot) = self.dynamic_allocas else { return Ok(()) };
+        let walk = self.b.create_block();
+        let cur = self.b.append_block_param(walk, types::I64);
+        let body = self.b.create_block();
+        let done = self.b.create_block();
+        let head = self.b.ins().stack_load(types::I64, types::I64, slot, 0);
+        self.b.ins().jump(walk, &[BlockArg::Value(head)]);
+        self.b.switch_to_block(walk);
+        self.b.ins().brif(cur, body, &[], done, &[]);
+        self.b.switch_to_block(body);
+        let next = self.b.ins().load(types::I64, mem(), cur, 0);
+        let sig = Signature::new(vec![Type::PTR], None);
+        self.call_external("free", &sig, &[cur])?;
+        self.b.ins().jump(walk, &[BlockArg::Value(next)]);
+        self.b.switch_to_block(done);
+        Ok(())
+    }
+
     /// Static stack slots for allocas of constant size in the entry block. Elsewhere an
     /// alloca must give fresh memory each time it runs (a loop's alloca grows the stack in
     /// LLVM), and Cranelift has no dynamically sized stack allocation: those, and huge
-    /// ones, are heap memory (`malloc`) that is never freed.
+    /// ones, are heap blocks, linked into a list whose head lives in a stack slot and
+    /// freed when the function returns, as the stack memory would be. (LLVM's
+    /// `stackrestore` would release them earlier; the importer drops it, so memory of an
+    /// alloca in a loop accumulates until the return.)
     fn alloca(
         &mut self,
         inst: adc_ir::Inst,
@@ -621,13 +689,7 @@ impl<M: ClModule> Lower<'_, '_, M> {
         align: u32,
     ) -> R<ir::Value> {
         let align = u64::from(align).max(ty.align()).max(1).next_power_of_two();
-        let count_value = match count {
-            None => Some(1),
-            Some(c) => self.const_int(c),
-        };
-        let in_entry = self.func.layout.inst_block(inst) == self.func.entry_block();
-        let size = count_value.map(|n| ty.size().saturating_mul(n as u64).max(1));
-        if let Some(size) = size.filter(|s| in_entry && *s <= (1 << 30)) {
+        if let Some(size) = self.static_alloca_size(inst) {
             let shift = align.trailing_zeros().min(31) as u8;
             let slot = self.b.create_sized_stack_slot(StackSlotData::new(
                 StackSlotKind::ExplicitSlot,
@@ -636,6 +698,7 @@ impl<M: ClModule> Lower<'_, '_, M> {
             ));
             return Ok(self.b.ins().stack_addr(types::I64, slot, 0));
         }
+        let list = self.dynamic_allocas.ok_or("a heap-backed alloca without its list")?;
         let n = match count {
             Some(c) => {
                 let n = self.one(c)?;
@@ -643,12 +706,19 @@ impl<M: ClModule> Lower<'_, '_, M> {
             }
             None => self.b.ins().iconst(types::I64, 1),
         };
+        // The link word, then padding up to the alignment, then the data.
+        let link = LINK_BYTES.max(align as i64);
         let bytes = self.b.ins().imul_imm_s(n, ty.size() as i64);
-        let bytes = self.b.ins().iadd_imm_s(bytes, align as i64);
+        let bytes = self.b.ins().iadd_imm_s(bytes, link + align as i64);
         let sig = Signature::new(vec![Type::I64], Some(Type::PTR));
-        let p = self.call_external("malloc", &sig, &[bytes])?;
+        let block = self.call_external("malloc", &sig, &[bytes])?[0];
+        // Out of memory where the stack would overflow: a trap, not a wild store.
+        self.b.ins().trapz(block, ir::TrapCode::HEAP_OUT_OF_BOUNDS);
+        let head = self.b.ins().stack_load(types::I64, types::I64, list, 0);
+        self.b.ins().store(mem(), head, block, 0);
+        self.b.ins().stack_store(types::I64, block, list, 0);
         // Round up to the requested alignment (malloc guarantees 16).
-        let p = self.b.ins().iadd_imm_s(p[0], align as i64 - 1);
+        let p = self.b.ins().iadd_imm_s(block, link + align as i64 - 1);
         Ok(self.b.ins().band_imm_s(p, -(align as i64)))
     }
 
