@@ -157,20 +157,29 @@ fn inline_call(func: &mut Function, call: Inst, callee: &Function) -> usize {
         return 0;
     };
     let result = func.dfg.inst_result(call);
-    // Split: everything after the call moves to the continuation block.
+    // Split: everything after the call moves to the continuation block, except the
+    // entry block's fixed-size stack slots, which stay in the entry (before the call: an
+    // alloca has no other effect) so that they remain slots of the frame rather than
+    // allocations the backend must make each time the continuation runs.
     let cont = func.dfg.make_block();
     let cont_param = result.map(|r| {
         let ty = func.dfg.value_type(r).clone();
         func.dfg.append_block_param(cont, ty)
     });
+    let in_entry = func.entry_block() == Some(block);
     let insts = func.layout.block_insts(block).to_vec();
     let position = insts.iter().position(|i| *i == call).unwrap_or(insts.len());
-    for &inst in &insts[position..] {
-        func.layout.remove_inst(inst);
-    }
     for &inst in &insts[position + 1..] {
-        func.layout.append_inst(inst, cont);
+        func.layout.remove_inst(inst);
+        let static_slot =
+            matches!(func.dfg.insts[inst], InstructionData::Alloca { count: None, .. });
+        if in_entry && static_slot {
+            func.layout.insert_inst_before(inst, call);
+        } else {
+            func.layout.append_inst(inst, cont);
+        }
     }
+    func.layout.remove_inst(call);
     // Fresh blocks and values for the callee's.
     let prefix = callee.name.clone();
     let mut blocks: HashMap<Block, Block> = HashMap::new();
