@@ -54,6 +54,7 @@ pub const EXTRA_ABLATIONS: &[(&str, &[&str])] = &[
     ("-cache-licm", &["--passes=-cache-licm"]),
     ("-cache-records", &["--passes=-cache-records"]),
     ("-cache-cse", &["--passes=-cache-cse"]),
+    ("-tape-reuse", &["--passes=-tape-reuse"]),
 ];
 
 /// One gradient build.
