@@ -112,7 +112,7 @@ fn tape_take_body(module: &Module, malloc: FuncId, free: FuncId) -> Function {
     b.switch_to_block(allocate);
     // An eighth more room, in whole 64-byte lines, so a slightly larger next call fits.
     let three = b.iconst(Type::I64, 3);
-    let eighth = b.binary(BinaryOp::Ushr, bytes, three);
+    let eighth = b.binary(BinaryOp::Lshr, bytes, three);
     let roomy = b.binary(BinaryOp::Add, bytes, eighth);
     let line = b.iconst(Type::I64, 63);
     let padded = b.binary(BinaryOp::Add, roomy, line);
