@@ -246,3 +246,75 @@ impl Synth<'_> {
         };
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use adc_ir::interp::{Interpreter, Val};
+    use adc_ir::{FuncId, GlobalId, Module, Signature, Type};
+
+    use super::{add_tape_slots, define_tape_reuse, TapeReuse};
+
+    /// A module with the two helpers and one slot.
+    fn helpers() -> (Module, TapeReuse, GlobalId) {
+        let mut module = Module::new();
+        let mut declare = |name: &str, params: Vec<Type>, ret: Option<Type>| -> FuncId {
+            module.add_function(adc_ir::Function::new(name, Signature::new(params, ret)))
+        };
+        let malloc = declare("malloc", vec![Type::I64], Some(Type::PTR));
+        let free = declare("free", vec![Type::PTR], None);
+        let reuse = define_tape_reuse(&mut module, malloc, free);
+        add_tape_slots(&mut module, "d", 1);
+        adc_ir::verify::verify_module(&module).expect("the helpers verify");
+        (module, reuse, GlobalId::from_u32(0))
+    }
+
+    fn address(v: Option<Val>) -> u64 {
+        match v {
+            Some(Val::Ptr(p)) => p,
+            other => panic!("expected a pointer, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_given_back_buffer_is_reused_while_big_enough_and_one_is_kept_per_slot() {
+        let (module, reuse, slot) = helpers();
+        let mut interp = Interpreter::new(&module).expect("interpreter");
+        let slot = interp.global_address(slot).expect("the slot has an address");
+        let kept = |interp: &Interpreter| match interp.read(&slot, &Type::PTR, 1).unwrap()[0] {
+            Val::Ptr(p) => p,
+            ref other => panic!("slot holds {other:?}"),
+        };
+        let take = |interp: &mut Interpreter, bytes: u128| {
+            address(interp.call(reuse.take, &[slot.clone(), Val::Int(bytes)]).unwrap())
+        };
+        let give = |interp: &mut Interpreter, data: u64| {
+            interp.call(reuse.give, &[slot.clone(), Val::Ptr(data)]).unwrap();
+        };
+        let first = take(&mut interp, 100);
+        assert_ne!(first, 0);
+        assert_eq!(kept(&interp), 0, "taken blocks leave the slot empty");
+        give(&mut interp, first);
+        assert_eq!(kept(&interp), first - 16, "the block goes back to the slot");
+        // 100 bytes got an eighth more room, in 64-byte lines: 128.
+        let capacity = interp.read(&Val::Ptr(first - 16), &Type::I64, 1).unwrap();
+        assert_eq!(capacity, vec![Val::Int(128)]);
+        assert_eq!(take(&mut interp, 128), first, "a call that fits reuses the block");
+        // A second taker while the block is out gets a new block; giving both back keeps
+        // one and frees the other (reading it again is a use after free).
+        let second = take(&mut interp, 64);
+        assert_ne!(second, first);
+        give(&mut interp, first);
+        give(&mut interp, second);
+        assert_eq!(kept(&interp), first - 16);
+        assert!(interp.read(&Val::Ptr(second - 16), &Type::I64, 1).is_err());
+        // Null data (a buffer given back early) does nothing.
+        give(&mut interp, 0);
+        assert_eq!(kept(&interp), first - 16);
+        // Too small: the kept block is freed and a larger one handed out.
+        let larger = take(&mut interp, 4096);
+        assert_eq!(kept(&interp), 0);
+        assert!(interp.read(&Val::Ptr(first - 16), &Type::I64, 1).is_err());
+        let capacity = interp.read(&Val::Ptr(larger - 16), &Type::I64, 1).unwrap();
+        assert_eq!(capacity, vec![Val::Int(4608)]);
+    }
+}
