@@ -74,6 +74,13 @@ pub(crate) fn define_tape_reuse(module: &mut Module, malloc: FuncId, free: FuncI
     TapeReuse { take, give }
 }
 
+/// `noinline`: the helpers run once per call of a derivative, and inlining the take's
+/// branches into the setup block would split it, moving the entry-block `alloca`s after
+/// it into a later block, where the backend makes them heap memory that is never freed.
+fn helper_attrs() -> FuncAttrs {
+    FuncAttrs::NOINLINE | FuncAttrs::NOUNWIND
+}
+
 fn signatures(module: &Module) -> HashMap<FuncId, Signature> {
     module.functions.iter().map(|(id, f)| (id, f.signature.clone())).collect()
 }
@@ -82,6 +89,7 @@ fn tape_take_body(module: &Module, malloc: FuncId, free: FuncId) -> Function {
     let sig = Signature::new(vec![Type::PTR, Type::I64], Some(Type::PTR));
     let mut f = Function::new(TAPE_TAKE, sig);
     f.linkage = Linkage::Internal;
+    f.attrs = helper_attrs();
     let signatures = signatures(module);
     let lookup = |id: FuncId| signatures.get(&id).cloned();
     let mut b = adc_ir::builder::FunctionBuilder::new(&mut f, &lookup);
@@ -141,6 +149,7 @@ fn tape_give_body(module: &Module, free: FuncId) -> Function {
     let sig = Signature::new(vec![Type::PTR, Type::PTR], None);
     let mut f = Function::new(TAPE_GIVE, sig);
     f.linkage = Linkage::Internal;
+    f.attrs = helper_attrs();
     let signatures = signatures(module);
     let lookup = |id: FuncId| signatures.get(&id).cloned();
     let mut b = adc_ir::builder::FunctionBuilder::new(&mut f, &lookup);
