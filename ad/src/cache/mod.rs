@@ -48,9 +48,9 @@ pub(crate) use loop_ivs::{LoopDecider, LoopIvState};
 pub use options::{CacheOptions, Planner, TOGGLES};
 pub use report::{PlanEntry, PlanReport, TapeAllocation, TapeEntry};
 pub use tape::{define_tape_push, TapeRole, TapeStorage, STACK_TAPE_LIMIT, TAPE_PUSH};
+pub(crate) use tape::{Tape, TAPE_CAPACITY_OFFSET, TAPE_TOP_OFFSET};
 pub(crate) use tape_reuse::{add_tape_slots, define_tape_reuse, TapeReuse};
 pub use tape_reuse::{TAPE_GIVE, TAPE_SLOT_PREFIX, TAPE_TAKE};
-pub(crate) use tape::{Tape, TAPE_CAPACITY_OFFSET, TAPE_TOP_OFFSET};
 
 use std::collections::{HashMap, HashSet};
 

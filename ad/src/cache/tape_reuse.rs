@@ -218,7 +218,12 @@ impl Synth<'_> {
     }
 
     /// `take(slot, bytes)` in the setup block: the buffer of a kept allocation site.
-    pub(super) fn take_tape_buffer(&mut self, reuse: TapeReuse, slot: GlobalId, bytes: Value) -> Value {
+    pub(super) fn take_tape_buffer(
+        &mut self,
+        reuse: TapeReuse,
+        slot: GlobalId,
+        bytes: Value,
+    ) -> Value {
         let address = Constant::Address { symbol: Symbol::Global(slot), offset: 0 };
         let slot = self.setup_constant(Type::PTR, address);
         self.ins_setup(InstructionData::Call {
