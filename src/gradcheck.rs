@@ -10,6 +10,8 @@
 //! ; error: call to @g                               <- instead of gradchecks: synthesis
 //! ;                                                    must fail with this text
 //! ; check: __adc_tape_push                          <- filecheck on the printed module
+//! ; cache: +tape-reuse                              <- optional cache-planner words applied
+//!                                                      after `ADC_CACHE` (pins a setting)
 //! ```
 //!
 //! The scalar checked is `J = sum of the float leaves of the result (when active) +
@@ -40,6 +42,8 @@ pub struct GradientTest {
     pub tolerance: Option<f64>,
     /// (line, invocation)
     pub checks: Vec<(usize, String)>,
+    /// `; cache:` words, applied after `ADC_CACHE`.
+    pub cache: Vec<String>,
 }
 
 fn parse_activity(word: &str) -> Result<ArgActivity, String> {
@@ -78,6 +82,7 @@ impl GradientTest {
         let mut function = None;
         let mut tolerance = None;
         let mut checks = Vec::new();
+        let mut cache = Vec::new();
         for (index, line) in source.lines().enumerate() {
             let Some(comment) = line.trim_start().strip_prefix(';') else { continue };
             let comment = comment.trim();
@@ -93,10 +98,12 @@ impl GradientTest {
                     })?);
             } else if let Some(rest) = comment.strip_prefix("gradcheck:") {
                 checks.push((index + 1, rest.trim().to_string()));
+            } else if let Some(rest) = comment.strip_prefix("cache:") {
+                cache.extend(rest.split(',').map(|w| w.trim().to_string()));
             }
         }
         let (function, args, ret) = function.ok_or("a gradient test needs a `; function:` line")?;
-        Ok(GradientTest { function, args, ret, tolerance, checks })
+        Ok(GradientTest { function, args, ret, tolerance, checks, cache })
     }
 }
 
@@ -117,7 +124,10 @@ pub fn run(
         .ok_or_else(|| format!("no function @{} in the module", test.function))?;
     let request = DiffRequest::reverse(primal, test.args.clone(), test.ret);
     // `ADC_CACHE` runs the suite under another cache-planner setting.
-    let cache = adc_ad::cache::CacheOptions::from_env()?;
+    let mut cache = adc_ad::cache::CacheOptions::from_env()?;
+    for word in &test.cache {
+        cache.apply(word)?;
+    }
     let mut differentiator =
         Differentiator::new(adc_ad::DifferentiatorOptions { cache, ..Default::default() });
     let derivative = match differentiator.derivative(&mut module, &request) {
@@ -519,6 +529,7 @@ func @wrong(%x: f64) -> f64 {
             ret: RetActivity::Active,
             tolerance: None,
             checks: Vec::new(),
+            cache: Vec::new(),
         };
         let right = module.function_by_name("right").unwrap();
         let wrong = module.function_by_name("wrong").unwrap();

@@ -117,7 +117,7 @@ impl Synthesize for Differentiator {
                 self.options.forward,
             );
         }
-        let runtime = declare_runtime(module, &primal_name)?;
+        let runtime = declare_runtime(module, &primal_name, self.options.cache.tape_reuse)?;
         crate::reverse::gpu::declare_shared_shadows(module);
         declare_rule_externs(module, request.function, &primal_name)?;
         declare_shadow_globals(module, request.function);
@@ -145,6 +145,7 @@ impl Synthesize for Differentiator {
             &mut splits,
             false,
         )?;
+        crate::cache::add_tape_slots(module, &name, stats.tape_slots);
         let mut queue = VecDeque::new();
         let id = module.add_function(function);
         self.add_pending_splits(module, splits, &mut queue);
@@ -197,7 +198,7 @@ impl Synthesize for Differentiator {
         }
         let layout = SplitLayout::new(&primal.signature, request);
         let signature = layout.signature(&primal.signature, &request.args);
-        let runtime = declare_runtime(module, &primal_name)?;
+        let runtime = declare_runtime(module, &primal_name, self.options.cache.tape_reuse)?;
         let types = TypeAnalysis::analyze(&analysis_view(module, request.function));
         let facts = ModuleFacts::new(module)?;
         let mut splits =
@@ -267,6 +268,7 @@ impl Differentiator {
                 &mut splits,
                 !combined,
             )?;
+            crate::cache::add_tape_slots(module, &name, stats.tape_slots);
             self.add_pending_splits(module, splits, &mut queue);
             function.linkage = adc_ir::Linkage::Internal;
             module.functions[id] = function;
@@ -384,7 +386,13 @@ fn declare(
     Ok(module.add_function(f))
 }
 
-fn declare_runtime(module: &mut Module, for_function: &str) -> Result<Runtime, AdError> {
+/// The library functions and helpers synthesized code calls; the tape-reuse helpers only
+/// with `tape_reuse` on and not for GPU modules (`crate::cache::tape_reuse`).
+fn declare_runtime(
+    module: &mut Module,
+    for_function: &str,
+    tape_reuse: bool,
+) -> Result<Runtime, AdError> {
     let malloc =
         declare(module, "malloc", Signature::new(vec![Type::I64], Some(Type::PTR)), for_function)?;
     let realloc = declare(
@@ -395,7 +403,9 @@ fn declare_runtime(module: &mut Module, for_function: &str) -> Result<Runtime, A
     )?;
     let free = declare(module, "free", Signature::new(vec![Type::PTR], None), for_function)?;
     let tape_push = define_tape_push(module, realloc);
-    Ok(Runtime { malloc, free, tape_push })
+    let tape_reuse = (tape_reuse && !crate::reverse::gpu::is_nvptx(module))
+        .then(|| crate::cache::define_tape_reuse(module, malloc, free));
+    Ok(Runtime { malloc, free, tape_push, tape_reuse })
 }
 
 /// Adds a zero-initialised internal shadow global `__adc_shadow_<name>` (once) for every

@@ -7,6 +7,7 @@
 #   default adc: target/debug/adc (the code adc emits does not depend on its own profile);
 #   default inputs: d in {2,10,20,64} x K in {5,25,50,200} under ../shared/data/adbench/gmm/1k.
 # Times are process CPU seconds per repetition, the best over ROUNDS runs of REPS each.
+# ADC_FLAGS: extra `adc build` flags for both programs (ADC_FLAGS=--passes=-tape-reuse).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$here/../.."
@@ -19,8 +20,9 @@ trap 'rm -rf "$work"' EXIT
 src="$root/bench/programs/gmm.c"
 "$cc" "${flags[@]}" -c -emit-llvm -DHEAP_METER "$src" -o "$work/grad.bc"
 "$cc" "${flags[@]}" -c -emit-llvm -DPRIMAL_ONLY "$src" -o "$work/primal.bc"
-"$adc" build "$work/grad.bc" -o "$work/grad.o"
-"$adc" build "$work/primal.bc" -o "$work/primal.o"
+read -r -a adc_flags <<<"${ADC_FLAGS:-}"
+"$adc" build "${adc_flags[@]}" "$work/grad.bc" -o "$work/grad.o"
+"$adc" build "${adc_flags[@]}" "$work/primal.bc" -o "$work/primal.o"
 "$cc" -O2 -c "$root/bench/programs/heap_meter.c" -o "$work/heap_meter.o"
 cc "$work/grad.o" "$work/heap_meter.o" -lm \
   -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free -o "$work/grad"

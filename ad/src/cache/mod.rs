@@ -41,6 +41,7 @@ mod mincut;
 mod options;
 mod report;
 mod tape;
+mod tape_reuse;
 
 pub use cost::{libm_cycles, STORE_CYCLES_PER_BYTE};
 pub(crate) use loop_ivs::{LoopDecider, LoopIvState};
@@ -48,6 +49,8 @@ pub use options::{CacheOptions, Planner, TOGGLES};
 pub use report::{PlanEntry, PlanReport, TapeAllocation, TapeEntry};
 pub use tape::{define_tape_push, TapeRole, TapeStorage, STACK_TAPE_LIMIT, TAPE_PUSH};
 pub(crate) use tape::{Tape, TAPE_CAPACITY_OFFSET, TAPE_TOP_OFFSET};
+pub(crate) use tape_reuse::{add_tape_slots, define_tape_reuse, TapeReuse};
+pub use tape_reuse::{TAPE_GIVE, TAPE_SLOT_PREFIX, TAPE_TAKE};
 
 use std::collections::{HashMap, HashSet};
 
@@ -88,6 +91,9 @@ pub struct CacheStats {
     pub stack_tapes: usize,
     /// Heap tape buffers freed right after the reverse of their loop nest.
     pub early_frees: usize,
+    /// Heap tape allocation sites that keep their buffer across calls (`tape-reuse`):
+    /// slot globals numbered during synthesis, added to the module after it.
+    pub tape_slots: usize,
     /// Split functions: the size of the frame (the tape of `__enzyme_augmentfwd`), fixed
     /// at synthesis; 0 for other derivatives.
     pub frame_bytes: u64,

@@ -37,6 +37,9 @@ pub struct CacheOptions {
     /// or a load of the same unchanged memory) shares its cache entry instead of being
     /// stored again.
     pub cse: bool,
+    /// Tape memory kept across calls (`tape-reuse`): each heap tape allocation site keeps
+    /// its buffer in a module global for the next call instead of freeing it.
+    pub tape_reuse: bool,
 }
 
 impl Default for CacheOptions {
@@ -47,6 +50,7 @@ impl Default for CacheOptions {
             licm: true,
             records: true,
             cse: true,
+            tape_reuse: true,
         }
     }
 }
@@ -57,6 +61,7 @@ pub const TOGGLES: &[(&str, &str)] = &[
     ("cache-licm", "save loop-invariant values once per loop execution, not per iteration"),
     ("cache-records", "one tape record per iteration, one allocation per loop nest, stack tapes"),
     ("cache-cse", "equal values share one cache entry; memory already cached is not cached again"),
+    ("tape-reuse", "heap tape buffers are kept for the next call instead of freed"),
 ];
 
 impl CacheOptions {
@@ -78,10 +83,11 @@ impl CacheOptions {
                     "cache-licm" => self.licm = on,
                     "cache-records" => self.records = on,
                     "cache-cse" => self.cse = on,
+                    "tape-reuse" => self.tape_reuse = on,
                     _ => {
                         return Err(format!(
                             "unknown cache setting `{word}` (valid: heuristic, mincut, \
-                             -cache-ivs, -cache-licm, -cache-records, -cache-cse)"
+                             -cache-ivs, -cache-licm, -cache-records, -cache-cse, -tape-reuse)"
                         ))
                     }
                 }
@@ -132,6 +138,7 @@ impl fmt::Display for CacheOptions {
             (self.licm, "cache-licm"),
             (self.records, "cache-records"),
             (self.cse, "cache-cse"),
+            (self.tape_reuse, "tape-reuse"),
         ];
         for (on, name) in toggles {
             if !on {
@@ -162,6 +169,11 @@ mod tests {
         assert_eq!(o.split_toggles("-cache-cse").unwrap(), None);
         assert!(!o.cse);
         assert_eq!(o.to_string(), "mincut,-cache-licm,-cache-records,-cache-cse");
+        assert_eq!(o.split_toggles("-tape-reuse,-dce").unwrap().as_deref(), Some("-dce"));
+        assert!(!o.tape_reuse);
+        assert_eq!(o.to_string(), "mincut,-cache-licm,-cache-records,-cache-cse,-tape-reuse");
+        o.apply("+tape-reuse").unwrap();
+        assert!(o.tape_reuse);
     }
 
     #[test]

@@ -25,6 +25,10 @@
 //!   functions (whose reverse half runs in another invocation) keep growing tapes freed
 //!   at the end.
 //!
+//! - **Kept buffers.** With `tape-reuse` (on by default, CPU only) a heap allocation site
+//!   takes its buffer from a module global slot and gives it back there instead of
+//!   freeing it, so the next call reuses it (`tape_reuse`).
+//!
 //! A tape is a `{ptr data, i64 top, i64 capacity}` header. The switch `cache-records`
 //! (on by default) turns records, shared and stack allocations and early frees off: one
 //! tape per value, its own `malloc` when presized, pushes through `__adc_tape_push`.
@@ -32,7 +36,7 @@
 use std::collections::HashMap;
 
 use adc_ir::{
-    BinaryOp, Block, CastOp, Constant, FuncAttrs, FuncId, Function, Inst, InstFlags,
+    BinaryOp, Block, CastOp, Constant, FuncAttrs, FuncId, Function, GlobalId, Inst, InstFlags,
     InstructionData, IntCC, Linkage, Module, Signature, Type, Value, ValueDef,
 };
 use adc_passes::ivs::{Affine, TripCount};
@@ -142,6 +146,9 @@ pub(crate) struct TapeStore {
     /// (primal block whose reverse region pops, tape) for every record tape.
     pops: Vec<(Block, Tape)>,
     allocations: Vec<TapeAllocation>,
+    /// The slot global of each heap allocation (by index in `allocations`) that keeps its
+    /// buffer across calls (`tape_reuse`).
+    slots: HashMap<usize, GlobalId>,
 }
 
 /// Defines `__adc_tape_push(ptr %tape, i64 %size) -> ptr` in `module` (once): reserves
@@ -326,7 +333,7 @@ impl<'a> Synth<'a> {
         self.setup_constant(ty, c)
     }
 
-    fn setup_constant(&mut self, ty: Type, value: Constant) -> Value {
+    pub(super) fn setup_constant(&mut self, ty: Type, value: Constant) -> Value {
         self.ins_setup(InstructionData::Const { ty, value }).expect("const has a result")
     }
 
@@ -663,13 +670,21 @@ impl<'a> Synth<'a> {
                     (base, TapeStorage::Stack)
                 }
                 None => {
-                    let base = self
-                        .ins_setup(InstructionData::Call {
-                            callee: self.runtime.malloc,
-                            args: vec![total],
-                            attrs: FuncAttrs::empty(),
-                        })
-                        .expect("malloc returns a pointer");
+                    let base = match self.tape_reuse() {
+                        Some(reuse) => {
+                            let slot = self.new_tape_slot();
+                            let allocation = self.cache.tape_store.allocations.len();
+                            self.cache.tape_store.slots.insert(allocation, slot);
+                            self.take_tape_buffer(reuse, slot, total)
+                        }
+                        None => self
+                            .ins_setup(InstructionData::Call {
+                                callee: self.runtime.malloc,
+                                args: vec![total],
+                                attrs: FuncAttrs::empty(),
+                            })
+                            .expect("malloc returns a pointer"),
+                    };
                     (base, TapeStorage::Heap)
                 }
             };
@@ -724,9 +739,11 @@ impl<'a> Synth<'a> {
     }
 
     /// Frees heap buffers early (after the reverse of their loop nest) and before the
-    /// derivative returns (the pointer is null by then when freed early).
+    /// derivative returns (the pointer is null by then when freed early); a buffer with a
+    /// slot (`tape_reuse`) is given back to it instead.
     fn free_tapes(&mut self) {
-        let mut owners: Vec<(Value, Option<Block>)> = Vec::new();
+        // (header, early-free region, slot)
+        let mut owners: Vec<(Value, Option<Block>, Option<GlobalId>)> = Vec::new();
         let mut shared_seen = std::collections::HashSet::new();
         for info in &self.cache.tape_store.infos {
             let owns = match (info.storage, info.allocation) {
@@ -739,12 +756,18 @@ impl<'a> Synth<'a> {
                 continue;
             }
             let nest = if info.role == TapeRole::Control { None } else { info.nest };
+            let slot = match (info.storage, info.allocation) {
+                (TapeStorage::Heap, Some(a)) => self.cache.tape_store.slots.get(&a).copied(),
+                _ => None,
+            };
             owners.push((
                 info.header,
                 nest.and_then(|n| self.early_free_block(Some(n), info.storage)),
+                slot,
             ));
         }
-        for &(header, early) in &owners {
+        let reuse = self.tape_reuse();
+        for &(header, early, slot) in &owners {
             let Some(region) = early else { continue };
             let Some(first) = self.f.layout.first_inst(region) else { continue };
             let data = self.ins_before(
@@ -756,14 +779,7 @@ impl<'a> Synth<'a> {
                 InstructionData::Const { ty: Type::PTR, value: Constant::Int(0) },
             );
             let (Some(data), Some(null)) = (data, null) else { continue };
-            self.ins_before(
-                first,
-                InstructionData::Call {
-                    callee: self.runtime.free,
-                    args: vec![data],
-                    attrs: FuncAttrs::empty(),
-                },
-            );
+            self.release_buffer(data, slot.zip(reuse), Some(first));
             self.ins_before(
                 first,
                 InstructionData::Store { value: null, ptr: header, align: 8, volatile: false },
@@ -774,16 +790,34 @@ impl<'a> Synth<'a> {
         let Some(block) = self.f.layout.inst_block(ret) else { return };
         self.f.layout.remove_inst(ret);
         let saved = std::mem::replace(&mut self.cur, block);
-        for (header, _) in owners {
+        for (header, _, slot) in owners {
             let data = self.load(&Type::PTR, header);
-            self.ins(InstructionData::Call {
-                callee: self.runtime.free,
-                args: vec![data],
-                attrs: FuncAttrs::empty(),
-            });
+            self.release_buffer(data, slot.zip(reuse), None);
         }
         self.cur = saved;
         self.f.layout.append_inst(ret, block);
+    }
+
+    /// `free(data)`, or hands it back to its slot; before `before`, or at `self.cur`.
+    fn release_buffer(
+        &mut self,
+        data: Value,
+        slot: Option<(GlobalId, super::TapeReuse)>,
+        before: Option<Inst>,
+    ) {
+        if let Some((slot, reuse)) = slot {
+            self.give_tape_buffer(reuse, slot, data, before);
+            return;
+        }
+        let free = InstructionData::Call {
+            callee: self.runtime.free,
+            args: vec![data],
+            attrs: FuncAttrs::empty(),
+        };
+        match before {
+            Some(at) => self.ins_before(at, free),
+            None => self.ins(free),
+        };
     }
 
     fn block_label(&self, block: Block) -> String {

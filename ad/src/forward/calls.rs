@@ -1,7 +1,9 @@
 //! Forward mode for calls. A libm call gets its tangent from the rule table; an
 //! integer-valued libm call (`lround`) stays as it is; the C heap functions get shadow
 //! blocks next to the primal's (`malloc`/`calloc` a zeroed block of the same size,
-//! `realloc` resizes the shadow too, `free` frees both); a call with active operands to a
+//! `realloc` resizes the shadow too, `free` frees both), and so do the tape buffers a
+//! reverse derivative keeps across calls (forward over reverse: the shadow of
+//! `__adc_tape_take` is a zeroed `malloc`, `__adc_tape_give` frees it); a call with active operands to a
 //! defined function calls that function's forward derivative, requested from the
 //! [`super::CalleeRegistry`] for the call's activity (an operand with a shadow is
 //! duplicated, others are constant) and width. Anything else with an active operand is an
@@ -21,6 +23,11 @@ enum HeapCall {
     Calloc,
     Realloc,
     Free,
+    /// `__adc_tape_take(slot, bytes)` of a reverse derivative (`crate::cache::tape_reuse`):
+    /// its shadow is a zeroed `malloc(bytes)`, not kept across calls.
+    TapeTake,
+    /// `__adc_tape_give(slot, data)`: the shadow of `data` is freed.
+    TapeGive,
 }
 
 impl HeapCall {
@@ -30,6 +37,15 @@ impl HeapCall {
             "calloc" => Some(HeapCall::Calloc),
             "realloc" => Some(HeapCall::Realloc),
             "free" => Some(HeapCall::Free),
+            _ => None,
+        }
+    }
+
+    /// The tape-reuse helpers a reverse derivative calls (forward over reverse).
+    fn tape_helper(name: &str) -> Option<HeapCall> {
+        match name {
+            crate::cache::TAPE_TAKE => Some(HeapCall::TapeTake),
+            crate::cache::TAPE_GIVE => Some(HeapCall::TapeGive),
             _ => None,
         }
     }
@@ -69,7 +85,10 @@ impl Synth<'_> {
             self.copy_primal(inst);
             return Ok(());
         }
-        let heap = callee.filter(|f| f.is_declaration()).and_then(|f| HeapCall::from_name(&f.name));
+        let heap = callee.and_then(|f| match f.is_declaration() {
+            true => HeapCall::from_name(&f.name),
+            false => HeapCall::tape_helper(&f.name),
+        });
         if let Some(heap) = heap {
             return self.translate_heap_call(inst, heap);
         }
@@ -194,10 +213,17 @@ impl Synth<'_> {
         let primal_result = self.primal.dfg.inst_result(inst);
         let shadowed = match heap {
             HeapCall::Free | HeapCall::Realloc => self.has_shadow(args[0]),
-            HeapCall::Malloc | HeapCall::Calloc => {
+            HeapCall::TapeGive => self.has_shadow(args[1]),
+            HeapCall::Malloc | HeapCall::Calloc | HeapCall::TapeTake => {
                 primal_result.is_some_and(|r| self.wants_shadow(r))
             }
         };
+        if matches!(heap, HeapCall::TapeTake | HeapCall::TapeGive) {
+            return match shadowed {
+                true => self.shadow_tape_buffer(inst, heap, &args),
+                false => Ok(()),
+            };
+        }
         if !shadowed {
             if heap == HeapCall::Realloc && primal_result.is_some_and(|r| self.wants_shadow(r)) {
                 return Err(self.unsupported(
@@ -230,6 +256,53 @@ impl Synth<'_> {
                     }
                     s.record_shadow(r, shadow);
                 }
+                Ok::<(), AdError>(())
+            })?;
+        }
+        Ok(())
+    }
+
+    /// The shadow of a kept tape buffer is an ordinary heap block: a zeroed
+    /// `malloc(bytes)` for `__adc_tape_take(slot, bytes)`, `free(shadow)` for
+    /// `__adc_tape_give(slot, data)`.
+    fn shadow_tape_buffer(
+        &mut self,
+        inst: Inst,
+        heap: HeapCall,
+        args: &[Value],
+    ) -> Result<(), AdError> {
+        let name = if heap == HeapCall::TapeTake { "malloc" } else { "free" };
+        let Some(callee) = self.module.function_by_name(name) else {
+            return Err(self.unsupported(
+                inst,
+                &format!("a tape buffer's shadow without a declaration of @{name}"),
+            ));
+        };
+        let primal_result = self.primal.dfg.inst_result(inst);
+        for lane in self.lanes() {
+            self.in_lane(lane, |s| {
+                if heap == HeapCall::TapeGive {
+                    let shadow = s.shadow(args[1], inst)?;
+                    let free = InstructionData::Call {
+                        callee,
+                        args: vec![shadow],
+                        attrs: adc_ir::FuncAttrs::empty(),
+                    };
+                    s.b.ins(free);
+                    return Ok(());
+                }
+                let len = s.value(args[1]);
+                let malloc = InstructionData::Call {
+                    callee,
+                    args: vec![len],
+                    attrs: adc_ir::FuncAttrs::empty(),
+                };
+                let (Some(r), Some(shadow)) = (primal_result, s.b.ins(malloc).1) else {
+                    return Ok(());
+                };
+                let byte = s.b.constant(Type::I8, Constant::Int(0));
+                s.b.ins(InstructionData::MemSet { dst: shadow, byte, len, volatile: false });
+                s.record_shadow(r, shadow);
                 Ok::<(), AdError>(())
             })?;
         }

@@ -89,6 +89,9 @@ pub(crate) struct Runtime {
     pub free: FuncId,
     /// `__adc_tape_push(ptr %tape, i64 %size) -> ptr`: reserves one element on a tape.
     pub tape_push: FuncId,
+    /// `__adc_tape_take`/`__adc_tape_give` (`crate::cache::tape_reuse`): CPU modules with
+    /// `tape-reuse` on.
+    pub tape_reuse: Option<crate::cache::TapeReuse>,
 }
 
 /// What every synthesis of one request shares: the runtime functions, the signatures of

@@ -47,13 +47,15 @@ pub const AFTER_CLANG_O2: &str = "default-clang-O2";
 /// bitcode like the default and compared with it. A switch such as
 /// `--cache=mincut` is measured by adding one line, `("cache=mincut", &["--cache=mincut"])`.
 /// The cache planner's switches (docs/src/ad.md, "Cache planning"): the heuristic planner
-/// instead of the default min-cut, and the two cache toggles turned off.
+/// instead of the default min-cut, the cache toggles turned off, and tape buffers freed
+/// on every call instead of kept (`-tape-reuse`).
 pub const EXTRA_ABLATIONS: &[(&str, &[&str])] = &[
     ("cache=heuristic", &["--cache=heuristic"]),
     ("-cache-ivs", &["--passes=-cache-ivs"]),
     ("-cache-licm", &["--passes=-cache-licm"]),
     ("-cache-records", &["--passes=-cache-records"]),
     ("-cache-cse", &["--passes=-cache-cse"]),
+    ("-tape-reuse", &["--passes=-tape-reuse"]),
 ];
 
 /// One gradient build.
