@@ -8,6 +8,10 @@
 //!   calls that may read it), at a volatile or atomic access, at a call that may not return
 //!   unless the location is a private alloca (code after a non-returning call, or an
 //!   unwinding one, could otherwise observe it), and at any other terminator;
+//! - **storing what is there**: a non-volatile store of a value just loaded (non-volatile,
+//!   same type) from the same pointer, earlier in the same block, with no instruction in
+//!   between that may write the location: memory already holds those bytes. (The reverse
+//!   pass of an in-place update `out[i] = out[i] + t` leaves `store (load p), p` behind.)
 //! - **never read again**: a non-volatile store, `memset` or `memcpy` into an alloca whose
 //!   address never escapes, when no instruction that may read those bytes is reachable
 //!   from it (later in its block, or in any block reachable from there, loops included).
@@ -17,11 +21,12 @@
 //! a store to an escaped alloca or to memory the caller can see (a parameter's, a global's)
 //! that is not overwritten.
 //!
-//! Statistics: "stores removed" (all), "overwritten stores", "stores never read".
+//! Statistics: "stores removed" (all), "overwritten stores", "stores of the loaded value",
+//! "stores never read".
 
 use std::collections::HashSet;
 
-use adc_ir::{Block, Diagnostic, Function, Inst, InstructionData, Module};
+use adc_ir::{Block, Diagnostic, Function, Inst, InstructionData, Module, ValueDef};
 
 use crate::alias::{const_i64, decompose, AliasAnalysis, MemLoc};
 use crate::cfg::ControlFlowGraph;
@@ -49,6 +54,7 @@ impl FunctionPass for Dse {
         let module = cx.module;
         let mut dead: Vec<Inst> = Vec::new();
         let mut overwritten = 0u64;
+        let mut reloaded = 0u64;
         let mut never_read = 0u64;
         // Decide on the unchanged function, then remove: a removed store never justifies
         // removing another (each decision looks only at readers and overwriting stores,
@@ -60,6 +66,9 @@ impl FunctionPass for Dse {
             {
                 dead.push(inst);
                 overwritten += 1;
+            } else if stores_loaded_value(module, func, &aa, block, inst, &loc) {
+                dead.push(inst);
+                reloaded += 1;
             } else if aa.is_private(module, func, &loc)
                 && !read_later(module, func, &aa, &cfg, block, inst, &loc)
             {
@@ -72,6 +81,7 @@ impl FunctionPass for Dse {
         }
         cx.stats.add("stores removed", dead.len() as u64);
         cx.stats.add("overwritten stores", overwritten);
+        cx.stats.add("stores of the loaded value", reloaded);
         cx.stats.add("stores never read", never_read);
         Ok(if dead.is_empty() { PreservedAnalyses::All } else { PreservedAnalyses::Cfg })
     }
@@ -93,6 +103,50 @@ fn written_location(func: &Function, inst: Inst) -> Option<MemLoc> {
 
 fn is_plain_store(func: &Function, inst: Inst) -> bool {
     matches!(func.dfg.insts[inst], InstructionData::Store { volatile: false, .. })
+}
+
+/// Whether `store` (writing `loc`) stores the value a load of the same pointer and type
+/// read earlier in `block`, with nothing in between that may write `loc`.
+fn stores_loaded_value(
+    module: &Module,
+    func: &Function,
+    aa: &AliasAnalysis,
+    block: Block,
+    store: Inst,
+    loc: &MemLoc,
+) -> bool {
+    let InstructionData::Store { value, ptr, volatile: false, .. } = func.dfg.insts[store] else {
+        return false;
+    };
+    let ValueDef::Result(load) = func.dfg.value_def(value) else { return false };
+    let InstructionData::Load { ptr: loaded_from, volatile: false, ref ty, .. } =
+        func.dfg.insts[load]
+    else {
+        return false;
+    };
+    if loaded_from != ptr || *ty != *func.dfg.value_type(value) {
+        return false;
+    }
+    if func.layout.inst_block(load) != Some(block) {
+        return false;
+    }
+    let insts = func.layout.block_insts(block);
+    let (Some(from), Some(to)) =
+        (insts.iter().position(|&i| i == load), insts.iter().position(|&i| i == store))
+    else {
+        return false;
+    };
+    from < to
+        && insts[from + 1..to].iter().all(|&between| {
+            // Another thread may write the location between synchronizing accesses.
+            let synchronizes = matches!(
+                func.dfg.insts[between],
+                InstructionData::AtomicRmw { .. }
+                    | InstructionData::CmpXchg { .. }
+                    | InstructionData::Fence { .. }
+            );
+            !synchronizes && !aa.mod_ref(module, func, between, loc).may_write()
+        })
 }
 
 /// Whether `later` (a store or constant-length memset) writes every byte of `loc`.

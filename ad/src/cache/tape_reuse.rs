@@ -74,11 +74,18 @@ pub(crate) fn define_tape_reuse(module: &mut Module, malloc: FuncId, free: FuncI
     TapeReuse { take, give }
 }
 
-/// `noinline`: the helpers run once per call of a derivative, and inlining the take's
-/// branches into the setup block would split it, moving the entry-block `alloca`s after
-/// it into a later block, where the backend makes them heap memory that is never freed.
+/// `noinline`: the helpers run once per call of a derivative, so inlining them gains
+/// nothing, and the take's `noalias_return` (see [`take_attrs`]) holds only for a call.
 fn helper_attrs() -> FuncAttrs {
     FuncAttrs::NOINLINE | FuncAttrs::NOUNWIND
+}
+
+/// The take hands out a block no other pointer reaches (a fresh `malloc`, or the kept
+/// block, which the exchange removed from its slot), as `malloc` does: alias analysis
+/// then tells tape reads from the shadows and primal memory the reverse pass writes, so
+/// loop-invariant tape reads leave the reverse loops (licm) as they did with `malloc`.
+fn take_attrs() -> FuncAttrs {
+    helper_attrs() | FuncAttrs::NOALIAS_RETURN
 }
 
 fn signatures(module: &Module) -> HashMap<FuncId, Signature> {
@@ -89,7 +96,7 @@ fn tape_take_body(module: &Module, malloc: FuncId, free: FuncId) -> Function {
     let sig = Signature::new(vec![Type::PTR, Type::I64], Some(Type::PTR));
     let mut f = Function::new(TAPE_TAKE, sig);
     f.linkage = Linkage::Internal;
-    f.attrs = helper_attrs();
+    f.attrs = take_attrs();
     let signatures = signatures(module);
     let lookup = |id: FuncId| signatures.get(&id).cloned();
     let mut b = adc_ir::builder::FunctionBuilder::new(&mut f, &lookup);

@@ -350,6 +350,12 @@ impl<'a> Synth<'a> {
                     if self.accumulate_shared_adjoint(&ty, ptr, shadow, d) {
                         return Ok(());
                     }
+                    if self.in_place.loads.contains(&inst) {
+                        // The paired store's reverse left the shadow as it was instead
+                        // of zeroing it (see `in_place`).
+                        self.store(d, shadow);
+                        return Ok(());
+                    }
                     let old = self.load(&ty, shadow);
                     let new = self.accumulate(old, d);
                     self.store(new, shadow);
@@ -364,8 +370,11 @@ impl<'a> Synth<'a> {
                 if let Some(shadow) = self.shadow_in_reverse(ptr) {
                     let old = self.load(&ty, shadow);
                     self.add_adjoint(value, old);
-                    let cleared = self.zero_float_leaves(old);
-                    self.store(cleared, shadow);
+                    // An in-place update's load overwrites the shadow in its own reverse.
+                    if !self.in_place_pair_is_active(inst) {
+                        let cleared = self.zero_float_leaves(old);
+                        self.store(cleared, shadow);
+                    }
                 }
             }
             I::MemCopy { dst, src, len, may_overlap, .. } => {
@@ -443,6 +452,18 @@ impl<'a> Synth<'a> {
             _ => {}
         }
         Ok(())
+    }
+
+    /// Whether `store` is half of an in-place update whose load's reverse will store the
+    /// shadow: the load must be active (an inactive load has no reverse).
+    fn in_place_pair_is_active(&self, store: Inst) -> bool {
+        self.in_place.stores.get(&store).is_some_and(|&load| {
+            let InstructionData::Load { ty, .. } = &self.primal.dfg.insts[load] else {
+                return false;
+            };
+            let result = self.primal.dfg.inst_result(load).expect("load has a result");
+            has_float(ty) && self.is_active(result)
+        })
     }
 
     /// A defensive check against silently zero gradients: an active value stored through

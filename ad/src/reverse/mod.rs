@@ -38,6 +38,7 @@ mod custom_calls;
 pub(crate) mod gpu;
 pub mod gpu_tapes;
 mod heap;
+mod in_place;
 mod indirect;
 mod memory;
 mod reread;
@@ -171,6 +172,8 @@ pub(crate) struct Synth<'a> {
     /// Primal loads the reverse pass may read again instead of caching, and the primal
     /// `free`s deferred to the reverse pass so that it can.
     pub rereads: reread::Rereads,
+    /// In-place update pairs whose shadow round trip is shortened (`in_place`).
+    pub in_place: in_place::InPlace,
     /// Primal pointer -> its shadow in the forward pass.
     pub shadows: HashMap<Value, Value>,
     /// Primal allocator call -> the shadow block it got (freed where the call is undone).
@@ -270,6 +273,12 @@ fn synthesize_planned(
         reread::Ordering::Sequential
     };
     let rereads = reread::rereads(module, primal, &env.facts.effects, ordering);
+    let in_place = match ordering {
+        reread::Ordering::Sequential => {
+            in_place::in_place_updates(module, primal, &env.facts.effects)
+        }
+        reread::Ordering::Unordered => in_place::InPlace::default(),
+    };
     if info.incoming.get(&EdgeTarget::Block(entry)).is_some_and(|e| !e.is_empty()) {
         return Err(AdError::new(
             site(),
@@ -321,6 +330,7 @@ fn synthesize_planned(
         origin: HashMap::new(),
         inst_origin: HashMap::new(),
         rereads,
+        in_place,
         shadows: HashMap::new(),
         heap_shadows: HashMap::new(),
         adjoint_slots: HashMap::new(),
