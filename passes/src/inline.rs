@@ -1,8 +1,10 @@
 //! `inline`: replaces direct calls by a copy of the callee's body.
 //!
 //! Cost model: a callee is inlined when it is defined, not varargs, not `noinline` (on the
-//! function or the call site), not recursive and not in a call cycle with the caller, and
-//! either `alwaysinline` or at most `THRESHOLD` instructions. Each caller inlines at most
+//! function or the call site; ignored when every defined function has it, as clang -O0
+//! emits), not recursive and not in a call cycle with the caller, and
+//! either `alwaysinline`, at most `THRESHOLD` instructions, or internal with a single
+//! direct call in the module. Each caller inlines at most
 //! `MAX_PER_CALLER` call sites of ordinary callees, so that a chain of small functions
 //! cannot blow it up. Tiny callees (at most `TINY` instructions, such as reverse mode's
 //! `__adc_tape_push`, which a gradient calls once per taped value and loop iteration) do
@@ -22,7 +24,8 @@
 use std::collections::{HashMap, HashSet};
 
 use adc_ir::{
-    Block, BlockCall, Diagnostic, FuncAttrs, FuncId, Function, Inst, InstructionData, Module, Value,
+    Block, BlockCall, Constant, Diagnostic, FuncAttrs, FuncId, Function, Inst, InstructionData,
+    Linkage, Module, Symbol, Value,
 };
 
 use crate::manager::{ModuleContext, ModulePass, Pass, PreservedAnalyses};
@@ -50,7 +53,12 @@ impl ModulePass for Inline {
         module: &mut Module,
         cx: &mut ModuleContext<'_>,
     ) -> Result<PreservedAnalyses, Diagnostic> {
-        let cyclic = recursive_functions(module);
+        let policy = SitePolicy {
+            cyclic: recursive_functions(module),
+            honour_noinline: noinline_is_a_choice(module),
+            in_tables: functions_in_global_initializers(module),
+            called_once: internal_functions_called_once(module),
+        };
         let mut changed = false;
         let ids: Vec<FuncId> = module.functions.keys().collect();
         for caller in ids {
@@ -61,7 +69,7 @@ impl ModulePass for Inline {
             let mut copied_total = 0;
             while copied_total < MAX_COPIED_PER_CALLER {
                 let Some((call, callee)) =
-                    find_site(module, caller, &cyclic, count < MAX_PER_CALLER)
+                    find_site(module, caller, &policy, count < MAX_PER_CALLER)
                 else {
                     break;
                 };
@@ -79,6 +87,75 @@ impl ModulePass for Inline {
         }
         Ok(if changed { PreservedAnalyses::None } else { PreservedAnalyses::All })
     }
+}
+
+/// What decides, besides size, whether a call site is inlined (computed once per run).
+struct SitePolicy {
+    /// Functions in a call cycle: never inlined.
+    cyclic: HashSet<FuncId>,
+    /// See [`noinline_is_a_choice`].
+    honour_noinline: bool,
+    /// Functions whose address a global's initializer holds: tables that give them
+    /// meaning beyond their body (Enzyme's `__enzyme_register_gradient_*`,
+    /// `__enzyme_function_like`, ...). Their `noinline` always counts and they get no
+    /// single-call bonus: inlining would bypass a registered derivative.
+    in_tables: HashSet<FuncId>,
+    /// Internal functions with one direct call in the module: inlined whatever their size,
+    /// as LLVM's inliner does for the last call of a local function (the copy replaces
+    /// the only use, so code hardly grows, and the caller's optimizations and the cache
+    /// planner see through it instead of differentiating a split function).
+    called_once: HashSet<FuncId>,
+}
+
+fn internal_functions_called_once(module: &Module) -> HashSet<FuncId> {
+    let mut calls: HashMap<FuncId, usize> = HashMap::new();
+    for func in module.functions.values() {
+        for (_, inst) in func.layout.insts() {
+            if let InstructionData::Call { callee, .. } = &func.dfg.insts[inst] {
+                *calls.entry(*callee).or_default() += 1;
+            }
+        }
+    }
+    calls
+        .into_iter()
+        .filter(|(f, n)| {
+            *n == 1 && matches!(module.functions[*f].linkage, Linkage::Internal | Linkage::Private)
+        })
+        .map(|(f, _)| f)
+        .collect()
+}
+
+fn functions_in_global_initializers(module: &Module) -> HashSet<FuncId> {
+    fn collect(c: &Constant, out: &mut HashSet<FuncId>) {
+        match c {
+            Constant::Address { symbol: Symbol::Func(f), .. } => {
+                out.insert(*f);
+            }
+            Constant::Elements(items) => items.iter().for_each(|c| collect(c, out)),
+            _ => {}
+        }
+    }
+    let mut out = HashSet::new();
+    for global in module.globals.values() {
+        if let Some(init) = &global.init {
+            collect(init, &mut out);
+        }
+    }
+    out
+}
+
+/// Whether `noinline` says something about a function: not when every function defined
+/// in the module carries it, which is what clang -O0 emits (also with
+/// `-Xclang -disable-O0-optnone`, the form AD tools take) so that later passes leave -O0
+/// code alone. adc's pipelines are the later passes that code was waiting for.
+/// Functions adc synthesizes (derivatives) do not carry it, so after AD the attribute
+/// counts again (e.g. for the tape helpers).
+fn noinline_is_a_choice(module: &Module) -> bool {
+    !module
+        .functions
+        .values()
+        .filter(|f| !f.is_declaration())
+        .all(|f| f.attrs.contains(FuncAttrs::NOINLINE))
 }
 
 /// Functions that can reach themselves through direct calls.
@@ -117,7 +194,7 @@ fn recursive_functions(module: &Module) -> HashSet<FuncId> {
 fn find_site(
     module: &Module,
     caller: FuncId,
-    cyclic: &HashSet<FuncId>,
+    policy: &SitePolicy,
     any_size: bool,
 ) -> Option<(Inst, FuncId)> {
     let func = &module.functions[caller];
@@ -131,16 +208,18 @@ fn find_site(
         let all = *attrs | target.attrs;
         if target.is_declaration()
             || target.signature.varargs
-            || all.contains(FuncAttrs::NOINLINE)
+            || ((policy.honour_noinline || policy.in_tables.contains(callee))
+                && all.contains(FuncAttrs::NOINLINE))
             || *callee == caller
-            || cyclic.contains(callee)
+            || policy.cyclic.contains(callee)
         {
             continue;
         }
         let size = target.layout.insts().count();
-        if size <= TINY
-            || (any_size && (all.contains(FuncAttrs::ALWAYSINLINE) || size <= THRESHOLD))
-        {
+        let wanted = all.contains(FuncAttrs::ALWAYSINLINE)
+            || size <= THRESHOLD
+            || (policy.called_once.contains(callee) && !policy.in_tables.contains(callee));
+        if size <= TINY || (any_size && wanted) {
             return Some((inst, *callee));
         }
     }
