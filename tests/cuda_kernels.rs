@@ -19,11 +19,10 @@
 mod cuda;
 
 use std::path::Path;
-use std::process::Command;
 
 use adc_ir::interp::{Dim3, Interpreter, Val};
 use adc_ir::Module;
-use cuda::{build_cuda, find_ptxas, have_clang, import_libdevice, ulps64, Elem};
+use cuda::{assemble, build_cuda, find_ptxas, have_clang, import_libdevice, ulps64, Elem};
 
 /// One kernel parameter.
 #[derive(Clone, Debug)]
@@ -111,7 +110,6 @@ fn check_ptx(module: &Module, file: &str, scratch: &Path) {
             .unwrap_or_else(|e| panic!("{file}: PTX emission for {} failed: {e}", arch.name()));
         let path = scratch.join(format!("{file}.{}.ptx", arch.name()));
         std::fs::write(&path, &text).expect("write ptx");
-        let mut command = Command::new(&ptxas);
         let externs = extern_functions(&text);
         let unexpected: Vec<&str> =
             externs.iter().copied().filter(|name| !DEVICE_SYSTEM_CALLS.contains(name)).collect();
@@ -122,19 +120,13 @@ fn check_ptx(module: &Module, file: &str, scratch: &Path) {
             path.display()
         );
         println!("{file}: {} PTX is a whole program (externals {externs:?})", arch.name());
-        let out = command
-            .args(["--gpu-name", arch.name(), "-o"])
-            .arg(path.with_extension("cubin"))
-            .arg(&path)
-            .output()
-            .expect("run ptxas");
-        assert!(
-            out.status.success(),
-            "{file}: ptxas rejected the {} PTX ({}):\n{}",
-            arch.name(),
-            path.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        if let Err(complaint) = assemble(&ptxas, &path, arch) {
+            panic!(
+                "{file}: ptxas rejected the {} PTX ({}):\n{complaint}",
+                arch.name(),
+                path.display()
+            );
+        }
     }
 }
 

@@ -17,11 +17,10 @@
 mod cuda;
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use adc_ir::interp::{Dim3, Interpreter, Val};
 use adc_ir::Module;
-use cuda::{find_ptxas, import_cuda, import_libdevice, ulps64};
+use cuda::{assemble, find_ptxas, import_cuda, import_libdevice, ulps64};
 
 /// ptxas and libdevice as adc imports it; every inline-assembly template in libdevice
 /// must be one the importer translates.
@@ -159,19 +158,9 @@ fn trig_kernel_ptx_is_self_contained_and_runs() {
         assert!(!text.contains(".extern"), "{}: the PTX still calls externals", arch.name());
         let path = scratch.join(format!("trig.{}.ptx", arch.name()));
         std::fs::write(&path, &text).expect("write ptx");
-        // No --compile-only: a complete program, every function defined.
-        let out = Command::new(&ptxas)
-            .args(["--gpu-name", arch.name(), "-o"])
-            .arg(path.with_extension("cubin"))
-            .arg(&path)
-            .output()
-            .expect("run ptxas");
-        assert!(
-            out.status.success(),
-            "ptxas rejected {}:\n{}",
-            path.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        if let Err(complaint) = assemble(&ptxas, &path, arch) {
+            panic!("ptxas rejected {}:\n{complaint}", path.display());
+        }
     }
 
     let n = POINTS.len();

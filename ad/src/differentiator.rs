@@ -121,8 +121,7 @@ impl Synthesize for Differentiator {
         crate::reverse::gpu::declare_shared_shadows(module);
         declare_rule_externs(module, request.function, &primal_name)?;
         declare_shadow_globals(module, request.function);
-        let signatures: HashMap<FuncId, Signature> =
-            module.functions.iter().map(|(id, f)| (id, f.signature.clone())).collect();
+        let signatures = module.signatures();
         // The derivative takes the next id; the split functions it calls follow it.
         let mut splits = SplitRegistry::new(
             self.split_memo.clone(),
@@ -246,8 +245,7 @@ impl Differentiator {
         while let Some(Reserved { request, id, combined, .. }) = queue.pop_front() {
             let callee = module.functions[request.function].name.clone();
             declare_rule_externs(module, request.function, &callee)?;
-            let signatures: HashMap<FuncId, Signature> =
-                module.functions.iter().map(|(id, f)| (id, f.signature.clone())).collect();
+            let signatures = module.signatures();
             let name = module.functions[id].name.clone();
             let mut splits = SplitRegistry::new(
                 self.split_memo.clone(),

@@ -54,6 +54,13 @@ impl Module {
         self.functions.get(func).map(|f| f.signature.clone())
     }
 
+    /// Every function's signature, by id: what a [`crate::builder::FunctionBuilder`]
+    /// building a function for this module looks callees up in, while the module itself
+    /// is borrowed mutably.
+    pub fn signatures(&self) -> std::collections::HashMap<FuncId, Signature> {
+        self.functions.iter().map(|(id, f)| (id, f.signature.clone())).collect()
+    }
+
     /// Computes the result type of `data` inside `func` (resolving direct callees here).
     pub fn result_type(
         &self,

@@ -75,6 +75,22 @@ pub fn build_cuda(file: &str, scratch: &Path) -> (Module, BuildOutput) {
     }
 }
 
+/// Assembles the PTX file `ptx` for `arch` with ptxas as a complete program (no
+/// `--compile-only`: every function must be defined); `Err` holds ptxas's complaint.
+pub fn assemble(ptxas: &Path, ptx: &Path, arch: adc_ptx::Arch) -> Result<(), String> {
+    let out = Command::new(ptxas)
+        .args(["--gpu-name", arch.name(), "-o"])
+        .arg(ptx.with_extension("cubin"))
+        .arg(ptx)
+        .output()
+        .expect("run ptxas");
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
 /// Distance in units in the last place between two doubles of the same sign.
 pub fn ulps64(a: f64, b: f64) -> u64 {
     (a.to_bits() as i64).abs_diff(b.to_bits() as i64)

@@ -35,9 +35,10 @@
 
 use std::collections::HashMap;
 
+use adc_ir::builder::FunctionBuilder;
 use adc_ir::{
-    BinaryOp, Block, CastOp, Constant, FuncAttrs, FuncId, Function, GlobalId, Inst, InstFlags,
-    InstructionData, IntCC, Linkage, Module, Signature, Type, Value, ValueDef,
+    BinaryOp, Block, BlockCall, CastOp, Constant, FuncAttrs, FuncId, Function, GlobalId, Inst,
+    InstFlags, InstructionData, IntCC, Linkage, Module, Signature, Type, Value, ValueDef,
 };
 use adc_passes::ivs::{Affine, TripCount};
 use adc_passes::loops::LoopId;
@@ -161,16 +162,45 @@ pub fn define_tape_push(module: &mut Module, realloc: FuncId) -> FuncId {
     let sig = Signature::new(vec![Type::PTR, Type::I64], Some(Type::PTR));
     let mut f = Function::new(TAPE_PUSH, sig);
     f.linkage = Linkage::Internal;
-    let signatures: HashMap<FuncId, Signature> =
-        module.functions.iter().map(|(id, f)| (id, f.signature.clone())).collect();
+    let signatures = module.signatures();
     let lookup = |id: FuncId| signatures.get(&id).cloned();
-    let mut b = adc_ir::builder::FunctionBuilder::new(&mut f, &lookup);
+    build_tape_push(&mut f, &lookup, |b, growth| {
+        let (_, grown) = b.call(realloc, vec![growth.data, growth.new_bytes]);
+        grown.expect("realloc returns a pointer")
+    });
+    module.add_function(f)
+}
+
+/// What the growth path of a tape push works with.
+pub(crate) struct TapeGrowth {
+    /// The current buffer (null before the first push).
+    pub data: Value,
+    /// Elements in use, and the size of one.
+    pub top: Value,
+    pub size: Value,
+    /// Bytes the grown buffer holds.
+    pub new_bytes: Value,
+}
+
+/// Builds the body of a tape push into `f` (signature `(ptr %tape, i64 %size) -> ptr`):
+/// reserve one element of `size` bytes in the tape `{data, top, capacity}`, doubling the
+/// capacity (at least 16 elements) when it is full, and return the element's address.
+/// `grow` emits how a buffer grows (CPU: `realloc`; GPU: allocate, copy, free): it starts
+/// in the growth block, may add blocks, and returns the new buffer holding the old
+/// elements from the block it ends in.
+pub(crate) fn build_tape_push(
+    f: &mut Function,
+    lookup: &dyn Fn(FuncId) -> Option<Signature>,
+    grow: impl FnOnce(&mut FunctionBuilder<'_>, TapeGrowth) -> Value,
+) {
+    let mut b = FunctionBuilder::new(f, lookup);
     let entry = b.create_entry_block();
-    let grow = b.create_block();
-    let store = b.create_block();
+    let grow_block = b.create_block();
+    let reserve = b.create_block();
     let params = b.func.dfg.block_params(entry).to_vec();
     let (tape, size) = (params[0], params[1]);
-    let data_param = b.append_block_param(store, Type::PTR);
+    let buffer = b.append_block_param(reserve, Type::PTR);
+
     b.switch_to_block(entry);
     let data = b.load(Type::PTR, tape, 8);
     let top_offset = b.iconst(Type::I64, TAPE_TOP_OFFSET);
@@ -180,30 +210,26 @@ pub fn define_tape_push(module: &mut Module, realloc: FuncId) -> FuncId {
     let cap_ptr = b.ptradd(tape, capacity_offset);
     let cap = b.load(Type::I64, cap_ptr, 8);
     let full = b.icmp(IntCC::Uge, top, cap);
-    b.brif(
-        full,
-        adc_ir::BlockCall::new(grow, Vec::new()),
-        adc_ir::BlockCall::new(store, vec![data]),
-    );
-    b.switch_to_block(grow);
+    b.brif(full, BlockCall::new(grow_block, Vec::new()), BlockCall::new(reserve, vec![data]));
+
+    b.switch_to_block(grow_block);
     let two = b.iconst(Type::I64, 2);
     let doubled = b.binary(BinaryOp::Mul, cap, two);
     let minimum = b.iconst(Type::I64, 16);
     let new_cap = b.binary(BinaryOp::Umax, doubled, minimum);
-    let bytes = b.binary(BinaryOp::Mul, new_cap, size);
-    let (_, grown) = b.call(realloc, vec![data, bytes]);
-    let grown = grown.expect("realloc returns a pointer");
+    let new_bytes = b.binary(BinaryOp::Mul, new_cap, size);
+    let grown = grow(&mut b, TapeGrowth { data, top, size, new_bytes });
     b.store(grown, tape, 8);
     b.store(new_cap, cap_ptr, 8);
-    b.jump(store, vec![grown]);
-    b.switch_to_block(store);
+    b.jump(reserve, vec![grown]);
+
+    b.switch_to_block(reserve);
     let offset = b.binary(BinaryOp::Mul, top, size);
-    let addr = b.ptradd(data_param, offset);
+    let addr = b.ptradd(buffer, offset);
     let one = b.iconst(Type::I64, 1);
     let next = b.binary(BinaryOp::Add, top, one);
     b.store(next, top_ptr, 8);
     b.ret(Some(addr));
-    module.add_function(f)
 }
 
 impl<'a> Synth<'a> {

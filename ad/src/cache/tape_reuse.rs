@@ -29,8 +29,6 @@
 //! too). The slots are numbered while the derivative is synthesized (`Synth` only reads
 //! the module) and added to the module right after (`add_tape_slots`).
 
-use std::collections::HashMap;
-
 use adc_ir::{
     AtomicRmwOp, BinaryOp, BlockCall, Constant, FuncAttrs, FuncId, Function, Global, GlobalId,
     Inst, InstructionData, IntCC, Linkage, Module, Ordering, Signature, Symbol, Type, Value,
@@ -88,16 +86,12 @@ fn take_attrs() -> FuncAttrs {
     helper_attrs() | FuncAttrs::NOALIAS_RETURN
 }
 
-fn signatures(module: &Module) -> HashMap<FuncId, Signature> {
-    module.functions.iter().map(|(id, f)| (id, f.signature.clone())).collect()
-}
-
 fn tape_take_body(module: &Module, malloc: FuncId, free: FuncId) -> Function {
     let sig = Signature::new(vec![Type::PTR, Type::I64], Some(Type::PTR));
     let mut f = Function::new(TAPE_TAKE, sig);
     f.linkage = Linkage::Internal;
     f.attrs = take_attrs();
-    let signatures = signatures(module);
+    let signatures = module.signatures();
     let lookup = |id: FuncId| signatures.get(&id).cloned();
     let mut b = adc_ir::builder::FunctionBuilder::new(&mut f, &lookup);
     let entry = b.create_entry_block();
@@ -157,7 +151,7 @@ fn tape_give_body(module: &Module, free: FuncId) -> Function {
     let mut f = Function::new(TAPE_GIVE, sig);
     f.linkage = Linkage::Internal;
     f.attrs = helper_attrs();
-    let signatures = signatures(module);
+    let signatures = module.signatures();
     let lookup = |id: FuncId| signatures.get(&id).cloned();
     let mut b = adc_ir::builder::FunctionBuilder::new(&mut f, &lookup);
     let entry = b.create_entry_block();

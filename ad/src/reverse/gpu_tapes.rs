@@ -32,7 +32,7 @@ use adc_ir::{
     InstructionData, IntCC, Linkage, Module, Signature, Type, Value, ValueDef,
 };
 
-use crate::cache::{TAPE_CAPACITY_OFFSET, TAPE_PUSH, TAPE_TOP_OFFSET};
+use crate::cache::{build_tape_push, TapeGrowth, TAPE_PUSH, TAPE_TOP_OFFSET};
 use crate::error::{AdError, AdErrorKind, Site};
 
 /// Bytes of tapes one derivative may keep in thread-local memory; larger tapes go to the
@@ -338,10 +338,6 @@ fn constant_value(f: &Function, value: Value, depth: usize) -> Option<u64> {
     }
 }
 
-fn signatures_of(module: &Module) -> HashMap<FuncId, Signature> {
-    module.functions.iter().map(|(id, f)| (id, f.signature.clone())).collect()
-}
-
 /// Defines [`DEVICE_ALLOC`] (once): `malloc(bytes)`, trapping when the device heap
 /// (`cudaLimitMallocHeapSize`, 8 MB unless the host raises it) cannot hold the block.
 fn define_device_alloc(module: &mut Module, malloc: FuncId) -> FuncId {
@@ -351,7 +347,7 @@ fn define_device_alloc(module: &mut Module, malloc: FuncId) -> FuncId {
     let mut f = Function::new(DEVICE_ALLOC, Signature::new(vec![Type::I64], Some(Type::PTR)));
     f.linkage = Linkage::Internal;
     f.attrs = FuncAttrs::NOUNWIND;
-    let signatures = signatures_of(module);
+    let signatures = module.signatures();
     let lookup = |id: FuncId| signatures.get(&id).cloned();
     let mut b = FunctionBuilder::new(&mut f, &lookup);
     let entry = b.create_entry_block();
@@ -372,84 +368,55 @@ fn define_device_alloc(module: &mut Module, malloc: FuncId) -> FuncId {
 }
 
 /// Replaces the body of `__adc_tape_push(ptr %tape, i64 %size) -> ptr` by its device
-/// version: same contract (reserve one element of `size` bytes, growing the buffer
-/// geometrically: doubling, at least 16 elements), growth by allocate, copy and free.
+/// version: same contract ([`build_tape_push`]), growth by allocate, copy and free.
 fn define_device_push(module: &mut Module, push: FuncId, alloc: FuncId, free: FuncId) {
-    let signatures = signatures_of(module);
+    let signatures = module.signatures();
     let lookup = |id: FuncId| signatures.get(&id).cloned();
     let old = &module.functions[push];
     let mut f = Function::new(old.name.clone(), old.signature.clone());
     f.linkage = old.linkage;
     f.attrs = old.attrs;
-    let mut b = FunctionBuilder::new(&mut f, &lookup);
-    let entry = b.create_entry_block();
-    let grow = b.create_block();
-    let copy = b.create_block();
-    let copy_byte = b.create_block();
-    let release = b.create_block();
-    let free_old = b.create_block();
-    let replace = b.create_block();
-    let reserve = b.create_block();
-    let params = b.func.dfg.block_params(entry).to_vec();
-    let (tape, size) = (params[0], params[1]);
-    let index = b.append_block_param(copy, Type::I64);
-    let buffer = b.append_block_param(reserve, Type::PTR);
+    build_tape_push(&mut f, &lookup, |b, growth| {
+        let TapeGrowth { data, top, size, new_bytes } = growth;
+        let copy = b.create_block();
+        let copy_byte = b.create_block();
+        let release = b.create_block();
+        let free_old = b.create_block();
+        let replace = b.create_block();
+        let index = b.append_block_param(copy, Type::I64);
+        let (_, grown) = b.call(alloc, vec![new_bytes]);
+        let grown = grown.expect("the device allocator returns a pointer");
+        let used = b.binary(BinaryOp::Mul, top, size);
+        let zero = b.iconst(Type::I64, 0);
+        b.jump(copy, vec![zero]);
 
-    b.switch_to_block(entry);
-    let data = b.load(Type::PTR, tape, 8);
-    let top_offset = b.iconst(Type::I64, TAPE_TOP_OFFSET);
-    let top_ptr = b.ptradd(tape, top_offset);
-    let top = b.load(Type::I64, top_ptr, 8);
-    let capacity_offset = b.iconst(Type::I64, TAPE_CAPACITY_OFFSET);
-    let cap_ptr = b.ptradd(tape, capacity_offset);
-    let cap = b.load(Type::I64, cap_ptr, 8);
-    let full = b.icmp(IntCC::Uge, top, cap);
-    b.brif(full, BlockCall::new(grow, Vec::new()), BlockCall::new(reserve, vec![data]));
+        // Bytewise: growth is rare (geometric), and element sizes vary.
+        b.switch_to_block(copy);
+        let more = b.icmp(IntCC::Ult, index, used);
+        b.brif(more, BlockCall::new(copy_byte, Vec::new()), BlockCall::new(release, Vec::new()));
+        b.switch_to_block(copy_byte);
+        let from = b.ptradd(data, index);
+        let byte = b.load(Type::I8, from, 1);
+        let to = b.ptradd(grown, index);
+        b.store(byte, to, 1);
+        let one = b.iconst(Type::I64, 1);
+        let next = b.binary(BinaryOp::Add, index, one);
+        b.jump(copy, vec![next]);
 
-    b.switch_to_block(grow);
-    let two = b.iconst(Type::I64, 2);
-    let doubled = b.binary(BinaryOp::Mul, cap, two);
-    let minimum = b.iconst(Type::I64, 16);
-    let new_cap = b.binary(BinaryOp::Umax, doubled, minimum);
-    let bytes = b.binary(BinaryOp::Mul, new_cap, size);
-    let (_, grown) = b.call(alloc, vec![bytes]);
-    let grown = grown.expect("the device allocator returns a pointer");
-    let used = b.binary(BinaryOp::Mul, top, size);
-    let zero = b.iconst(Type::I64, 0);
-    b.jump(copy, vec![zero]);
-
-    // Bytewise: growth is rare (geometric), and element sizes vary.
-    b.switch_to_block(copy);
-    let more = b.icmp(IntCC::Ult, index, used);
-    b.brif(more, BlockCall::new(copy_byte, Vec::new()), BlockCall::new(release, Vec::new()));
-    b.switch_to_block(copy_byte);
-    let from = b.ptradd(data, index);
-    let byte = b.load(Type::I8, from, 1);
-    let to = b.ptradd(grown, index);
-    b.store(byte, to, 1);
-    let one = b.iconst(Type::I64, 1);
-    let next = b.binary(BinaryOp::Add, index, one);
-    b.jump(copy, vec![next]);
-
-    b.switch_to_block(release);
-    let null = b.constant(Type::PTR, Constant::Int(0));
-    let had_buffer = b.icmp(IntCC::Ne, data, null);
-    b.brif(had_buffer, BlockCall::new(free_old, Vec::new()), BlockCall::new(replace, Vec::new()));
-    b.switch_to_block(free_old);
-    b.call(free, vec![data]);
-    b.jump(replace, Vec::new());
-    b.switch_to_block(replace);
-    b.store(grown, tape, 8);
-    b.store(new_cap, cap_ptr, 8);
-    b.jump(reserve, vec![grown]);
-
-    b.switch_to_block(reserve);
-    let offset = b.binary(BinaryOp::Mul, top, size);
-    let addr = b.ptradd(buffer, offset);
-    let one = b.iconst(Type::I64, 1);
-    let next_top = b.binary(BinaryOp::Add, top, one);
-    b.store(next_top, top_ptr, 8);
-    b.ret(Some(addr));
+        b.switch_to_block(release);
+        let null = b.constant(Type::PTR, Constant::Int(0));
+        let had_buffer = b.icmp(IntCC::Ne, data, null);
+        b.brif(
+            had_buffer,
+            BlockCall::new(free_old, Vec::new()),
+            BlockCall::new(replace, Vec::new()),
+        );
+        b.switch_to_block(free_old);
+        b.call(free, vec![data]);
+        b.jump(replace, Vec::new());
+        b.switch_to_block(replace);
+        grown
+    });
     module.functions[push] = f;
 }
 

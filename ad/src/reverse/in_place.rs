@@ -18,11 +18,9 @@
 //! the shadow between the two adjoints.
 
 use std::collections::{HashMap, HashSet};
-use std::rc::Rc;
 
 use adc_ir::{Function, Inst, InstructionData, Module, Type};
 use adc_passes::alias::{AliasAnalysis, MemLoc, ModRef};
-use adc_passes::effects::ModuleEffects;
 
 /// The in-place update pairs of a primal function.
 #[derive(Default)]
@@ -33,12 +31,7 @@ pub(crate) struct InPlace {
     pub loads: HashSet<Inst>,
 }
 
-pub(crate) fn in_place_updates(
-    module: &Module,
-    func: &Function,
-    effects: &Rc<ModuleEffects>,
-) -> InPlace {
-    let alias = AliasAnalysis::new(module, func, Rc::clone(effects));
+pub(crate) fn in_place_updates(module: &Module, func: &Function, alias: &AliasAnalysis) -> InPlace {
     let mut pairs = InPlace::default();
     for &block in func.layout.blocks() {
         let insts = func.layout.block_insts(block);
@@ -87,8 +80,8 @@ fn all_float(ty: &Type) -> bool {
     ty.lane_type().is_float()
 }
 
-/// Instructions without a single memory location of their own whose reverse may touch
-/// shadow memory: calls, copies, fills, atomics, fences.
+/// Instructions without a single known memory location whose reverse may touch shadow
+/// memory: calls, copies, fills, atomics, fences, and loads of an unknown location.
 fn touches_memory(data: &InstructionData) -> bool {
     (data.has_side_effects() && !data.is_terminator())
         || matches!(data, InstructionData::Load { .. })

@@ -45,11 +45,13 @@ mod reread;
 mod split;
 
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 use adc_ir::{
     BinaryOp, Block, Constant, FuncId, Function, Inst, InstFlags, InstructionData, Linkage, Module,
     Signature, Type, Value, ValueDef,
 };
+use adc_passes::alias::AliasAnalysis;
 use adc_passes::cfg::ControlFlowGraph;
 use adc_passes::domtree::DominatorTree;
 use adc_passes::ivs::InductionVars;
@@ -272,11 +274,10 @@ fn synthesize_planned(
     } else {
         reread::Ordering::Sequential
     };
-    let rereads = reread::rereads(module, primal, &env.facts.effects, ordering);
+    let alias = AliasAnalysis::new(module, primal, Rc::clone(&env.facts.effects));
+    let rereads = reread::rereads(module, primal, &alias, ordering);
     let in_place = match ordering {
-        reread::Ordering::Sequential => {
-            in_place::in_place_updates(module, primal, &env.facts.effects)
-        }
+        reread::Ordering::Sequential => in_place::in_place_updates(module, primal, &alias),
         reread::Ordering::Unordered => in_place::InPlace::default(),
     };
     if info.incoming.get(&EdgeTarget::Block(entry)).is_some_and(|e| !e.is_empty()) {

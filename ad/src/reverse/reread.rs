@@ -27,12 +27,10 @@
 //! function may write its location.
 
 use std::collections::{HashMap, HashSet};
-use std::rc::Rc;
 
 use adc_ir::{Block, Function, Inst, InstructionData, Module, Value, ValueDef};
 use adc_passes::alias::{const_i64, AliasAnalysis, MemLoc};
 use adc_passes::cfg::ControlFlowGraph;
-use adc_passes::effects::ModuleEffects;
 
 /// Allocators whose result is the block `free` releases.
 const FREEABLE_ALLOCATORS: &[&str] = &["malloc", "calloc", "aligned_alloc"];
@@ -78,10 +76,9 @@ pub(crate) enum Ordering {
 pub(crate) fn rereads(
     module: &Module,
     func: &Function,
-    effects: &Rc<ModuleEffects>,
+    alias: &AliasAnalysis,
     ordering: Ordering,
 ) -> Rereads {
-    let alias = AliasAnalysis::new(module, func, Rc::clone(effects));
     let cfg = ControlFlowGraph::new(func);
     let mut reach = Reachability::new(func, &cfg);
     let deferred = match ordering {
@@ -309,7 +306,7 @@ mod tests {
     use adc_passes::effects::ModuleEffects;
     use adc_passes::manager::AnalysisManager;
 
-    use super::{rereads, Ordering, Rereads};
+    use super::{rereads, AliasAnalysis, Ordering, Rereads};
 
     const DECLS: &str = "
 declare @malloc(i64) -> ptr willreturn noalias_return nofree
@@ -320,7 +317,8 @@ declare @free(ptr nocapture) willreturn
         let module = parse_module(&format!("{DECLS}{body}")).unwrap();
         let func = &module.functions[module.function_by_name("f").unwrap()];
         let effects = Rc::new(ModuleEffects::new(&module, &mut AnalysisManager::new()));
-        let found = rereads(&module, func, &effects, ordering);
+        let alias = AliasAnalysis::new(&module, func, effects);
+        let found = rereads(&module, func, &alias, ordering);
         let reread_names = func
             .layout
             .insts()

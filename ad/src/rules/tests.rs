@@ -101,8 +101,7 @@ fn build(op: Differentiable<'static>, ty: &Type) -> Harness {
     for (name, sig) in externs_needed(op, ty).expect("externs") {
         declare(&mut module, name, sig);
     }
-    let signatures: HashMap<FuncId, Signature> =
-        module.functions.iter().map(|(id, f)| (id, f.signature.clone())).collect();
+    let signatures = module.signatures();
     let by_name: HashMap<String, FuncId> =
         module.functions.iter().map(|(id, f)| (f.name.clone(), id)).collect();
     let sigs = |id: FuncId| signatures.get(&id).cloned();
@@ -464,8 +463,7 @@ fn vector_rules_work_lane_wise() {
         for (name, sig) in externs_needed(op, &vty).unwrap() {
             declare(&mut module, name, sig);
         }
-        let signatures: HashMap<FuncId, Signature> =
-            module.functions.iter().map(|(id, f)| (id, f.signature.clone())).collect();
+        let signatures = module.signatures();
         let by_name: HashMap<String, FuncId> =
             module.functions.iter().map(|(id, f)| (f.name.clone(), id)).collect();
         let sigs = |id: FuncId| signatures.get(&id).cloned();
@@ -656,8 +654,7 @@ fn inactive_operands_cost_no_code() {
     }
     let by_name: HashMap<String, FuncId> =
         module.functions.iter().map(|(id, f)| (f.name.clone(), id)).collect();
-    let signatures: HashMap<FuncId, Signature> =
-        module.functions.iter().map(|(id, f)| (id, f.signature.clone())).collect();
+    let signatures = module.signatures();
     let sigs = |id: FuncId| signatures.get(&id).cloned();
     let resolve = |name: &str| by_name.get(name).copied();
     let log = by_name["log"];
