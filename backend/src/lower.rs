@@ -17,8 +17,8 @@ use adc_ir::{
     Value, ValueDef,
 };
 use cranelift_codegen::ir::{
-    self, condcodes, types, BlockArg, ExternalName, InstBuilder, MemFlagsData, StackSlotData,
-    StackSlotKind, UserExternalName,
+    self, condcodes, condcodes::CondCode, types, BlockArg, ExternalName, InstBuilder, MemFlagsData,
+    StackSlotData, StackSlotKind, UserExternalName,
 };
 use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_entity::SecondaryMap;
@@ -84,8 +84,9 @@ pub fn lower_function<M: ClModule>(
         simd: ids.simd,
         abi_simd,
         dynamic_allocas: None,
+        dom,
     };
-    let order: Vec<Block> = dom.rpo().to_vec();
+    let order: Vec<Block> = cx.dom.rpo().to_vec();
     let entry = func.entry_block();
     for &block in &order {
         let cl = cx.b.create_block();
@@ -147,6 +148,7 @@ pub(crate) struct Lower<'a, 'b, M: ClModule> {
     /// The stack slot holding the head of this call's list of heap-backed allocas (see
     /// [`Lower::alloca`]); `None` when every alloca is a static stack slot.
     dynamic_allocas: Option<ir::StackSlot>,
+    dom: DomTree,
 }
 
 pub(crate) fn mem() -> MemFlagsData {
@@ -461,7 +463,15 @@ impl<M: ClModule> Lower<'_, '_, M> {
                 let c = self.one(*cond)?;
                 let (tb, targs) = self.block_call(then_dest)?;
                 let (eb, eargs) = self.block_call(else_dest)?;
-                self.b.ins().brif(c, tb, &targs, eb, &eargs);
+                let here = self.func.layout.inst_block(inst).ok_or("branch outside a block")?;
+                if self.continues_loop(here, then_dest.block)
+                    && !self.continues_loop(here, else_dest.block)
+                {
+                    let not_c = self.negate_condition(c);
+                    self.b.ins().brif(not_c, eb, &eargs, tb, &targs);
+                } else {
+                    self.b.ins().brif(c, tb, &targs, eb, &eargs);
+                }
                 Vec::new()
             }
             D::Switch { value, default, cases } => {
@@ -497,6 +507,41 @@ impl<M: ClModule> Lower<'_, '_, M> {
             }
             _ => return Err(format!("{} is a per-lane operation", data.opcode_name())),
         })
+    }
+
+    /// Whether a branch from `from` to `target` goes round a loop: `target` dominates
+    /// `from` (a back edge), or `target` is a latch that jumps to such a header.
+    ///
+    /// Cranelift lays blocks out in the reverse post-order of a DFS that visits a
+    /// `brif`'s first successor first, which puts that successor after everything
+    /// reachable from the second one. A latch named first therefore lands after the
+    /// rest of the function, every value live through the loop is live across all of
+    /// that code in linear order, and the register allocator reloads them on each
+    /// back edge (GMM's reversed triangle: five reloads per iteration). Naming the exit
+    /// first keeps the latch next to its loop.
+    fn continues_loop(&self, from: Block, target: Block) -> bool {
+        let header = match self.func.terminator(target).map(|t| &self.func.dfg.insts[t]) {
+            _ if self.dom.dominates(target, from) => return true,
+            Some(D::Jump { dest }) => dest.block,
+            _ => return false,
+        };
+        self.dom.dominates(header, target) && self.dom.dominates(header, from)
+    }
+
+    /// `c == 0` as a branch condition, folding into the comparison that produced `c`.
+    fn negate_condition(&mut self, c: ir::Value) -> ir::Value {
+        if let ir::ValueDef::Result(def, 0) = self.b.func.dfg.value_def(c) {
+            match self.b.func.dfg.insts[def] {
+                ir::InstructionData::IntCompare { cond, args, .. } => {
+                    return self.b.ins().icmp(cond.complement(), args[0], args[1]);
+                }
+                ir::InstructionData::FloatCompare { cond, args, .. } => {
+                    return self.b.ins().fcmp(cond.complement(), args[0], args[1]);
+                }
+                _ => {}
+            }
+        }
+        self.b.ins().icmp_imm_u(condcodes::IntCC::Equal, c, 0)
     }
 
     fn block_call(&self, call: &adc_ir::BlockCall) -> R<(ir::Block, Vec<BlockArg>)> {
