@@ -15,6 +15,7 @@ pub mod effects;
 pub mod egraph;
 pub mod gvn;
 pub mod inline;
+pub mod interleave;
 pub mod ivs;
 pub mod licm;
 pub mod loops;

@@ -77,6 +77,9 @@ const POST_AD: &[&str] = &[
     "licm",
     // `dx += a*w; dx += b*w` -> `dx += (a+b)*w`, under `reassoc` only.
     "egraph",
+    // Adjoints accumulated once per iteration of a reversed loop (a loop-carried `fadd`
+    // chain the primal loop did not have) become two partial sums.
+    "interleave",
     // Zero-initializations of shadows that are overwritten or never read, before dce.
     "dse",
     // What the reverse pass computed but nobody reads.

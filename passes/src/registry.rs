@@ -132,6 +132,13 @@ pub static REGISTRY: &[PassInfo] = &[
         create: function_pass!(crate::dse::Dse),
     },
     PassInfo {
+        name: "interleave",
+        description:
+            "split reassociable float sums carried by small innermost loops into two partial sums (unroll x2)",
+        kind: Transform,
+        create: function_pass!(crate::interleave::Interleave),
+    },
+    PassInfo {
         name: "egraph",
         description:
             "e-graph simplification (egg): IEEE-exact rules always, fast-math rules under flags",

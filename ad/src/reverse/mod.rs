@@ -583,11 +583,21 @@ impl<'a> Synth<'a> {
     }
 
     /// `old + d` on the float leaves of `ty`; other leaves keep `old`.
+    ///
+    /// The additions carry `reassoc`: the order in which a value's adjoint contributions
+    /// arrive is an artifact of the reverse sweep, not the program's, so later passes may
+    /// regroup them (`interleave` splits a sum carried by a reversed loop in two, egraph
+    /// factors `dx += a*w; dx += b*w`).
     pub fn accumulate(&mut self, old: Value, d: Value) -> Value {
         let ty = self.ty(old);
+        let add = InstructionData::Binary {
+            op: BinaryOp::Fadd,
+            flags: InstFlags::REASSOC,
+            args: [old, d],
+        };
         match &ty {
-            Type::F32 | Type::F64 => self.binary(BinaryOp::Fadd, old, d),
-            Type::Vector(elem, _) if elem.is_float() => self.binary(BinaryOp::Fadd, old, d),
+            Type::F32 | Type::F64 => self.val(add),
+            Type::Vector(elem, _) if elem.is_float() => self.val(add),
             Type::Struct(_) | Type::Array(..) if has_float(&ty) => {
                 let mut acc = old;
                 for index in 0..aggregate_len(&ty) {
