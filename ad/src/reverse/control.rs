@@ -10,10 +10,12 @@
 //! tape entry: the path is known statically.
 //!
 //! A merge with two incoming edges chosen by one `brif` (if/else diamonds, triangles, two
-//! returns) needs no tape entry either: the reverse pass gets that `brif`'s condition
-//! like any other primal value (recomputed when its operands are, cached otherwise) and
-//! branches on it. Other merges (loop headers, switches, longer paths) are taped, one
-//! 8-byte entry per dynamic merge.
+//! returns, and arms of any length, loops included, when each edge's source is
+//! dominated by its arm of the merge's immediate dominator) needs no tape entry either:
+//! the reverse pass gets that `brif`'s condition like any other primal value (recomputed
+//! when its operands are, cached otherwise) and branches on it. Other merges (loop
+//! headers, switches, arms entered from elsewhere) are taped, one 8-byte entry per
+//! dynamic merge.
 
 use std::collections::HashMap;
 
@@ -106,14 +108,55 @@ impl<'a> Synth<'a> {
     fn decider(&self, target: EdgeTarget) -> Option<(Value, usize)> {
         let edges = self.info.incoming.get(&target)?;
         let [e0, e1] = edges.as_slice() else { return None };
-        let (p0, k0) = self.edge_decision(target, *e0)?;
-        let (p1, k1) = self.edge_decision(target, *e1)?;
+        let (p0, k0, p1, k1) =
+            match (self.edge_decision(target, *e0), self.edge_decision(target, *e1)) {
+                (Some((p0, k0)), Some((p1, k1))) if p0 == p1 => (p0, k0, p1, k1),
+                _ => {
+                    let (p, k0) = self.dominating_arm(target, *e0)?;
+                    let (_, k1) = self.dominating_arm(target, *e1)?;
+                    (p, k0, p, k1)
+                }
+            };
         if p0 != p1 || k0 == k1 {
             return None;
         }
         let term = self.primal.terminator(p0)?;
         let InstructionData::Brif { cond, .. } = self.primal.dfg.insts[term] else { return None };
         Some((cond, if k0 == 0 { 0 } else { 1 }))
+    }
+
+    /// The arm of the `brif` ending `target`'s immediate dominator `D` that edge `e` comes
+    /// through, when that is fixed by dominance: `e` leaves `D` itself, or its source is
+    /// dominated by an arm `S` entered only from `D` (or along back edges from blocks `S`
+    /// dominates). Then the last execution of `D` before `e` chose `S`: a path that
+    /// reached `e`'s source after choosing the other arm, without passing `D` again, would
+    /// also avoid `S` (nothing else leads into it first), so `S` would not dominate the
+    /// source. This covers merges whose arms contain loops
+    /// (`if (col + 1 < d) { for row ... }` in GMM's triangle), which `edge_decision`, one
+    /// block deep, does not.
+    fn dominating_arm(&self, target: EdgeTarget, e: Edge) -> Option<(Block, usize)> {
+        let EdgeTarget::Block(block) = target else { return None };
+        let d = self.info.domtree.idom(block)?;
+        let term = self.primal.terminator(d)?;
+        let InstructionData::Brif { then_dest, else_dest, .. } = &self.primal.dfg.insts[term]
+        else {
+            return None;
+        };
+        if e.from == d {
+            return Some((d, e.succ_index));
+        }
+        for (k, arm) in [then_dest.block, else_dest.block].into_iter().enumerate() {
+            // Entered only from `D`, or along back edges from blocks it dominates (the
+            // arm may be a loop header): those cannot be reached without passing it.
+            let entered_from_d =
+                self.info.incoming.get(&EdgeTarget::Block(arm)).is_some_and(|way_in| {
+                    way_in.iter().all(|w| w.from == d || self.info.domtree.dominates(arm, w.from))
+                });
+            if arm != block && entered_from_d && self.info.domtree.dominates(arm, e.from) {
+                return Some((d, k));
+            }
+        }
+        None
     }
 
     /// Clones a terminator into the forward pass. Branch arguments gain the shadows of
