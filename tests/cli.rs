@@ -196,3 +196,56 @@ fn analyze_runs_a_pipeline_first_when_asked() {
     assert!(err.contains("no-such-pipeline") && err.contains("pre-ad"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// `--denormals=flush`: inside the derivative a denormal adjoint (1e-200 * 1e-120) is
+/// flushed to zero; after it returns, the caller computes the same product with IEEE
+/// denormals again (MXCSR restored). The default build keeps the denormal everywhere.
+#[test]
+fn denormals_flush_applies_to_the_derivative_only() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli");
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let c = scratch(
+        "denormal.c",
+        r#"#include <stdio.h>
+extern int enzyme_const;
+extern double __enzyme_autodiff(void *, ...);
+static double f(double x, double a, double b) { return x * a * b; }
+int main(void) {
+  volatile double a = 1e-200, b = 1e-120;
+  double dx = __enzyme_autodiff((void *)f, 2.0, enzyme_const, (double)a, enzyme_const, (double)b);
+  double after = a * b;
+  printf("%d %d\n", dx != 0.0, after != 0.0);
+  return 0;
+}
+"#,
+    );
+    let bc = dir.join("denormal.bc");
+    let clang =
+        Command::new("clang-19").args(["-O2", "-c", "-emit-llvm", "-o"]).arg(&bc).arg(&c).status();
+    if !clang.is_ok_and(|s| s.success()) {
+        eprintln!("clang-19 unavailable: skipping");
+        return;
+    }
+    for (mode, expected) in [("ieee", "1 1"), ("flush", "0 1")] {
+        let obj = dir.join(format!("denormal_{mode}.o"));
+        let exe = dir.join(format!("denormal_{mode}"));
+        let flag = format!("--denormals={mode}");
+        let out = adc(&["build", &flag, bc.to_str().unwrap(), "-o", obj.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let linked = Command::new("cc").arg(&obj).arg("-o").arg(&exe).status();
+        assert!(linked.is_ok_and(|s| s.success()), "link {mode}");
+        let run = Command::new(&exe).output().expect("runs");
+        assert_eq!(stdout(&run).trim(), expected, "{mode}");
+    }
+    let out = adc(&[
+        "build",
+        "--denormals=flush",
+        "--emit",
+        "ptx",
+        bc.to_str().unwrap(),
+        "-o",
+        "/dev/null",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("--denormals=flush applies to CPU code"), "{}", stderr(&out));
+}

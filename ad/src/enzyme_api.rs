@@ -147,6 +147,9 @@ pub struct LoweringReport {
     pub calls_lowered: usize,
     /// Distinct requests (a derivative is synthesized once per request).
     pub requests: Vec<DiffRequest>,
+    /// The derivative functions `__enzyme_autodiff`/`__enzyme_fwddiff` calls now call,
+    /// once each (split-mode entry points not included).
+    pub derivatives: Vec<FuncId>,
     /// Where the tapes of a GPU module live (`crate::reverse::gpu_tapes`).
     pub device_tapes: crate::reverse::gpu_tapes::DeviceTapes,
 }
@@ -198,6 +201,9 @@ pub fn lower_enzyme_calls(
         module.functions[caller] = func;
         result.map_err(|reason| bad_call(api_name(decoded.mode), site, reason))?;
         report.calls_lowered += 1;
+        if !report.derivatives.contains(&derivative) {
+            report.derivatives.push(derivative);
+        }
         if !report.requests.contains(&decoded.request) {
             report.requests.push(decoded.request);
         }

@@ -23,6 +23,7 @@ mod simd;
 use adc_ir::Diagnostic;
 
 pub use jit::{Jit, JitValue};
+pub use module::{FLUSH_ENTER, FLUSH_EXIT};
 pub use object::{compile_object, compile_object_with};
 
 /// What the backend is asked to do, recorded by the callers' reports.

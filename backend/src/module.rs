@@ -69,9 +69,16 @@ pub fn build_inspecting<M: ClModule>(
             ids.simd_abi.contains(&id),
         )
         .map_err(err)?;
-        let l = linkage(func.linkage, !func.is_declaration());
+        let machine_helper = func.is_declaration() && machine_helper_bytes(&func.name).is_some();
+        let l = match machine_helper {
+            true => ClLinkage::Local,
+            false => linkage(func.linkage, !func.is_declaration()),
+        };
         let cl = cm.declare_function(&func.name, l, &sig).map_err(|e| err(e.to_string()))?;
         ids.funcs.insert(id, cl);
+        if machine_helper {
+            define_machine_helper(cm, &func.name, cl).map_err(err)?;
+        }
     }
     for (id, global) in module.globals.iter() {
         let l = linkage(global.linkage, global.init.is_some());
@@ -198,6 +205,51 @@ fn note_function_addresses(c: &Constant, out: &mut HashSet<FuncId>) {
         }
         _ => {}
     }
+}
+
+/// `__adc_fp_flush_enter() -> i32`: sets MXCSR's flush-to-zero and denormals-are-zero
+/// bits and returns the previous MXCSR; `__adc_fp_flush_exit(i32)` restores it. Calls to
+/// them bracket derivatives built with `--denormals=flush` (`src/build.rs`). Cranelift
+/// has no MXCSR instructions, so they are machine code (leaf functions using the red
+/// zone). Declarations with these names are defined here, locally.
+pub const FLUSH_ENTER: &str = "__adc_fp_flush_enter";
+pub const FLUSH_EXIT: &str = "__adc_fp_flush_exit";
+
+fn machine_helper_bytes(name: &str) -> Option<&'static [u8]> {
+    const ENTER: &[u8] = &[
+        0x0f, 0xae, 0x5c, 0x24, 0xfc, // stmxcsr -4(%rsp)
+        0x8b, 0x44, 0x24, 0xfc, // mov -4(%rsp), %eax
+        0x89, 0xc1, // mov %eax, %ecx
+        0x81, 0xc9, 0x40, 0x80, 0x00, 0x00, // or $0x8040, %ecx (FTZ | DAZ)
+        0x89, 0x4c, 0x24, 0xfc, // mov %ecx, -4(%rsp)
+        0x0f, 0xae, 0x54, 0x24, 0xfc, // ldmxcsr -4(%rsp)
+        0xc3, // ret
+    ];
+    const EXIT: &[u8] = &[
+        0x89, 0x7c, 0x24, 0xfc, // mov %edi, -4(%rsp)
+        0x0f, 0xae, 0x54, 0x24, 0xfc, // ldmxcsr -4(%rsp)
+        0xc3, // ret
+    ];
+    match name {
+        FLUSH_ENTER => Some(ENTER),
+        FLUSH_EXIT => Some(EXIT),
+        _ => None,
+    }
+}
+
+fn define_machine_helper<M: ClModule>(
+    cm: &mut M,
+    name: &str,
+    id: cranelift_module::FuncId,
+) -> Result<(), String> {
+    let arch = cm.isa().triple().architecture;
+    if arch != target_lexicon::Architecture::X86_64 {
+        return Err(format!(
+            "flushing denormals (`{name}`) is implemented for x86-64 only, not {arch}"
+        ));
+    }
+    let bytes = machine_helper_bytes(name).ok_or("not a machine helper")?;
+    cm.define_function_bytes(id, 16, bytes, &[]).map_err(|e| e.to_string())
 }
 
 /// A thunk per variadic callee that is called directly: Cranelift never sets `%al`, the

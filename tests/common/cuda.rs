@@ -67,6 +67,7 @@ pub fn build_cuda(file: &str, scratch: &Path) -> (Module, BuildOutput) {
         ad_before_opt: false,
         emit: Emit::Ir,
         backend: Default::default(),
+        flush_denormals: false,
     };
     let mut synth = adc_ad::Differentiator::default();
     match build(&mut module, file, &options, &mut synth) {
