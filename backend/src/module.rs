@@ -70,9 +70,10 @@ pub fn build_inspecting<M: ClModule>(
         )
         .map_err(err)?;
         let machine_helper = func.is_declaration() && machine_helper_bytes(&func.name).is_some();
-        let l = match machine_helper {
-            true => ClLinkage::Local,
-            false => linkage(func.linkage, !func.is_declaration()),
+        let l = if machine_helper {
+            ClLinkage::Local
+        } else {
+            linkage(func.linkage, !func.is_declaration())
         };
         let cl = cm.declare_function(&func.name, l, &sig).map_err(|e| err(e.to_string()))?;
         ids.funcs.insert(id, cl);

@@ -152,7 +152,7 @@ fn plan(func: &Function, l: &Loop) -> Option<Plan> {
     let InstructionData::Jump { dest } = &func.dfg.insts[term] else { return None };
     let mut sums = Vec::new();
     for (index, &param) in func.dfg.block_params(l.header).iter().enumerate() {
-        if !is_float(func.dfg.value_type(param)) {
+        if !func.dfg.value_type(param).lane_type().is_float() {
             continue;
         }
         let next = dest.args[index];
@@ -178,10 +178,6 @@ fn plan(func: &Function, l: &Loop) -> Option<Plan> {
     Some(Plan { blocks: l.blocks.clone(), header: l.header, latch, exit, sums })
 }
 
-fn is_float(ty: &Type) -> bool {
-    matches!(ty.lane_type(), Type::F32 | Type::F64)
-}
-
 fn interleave(func: &mut Function, plan: &Plan) {
     let in_loop: HashSet<Block> = plan.blocks.iter().copied().collect();
     to_lcssa(func, plan, &in_loop);
@@ -190,17 +186,13 @@ fn interleave(func: &mut Function, plan: &Plan) {
     // definition dominates its uses, so it is cloned first).
     let mut blocks: HashMap<Block, Block> = HashMap::new();
     let mut values: HashMap<Value, Value> = HashMap::new();
-    let before = func.layout.blocks().iter().position(|b| *b == plan.exit);
     for &block in &plan.blocks {
         let copy = func.dfg.make_block();
         if let Some(name) = func.dfg.block_name(block) {
             let name = format!("{name}.2");
             func.dfg.set_block_name(copy, &name);
         }
-        match before {
-            Some(_) => func.layout.insert_block_before(copy, plan.exit),
-            None => func.layout.append_block(copy),
-        }
+        func.layout.insert_block_before(copy, plan.exit);
         for &param in &func.dfg.block_params(block).to_vec() {
             let ty = func.dfg.value_type(param).clone();
             values.insert(param, func.dfg.append_block_param(copy, ty));
@@ -238,28 +230,22 @@ fn interleave(func: &mut Function, plan: &Plan) {
         carried_b.push(func.dfg.append_block_param(header_b, ty));
     }
     // Entries from outside start the other half at -0.0.
+    let zeros: Vec<Value> = carried_a
+        .iter()
+        .map(|c| {
+            let ty = func.dfg.value_type(*c).clone();
+            insert_const_at_entry(func, ty.clone(), negative_zero(&ty))
+        })
+        .collect();
     let preds: Vec<Block> = func.layout.blocks().to_vec();
     for pred in preds {
         if in_loop.contains(&pred) || blocks.values().any(|b| *b == pred) {
             continue;
         }
         let Some(term) = func.terminator(pred) else { continue };
-        let targets =
-            func.dfg.insts[term].branch_targets().iter().filter(|c| c.block == plan.header).count();
-        for k in 0..targets {
-            let mut zeros = Vec::new();
-            for sum in &plan.sums {
-                let param = func.dfg.block_params(plan.header)[sum.index];
-                let ty = func.dfg.value_type(param).clone();
-                zeros.push(insert_const_at_entry(func, ty.clone(), negative_zero(&ty)));
-            }
-            let call = func.dfg.insts[term]
-                .branch_targets_mut()
-                .into_iter()
-                .filter(|c| c.block == plan.header)
-                .nth(k);
-            if let Some(call) = call {
-                call.args.extend(zeros);
+        for call in func.dfg.insts[term].branch_targets_mut() {
+            if call.block == plan.header {
+                call.args.extend(zeros.iter().copied());
             }
         }
     }

@@ -108,19 +108,19 @@ impl<'a> Synth<'a> {
     fn decider(&self, target: EdgeTarget) -> Option<(Value, usize)> {
         let edges = self.info.incoming.get(&target)?;
         let [e0, e1] = edges.as_slice() else { return None };
-        let (p0, k0, p1, k1) =
+        let (block, k0, k1) =
             match (self.edge_decision(target, *e0), self.edge_decision(target, *e1)) {
-                (Some((p0, k0)), Some((p1, k1))) if p0 == p1 => (p0, k0, p1, k1),
+                (Some((p0, k0)), Some((p1, k1))) if p0 == p1 => (p0, k0, k1),
+                // Both arms belong to the `brif` of one block: `target`'s immediate dominator.
                 _ => {
-                    let (p, k0) = self.dominating_arm(target, *e0)?;
-                    let (_, k1) = self.dominating_arm(target, *e1)?;
-                    (p, k0, p, k1)
+                    let (block, k0) = self.dominating_arm(target, *e0)?;
+                    (block, k0, self.dominating_arm(target, *e1)?.1)
                 }
             };
-        if p0 != p1 || k0 == k1 {
+        if k0 == k1 {
             return None;
         }
-        let term = self.primal.terminator(p0)?;
+        let term = self.primal.terminator(block)?;
         let InstructionData::Brif { cond, .. } = self.primal.dfg.insts[term] else { return None };
         Some((cond, if k0 == 0 { 0 } else { 1 }))
     }

@@ -214,7 +214,7 @@ fn every_return_path_passes(
         return false;
     };
     if start == goal {
-        return position(func, from) < position(func, through);
+        return func.layout.inst_index(from) < func.layout.inst_index(through);
     }
     let mut seen = HashSet::from([start]);
     let mut stack = vec![start];
@@ -237,11 +237,6 @@ fn every_return_path_passes(
         }
     }
     true
-}
-
-fn position(func: &Function, inst: Inst) -> usize {
-    let block = func.layout.inst_block(inst).expect("placed instruction");
-    func.layout.block_insts(block).iter().position(|i| *i == inst).expect("in its block")
 }
 
 /// Which instructions can execute after which in one run of the function.
