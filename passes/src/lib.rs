@@ -28,6 +28,7 @@ pub mod sccp;
 pub mod simplify_cfg;
 pub mod sroa;
 pub mod utility;
+pub mod vectorize;
 
 pub use manager::{
     AnalysisContext, AnalysisManager, AnyPass, DependsOn, FunctionAnalysis, FunctionContext,

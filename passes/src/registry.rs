@@ -139,6 +139,13 @@ pub static REGISTRY: &[PassInfo] = &[
         create: function_pass!(crate::interleave::Interleave),
     },
     PassInfo {
+        name: "vectorize",
+        description:
+            "run two iterations of simple innermost f64 loops at once in <2 x f64> (remainder in the original loop)",
+        kind: Transform,
+        create: function_pass!(crate::vectorize::Vectorize),
+    },
+    PassInfo {
         name: "egraph",
         description:
             "e-graph simplification (egg): IEEE-exact rules always, fast-math rules under flags",

@@ -49,7 +49,7 @@ use std::rc::Rc;
 
 use adc_ir::{
     BinaryOp, Block, Constant, FuncId, Function, Inst, InstFlags, InstructionData, Linkage, Module,
-    Signature, Type, Value, ValueDef,
+    ParamAttrs, Signature, Type, Value, ValueDef,
 };
 use adc_passes::alias::AliasAnalysis;
 use adc_passes::cfg::ControlFlowGraph;
@@ -300,6 +300,9 @@ fn synthesize_planned(
     };
     let mut f = Function::new(name, signature);
     f.linkage = Linkage::Internal;
+    if !split {
+        f.param_attrs = derivative_param_attrs(primal, request);
+    }
     // Split mode: the parameters live in an entry block that allocates the frame.
     let params_block = f.dfg.make_block();
     f.layout.append_block(params_block);
@@ -372,6 +375,25 @@ fn synthesize_planned(
 }
 
 /// The derivative's signature as fixed by `crate::request`.
+/// `noalias` of the primal's pointer parameters carries over to the same parameters of
+/// the derivative: it reads and writes their objects exactly as the primal does, and a
+/// shadow never points into primal memory (Enzyme's contract for `enzyme_dup`). Shadows
+/// get nothing: two read-only `restrict` inputs may legally be one array, and then their
+/// shadows are one array too, written through both.
+fn derivative_param_attrs(primal: &Function, request: &DiffRequest) -> Vec<ParamAttrs> {
+    let mut attrs = Vec::new();
+    for ((ty, activity), primal_attrs) in
+        primal.signature.params.iter().zip(&request.args).zip(&primal.param_attrs)
+    {
+        let noalias = primal_attrs.contains(ParamAttrs::NOALIAS);
+        attrs.push(if noalias { ParamAttrs::NOALIAS } else { ParamAttrs::empty() });
+        if matches!(activity, ArgActivity::Dup | ArgActivity::DupNoNeed) && ty.is_ptr() {
+            attrs.push(ParamAttrs::empty());
+        }
+    }
+    attrs
+}
+
 fn derivative_signature(
     primal: &Function,
     request: &DiffRequest,

@@ -1,0 +1,653 @@
+//! `vectorize`: runs two iterations of a simple innermost loop at once in `<2 x f64>`
+//! registers, then lets the original loop finish the last one or two.
+//!
+//! Why: on x86 a multiply whose input or output is a denormal takes a microcode assist
+//! of ~150 cycles *per instruction*, whatever the number of lanes, and the adjoints of
+//! far-away mixture components in GMM are exactly that (~1e-310). A packed multiply pays
+//! one assist for two lanes. Normal arithmetic gains too: half the instructions per
+//! element in loops such as the reversed triangle `d_l[j] += d_q[r] * x; s += d_q[r] *
+//! l[j]` or the primal `out[r] += l[j] * x`.
+//!
+//! ```text
+//! ^pre:     ... jump ^h(%i0, %s0)                 ; becomes jump ^vec.pre
+//! ^vec.pre: %pairs = lshr (trip count - 1), 1     ; leaves 1 or 2 iterations to ^h
+//!           %stop = %i0 + 2 * step * %pairs
+//!           brif %pairs == 0, ^h(%i0, %s0), ^vec(%i0, [-0.0, -0.0])
+//! ^vec(%i, %vs: <2 x f64>):   the body on lanes [t, t+1]; %i' = %i + 2 * step
+//!           brif %i' != %stop, ^vec(%i', %vs'), ^vec.exit
+//! ^vec.exit: %s = reduce.fadd reassoc %vs', %s0;  jump ^h(%i', %s)
+//! ```
+//!
+//! What qualifies (anything else is left alone):
+//! - an innermost loop of one block, or a header whose `brif` leaves or goes to a latch
+//!   without parameters that jumps back; one exit edge; a unique preheader edge;
+//! - header parameters that are `i64` induction variables stepping by +1 or -1, or `f64`
+//!   sums whose back-edge value is `fadd reassoc %s, %term` and which the loop reads
+//!   nowhere else (adjoint accumulations carry `reassoc`, see `Synth::accumulate`);
+//! - an exit test `icmp eq|ne (%iv + c), %end` with a loop-invariant `%end` that leaves
+//!   the loop when they become equal: the trip count is then exact in wrapping
+//!   arithmetic, `step * (%end - %iv0 - c) + 1`, with no overflow reasoning;
+//! - loads and stores of `f64` at `base + 8 * (%iv + c)` (invariant base, step ±1, every
+//!   access in the same direction), `fadd`/`fsub`/`fmul`/`fdiv`/`fneg` of `f64`, integer
+//!   `add`/`sub`/`mul`/`shl` that only compute those indices, and constants;
+//! - memory: every store and every other access either use the same address expression
+//!   (then they touch the same element in the same iteration, and the vector body keeps
+//!   their order) or provably different objects (alias analysis on the whole objects).
+//!
+//! The original loop stays as the remainder and handles every exit, so values leaving
+//! the loop need no special care; in a loop running downwards lane 0 holds the later
+//! iteration, which only reorders the sums (`reassoc`).
+//!
+//! Statistics: "loops vectorized".
+
+use std::collections::HashMap;
+
+use adc_ir::{
+    BinaryOp, Block, BlockCall, Constant, Diagnostic, Function, Inst, InstFlags, InstructionData,
+    IntCC, ReduceOp, Type, UnaryOp, Value, ValueDef,
+};
+
+use crate::alias::{AliasAnalysis, AliasResult, MemLoc};
+use crate::loops::{Loop, LoopInfo};
+use crate::manager::{FunctionContext, FunctionPass, Pass, PreservedAnalyses};
+
+pub struct Vectorize;
+
+impl Pass for Vectorize {
+    fn name(&self) -> &'static str {
+        "vectorize"
+    }
+}
+
+impl FunctionPass for Vectorize {
+    fn run(
+        &self,
+        func: &mut Function,
+        cx: &mut FunctionContext<'_>,
+    ) -> Result<PreservedAnalyses, Diagnostic> {
+        // The PTX emitter keeps scalars; GPU threads are the vector lanes there.
+        if cx.module.target.as_deref().is_some_and(|t| t.starts_with("nvptx")) {
+            return Ok(PreservedAnalyses::All);
+        }
+        let info = cx.analysis::<LoopInfo>(func);
+        let aa = cx.analysis::<AliasAnalysis>(func);
+        let mut plans = Vec::new();
+        for (id, l) in info.loops.iter().enumerate() {
+            let innermost = !info.loops.iter().any(|other| other.parent == Some(id));
+            if innermost {
+                if let Some(plan) = plan(func, l, &|a, b| {
+                    aa.alias(cx.module, func, &MemLoc::new(a, None), &MemLoc::new(b, None))
+                        == AliasResult::NoAlias
+                }) {
+                    plans.push(plan);
+                }
+            }
+        }
+        if plans.is_empty() {
+            return Ok(PreservedAnalyses::All);
+        }
+        for plan in &plans {
+            vectorize(func, plan);
+        }
+        cx.stats.add("loops vectorized", plans.len() as u64);
+        cx.invalidate(PreservedAnalyses::None);
+        Ok(PreservedAnalyses::None)
+    }
+}
+
+/// What a value of the loop is, seen from the vectorizer.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+enum Kind {
+    /// Defined outside the loop, or a constant.
+    Invariant,
+    /// `%iv + offset` for the induction variable at this header-parameter index.
+    Index { iv: usize, offset: i128 },
+    /// `(%iv + offset) * 8`.
+    Scaled { iv: usize, offset: i128 },
+    /// `base + 8 * (%iv + offset)`: the address of one `f64` per iteration.
+    Addr { base: Value, iv: usize, offset: i128 },
+    /// An `f64` that differs per iteration: two lanes in the vector loop.
+    Lanes,
+    /// A sum's header parameter (index into `Plan::sums`).
+    Sum(usize),
+    /// A sum's back-edge value.
+    SumNext(usize),
+    /// The exit test.
+    Test,
+}
+
+struct Plan {
+    header: Block,
+    preheader: Block,
+    /// The loop's instructions in execution order, terminators excluded.
+    body: Vec<Inst>,
+    kinds: HashMap<Value, Kind>,
+    /// Step (+1 or -1) of each header parameter that is an induction variable.
+    steps: HashMap<usize, i128>,
+    /// Header-parameter index of each sum.
+    sums: Vec<usize>,
+    /// The exit test's induction variable, offset and invariant end value.
+    test: (usize, i128, Value),
+    /// +1 when the accessed addresses rise from one iteration to the next, -1 otherwise.
+    direction: i128,
+}
+
+fn const_int(func: &Function, v: Value) -> Option<i128> {
+    let ValueDef::Result(inst) = func.dfg.value_def(v) else { return None };
+    let bits = func.dfg.value_type(v).int_bits()?;
+    match &func.dfg.insts[inst] {
+        InstructionData::Const { value: Constant::Int(x), .. } => {
+            Some(adc_ir::constant::sign_extend(*x, bits))
+        }
+        InstructionData::Const { value: Constant::Zero, .. } => Some(0),
+        _ => None,
+    }
+}
+
+fn is_const(func: &Function, v: Value) -> bool {
+    matches!(func.dfg.value_def(v), ValueDef::Result(i)
+        if matches!(func.dfg.insts[i], InstructionData::Const { .. }))
+}
+
+/// The arguments `from` passes to `to` (its only edge there), if any.
+fn edge_args(func: &Function, from: Block, to: Block) -> Option<Vec<Value>> {
+    let term = func.terminator(from)?;
+    let calls: Vec<&BlockCall> =
+        func.dfg.insts[term].branch_targets().into_iter().filter(|c| c.block == to).collect();
+    match calls[..] {
+        [call] => Some(call.args.clone()),
+        _ => None,
+    }
+}
+
+fn plan(func: &Function, l: &Loop, no_alias: &dyn Fn(Value, Value) -> bool) -> Option<Plan> {
+    let header = l.header;
+    let [latch] = l.latches[..] else { return None };
+    let [exit] = l.exits[..] else { return None };
+    if l.blocks.len() > 2 || Some(header) == func.entry_block() {
+        return None;
+    }
+    let outside_preds: Vec<Block> = func
+        .layout
+        .blocks()
+        .iter()
+        .copied()
+        .filter(|b| !l.contains(*b) && func.successors(*b).contains(&header))
+        .collect();
+    let [preheader] = outside_preds[..] else { return None };
+    edge_args(func, preheader, header)?;
+    // The exit test ends the header; a separate latch only jumps back.
+    let exiting = func.terminator(header)?;
+    let InstructionData::Brif { cond, then_dest, else_dest } = &func.dfg.insts[exiting] else {
+        return None;
+    };
+    let stay_on_true = then_dest.block != exit;
+    if (then_dest.block == exit) == (else_dest.block == exit) {
+        return None;
+    }
+    if latch != header {
+        if !func.dfg.block_params(latch).is_empty() {
+            return None;
+        }
+        let InstructionData::Jump { .. } = &func.dfg.insts[func.terminator(latch)?] else {
+            return None;
+        };
+    }
+    let back = edge_args(func, latch, header)?;
+    let params = func.dfg.block_params(header).to_vec();
+
+    let mut kinds: HashMap<Value, Kind> = HashMap::new();
+    let mut steps = HashMap::new();
+    let mut sums = Vec::new();
+    for (index, &param) in params.iter().enumerate() {
+        let ty = func.dfg.value_type(param);
+        let ValueDef::Result(next) = func.dfg.value_def(back[index]) else { return None };
+        match (&func.dfg.insts[next], ty) {
+            (InstructionData::Binary { op: op @ (BinaryOp::Add | BinaryOp::Sub), args, .. }, t)
+                if *t == Type::I64 && args[0] == param =>
+            {
+                let c = const_int(func, args[1])?;
+                let step = if *op == BinaryOp::Add { c } else { -c };
+                if step.abs() != 1 {
+                    return None;
+                }
+                steps.insert(index, step);
+                kinds.insert(param, Kind::Index { iv: index, offset: 0 });
+            }
+            (InstructionData::Binary { op: BinaryOp::Fadd, flags, args }, t)
+                if *t == Type::F64
+                    && flags.contains(InstFlags::REASSOC)
+                    && args[0] != args[1]
+                    && args.contains(&param) =>
+            {
+                kinds.insert(param, Kind::Sum(sums.len()));
+                sums.push(index);
+            }
+            _ => return None,
+        }
+    }
+
+    let invariant = |v: Value| match func.dfg.value_def(v) {
+        ValueDef::Result(inst) => {
+            is_const(func, v) || func.layout.inst_block(inst).is_none_or(|b| !l.contains(b))
+        }
+        ValueDef::Param(block, _) => !l.contains(block),
+    };
+    let kind_of = |kinds: &HashMap<Value, Kind>, v: Value| {
+        kinds.get(&v).copied().or_else(|| invariant(v).then_some(Kind::Invariant))
+    };
+    let is_f64_operand = |kinds: &HashMap<Value, Kind>, v: Value| {
+        *func.dfg.value_type(v) == Type::F64
+            && matches!(kind_of(kinds, v), Some(Kind::Lanes | Kind::Invariant))
+    };
+
+    let mut body = Vec::new();
+    let mut accesses: Vec<(Inst, Kind)> = Vec::new();
+    let mut test = None;
+    let blocks: Vec<Block> = if latch == header { vec![header] } else { vec![header, latch] };
+    for &block in &blocks {
+        for &inst in func.layout.block_insts(block) {
+            let data = &func.dfg.insts[inst];
+            if data.is_terminator() {
+                continue;
+            }
+            let result = func.dfg.inst_result(inst);
+            let kind = match data {
+                InstructionData::Const { .. } => Kind::Invariant,
+                InstructionData::Binary {
+                    op: op @ (BinaryOp::Add | BinaryOp::Sub), args, ..
+                } => {
+                    let Some(Kind::Index { iv, offset }) = kind_of(&kinds, args[0]) else {
+                        return None;
+                    };
+                    let c = const_int(func, args[1])?;
+                    Kind::Index {
+                        iv,
+                        offset: if *op == BinaryOp::Add { offset + c } else { offset - c },
+                    }
+                }
+                InstructionData::Binary {
+                    op: op @ (BinaryOp::Mul | BinaryOp::Shl), args, ..
+                } => {
+                    let Some(Kind::Index { iv, offset }) = kind_of(&kinds, args[0]) else {
+                        return None;
+                    };
+                    match (op, const_int(func, args[1])?) {
+                        (BinaryOp::Mul, 8) | (BinaryOp::Shl, 3) => Kind::Scaled { iv, offset },
+                        _ => return None,
+                    }
+                }
+                InstructionData::PtrAdd { ptr, offset, .. } => {
+                    let Some(Kind::Scaled { iv, offset }) = kind_of(&kinds, *offset) else {
+                        return None;
+                    };
+                    if kind_of(&kinds, *ptr) != Some(Kind::Invariant) {
+                        return None;
+                    }
+                    Kind::Addr { base: *ptr, iv, offset }
+                }
+                InstructionData::Load { ty, ptr, volatile: false, .. } if *ty == Type::F64 => {
+                    let addr @ Kind::Addr { .. } = kind_of(&kinds, *ptr)? else { return None };
+                    accesses.push((inst, addr));
+                    Kind::Lanes
+                }
+                InstructionData::Store { value, ptr, volatile: false, .. }
+                    if is_f64_operand(&kinds, *value) =>
+                {
+                    let addr @ Kind::Addr { .. } = kind_of(&kinds, *ptr)? else { return None };
+                    accesses.push((inst, addr));
+                    body.push(inst);
+                    continue;
+                }
+                InstructionData::Binary { op: BinaryOp::Fadd, args, .. }
+                    if args.iter().any(|a| matches!(kinds.get(a), Some(Kind::Sum(_)))) =>
+                {
+                    let (sum, term) = match (kinds.get(&args[0]), kinds.get(&args[1])) {
+                        (Some(Kind::Sum(s)), _) => (*s, args[1]),
+                        (_, Some(Kind::Sum(s))) => (*s, args[0]),
+                        _ => return None,
+                    };
+                    // The sum's own back-edge add, and the only place the loop reads it.
+                    if result != Some(back[sums[sum]]) || !is_f64_operand(&kinds, term) {
+                        return None;
+                    }
+                    Kind::SumNext(sum)
+                }
+                InstructionData::Binary {
+                    op: BinaryOp::Fadd | BinaryOp::Fsub | BinaryOp::Fmul | BinaryOp::Fdiv,
+                    args,
+                    ..
+                } if args.iter().all(|a| is_f64_operand(&kinds, *a)) => Kind::Lanes,
+                InstructionData::Unary { op: UnaryOp::Fneg, arg, .. }
+                    if is_f64_operand(&kinds, *arg) =>
+                {
+                    Kind::Lanes
+                }
+                InstructionData::Icmp { cond: cc @ (IntCC::Eq | IntCC::Ne), args }
+                    if result == Some(*cond) =>
+                {
+                    let (index, end) = match (kind_of(&kinds, args[0]), kind_of(&kinds, args[1])) {
+                        (Some(Kind::Index { iv, offset }), Some(Kind::Invariant)) => {
+                            ((iv, offset), args[1])
+                        }
+                        (Some(Kind::Invariant), Some(Kind::Index { iv, offset })) => {
+                            ((iv, offset), args[0])
+                        }
+                        _ => return None,
+                    };
+                    // Stays in the loop while the index differs from the end.
+                    if (*cc == IntCC::Ne) != stay_on_true {
+                        return None;
+                    }
+                    test = Some((index.0, index.1, end));
+                    Kind::Test
+                }
+                _ => return None,
+            };
+            if let Some(r) = result {
+                kinds.insert(r, kind);
+            }
+            body.push(inst);
+        }
+    }
+    let test = test?;
+
+    // Uses the vector body cannot honour: a sum or its next value read by anything but
+    // its own add and the back edge, the test used as data, an index escaping into data.
+    for &inst in &body {
+        let data = &func.dfg.insts[inst];
+        let own_sum = match func.dfg.inst_result(inst).and_then(|r| kinds.get(&r)) {
+            Some(Kind::SumNext(s)) => Some(*s),
+            _ => None,
+        };
+        for arg in data.args() {
+            match kinds.get(&arg) {
+                Some(Kind::Sum(s)) if own_sum != Some(*s) => return None,
+                Some(Kind::SumNext(_) | Kind::Test) => return None,
+                _ => {}
+            }
+        }
+    }
+    // The back edge passes each induction variable's next value and each sum's add.
+    for (index, &arg) in back.iter().enumerate() {
+        match (kinds.get(&arg), steps.get(&index)) {
+            (Some(Kind::Index { iv, offset }), Some(step)) if *iv == index && offset == step => {}
+            (Some(Kind::SumNext(s)), None) if sums[*s] == index => {}
+            _ => return None,
+        }
+    }
+
+    // One direction for every access; stores only meet accesses of the same element or
+    // of other objects.
+    let direction = |k: &Kind| match k {
+        Kind::Addr { iv, .. } => steps[iv],
+        _ => 0,
+    };
+    let first = accesses
+        .iter()
+        .find(|(i, _)| matches!(func.dfg.insts[*i], InstructionData::Load { .. }))?;
+    let dir = direction(&first.1);
+    if accesses.iter().any(|(_, k)| direction(k) != dir) {
+        return None;
+    }
+    for (store, ks) in &accesses {
+        if !matches!(func.dfg.insts[*store], InstructionData::Store { .. }) {
+            continue;
+        }
+        for (other, ko) in &accesses {
+            if other == store || ko == ks {
+                continue;
+            }
+            let (Kind::Addr { base: a, .. }, Kind::Addr { base: b, .. }) = (ks, ko) else {
+                return None;
+            };
+            if a == b || !no_alias(*a, *b) {
+                return None;
+            }
+        }
+    }
+    Some(Plan { header, preheader, body, kinds, steps, sums, test, direction: dir })
+}
+
+/// Appends `data` to `block` and returns its result.
+fn append(func: &mut Function, block: Block, data: InstructionData, ty: Option<Type>) -> Value {
+    let inst = func.dfg.make_inst(data, ty);
+    func.layout.append_inst(inst, block);
+    func.dfg.inst_result(inst).unwrap_or_else(|| Value::from_u32(0))
+}
+
+fn append_const(func: &mut Function, block: Block, ty: Type, value: Constant) -> Value {
+    append(func, block, InstructionData::Const { ty: ty.clone(), value }, Some(ty))
+}
+
+fn binary(func: &mut Function, block: Block, op: BinaryOp, a: Value, b: Value) -> Value {
+    let ty = func.dfg.value_type(a).clone();
+    append(
+        func,
+        block,
+        InstructionData::Binary { op, flags: InstFlags::empty(), args: [a, b] },
+        Some(ty),
+    )
+}
+
+fn vectorize(func: &mut Function, plan: &Plan) {
+    let vec_ty = Type::vector(Type::F64, 2);
+    let header = plan.header;
+    let init = edge_args(func, plan.preheader, header).expect("planned with one entry edge");
+    let pre = func.dfg.make_block();
+    let body = func.dfg.make_block();
+    let done = func.dfg.make_block();
+    for (block, name) in [(pre, "vec.pre"), (body, "vec"), (done, "vec.exit")] {
+        func.dfg.set_block_name(block, name);
+        func.layout.insert_block_before(block, header);
+    }
+    // The preheader's edge now enters the check.
+    let term = func.terminator(plan.preheader).expect("a preheader ends in a branch");
+    for call in func.dfg.insts[term].branch_targets_mut() {
+        if call.block == header {
+            call.block = pre;
+            call.args.clear();
+        }
+    }
+
+    // Constants the loop defines, and the splats of invariant operands, live in ^vec.pre.
+    let mut scalars: HashMap<Value, Value> = HashMap::new();
+    for &inst in &plan.body {
+        if let InstructionData::Const { ty, .. } = &func.dfg.insts[inst] {
+            let (data, ty) = (func.dfg.insts[inst].clone(), ty.clone());
+            let r = func.dfg.inst_result(inst).expect("a constant has a result");
+            scalars.insert(r, append(func, pre, data, Some(ty)));
+        }
+    }
+    let outside = |scalars: &HashMap<Value, Value>, v: Value| scalars.get(&v).copied().unwrap_or(v);
+
+    // pairs = (step * (end - iv0 - c)) >> 1: the trip count minus one, halved.
+    let (test_iv, test_offset, end) = plan.test;
+    let mut t = binary(func, pre, BinaryOp::Sub, outside(&scalars, end), init[test_iv]);
+    if test_offset != 0 {
+        let c = append_const(func, pre, Type::I64, Constant::int(&Type::I64, test_offset));
+        t = binary(func, pre, BinaryOp::Sub, t, c);
+    }
+    if plan.steps[&test_iv] < 0 {
+        let zero = append_const(func, pre, Type::I64, Constant::int(&Type::I64, 0));
+        t = binary(func, pre, BinaryOp::Sub, zero, t);
+    }
+    let one = append_const(func, pre, Type::I64, Constant::int(&Type::I64, 1));
+    let pairs = binary(func, pre, BinaryOp::Lshr, t, one);
+    let zero = append_const(func, pre, Type::I64, Constant::int(&Type::I64, 0));
+    let none = append(
+        func,
+        pre,
+        InstructionData::Icmp { cond: IntCC::Eq, args: [pairs, zero] },
+        Some(Type::I1),
+    );
+    let neg_zero = Constant::Elements(vec![Constant::f64(-0.0); 2]);
+    let acc0 = append_const(func, pre, vec_ty.clone(), neg_zero);
+    let mut entry_args = Vec::new();
+    let mut params: HashMap<usize, Value> = HashMap::new();
+    for (index, &value) in init.iter().enumerate() {
+        let is_sum = plan.sums.contains(&index);
+        let ty = if is_sum { vec_ty.clone() } else { Type::I64 };
+        params.insert(index, func.dfg.append_block_param(body, ty));
+        entry_args.push(if is_sum { acc0 } else { value });
+    }
+    // The vector loop stops when the tested induction variable reaches iv0 + 2 * step * pairs.
+    let stride =
+        append_const(func, pre, Type::I64, Constant::int(&Type::I64, 2 * plan.steps[&test_iv]));
+    let span = binary(func, pre, BinaryOp::Mul, pairs, stride);
+    let stop = binary(func, pre, BinaryOp::Add, init[test_iv], span);
+
+    // ^vec: the body, scalars for indices and addresses, vectors for f64 data.
+    let header_params = func.dfg.block_params(header).to_vec();
+    let mut vectors: HashMap<Value, Value> = HashMap::new();
+    for (index, &param) in header_params.iter().enumerate() {
+        match plan.kinds[&param] {
+            Kind::Sum(_) => vectors.insert(param, params[&index]),
+            _ => scalars.insert(param, params[&index]),
+        };
+    }
+    let mut splats: HashMap<Value, Value> = HashMap::new();
+    let minus8 = append_const(func, pre, Type::I64, Constant::int(&Type::I64, -8));
+    let mut lane_base: HashMap<Value, Value> = HashMap::new();
+    for &inst in &plan.body {
+        let data = func.dfg.insts[inst].clone();
+        let result = func.dfg.inst_result(inst);
+        let kind = result.map(|r| plan.kinds[&r]);
+        match (&data, kind) {
+            (InstructionData::Icmp { .. }, _) => {}
+            (InstructionData::Const { .. }, _) => {}
+            (_, Some(Kind::Index { .. } | Kind::Scaled { .. } | Kind::Addr { .. })) => {
+                let mut copy = data.clone();
+                copy.map_args(|a| scalars.get(&a).copied().unwrap_or(a));
+                let r = result.expect("index arithmetic has a result");
+                let ty = func.dfg.value_type(r).clone();
+                let value = append(func, body, copy, Some(ty));
+                scalars.insert(r, value);
+                if matches!(kind, Some(Kind::Addr { .. })) {
+                    // Lane 0 is the lower address: iteration t going up, t + 1 going down.
+                    let lane0 = if plan.direction < 0 {
+                        append(
+                            func,
+                            body,
+                            InstructionData::PtrAdd {
+                                flags: InstFlags::empty(),
+                                ptr: value,
+                                offset: minus8,
+                            },
+                            Some(Type::PTR),
+                        )
+                    } else {
+                        value
+                    };
+                    lane_base.insert(r, lane0);
+                }
+            }
+            _ => {
+                let mut operand = |func: &mut Function, v: Value| -> Value {
+                    if let Some(x) = vectors.get(&v) {
+                        return *x;
+                    }
+                    let scalar = scalars.get(&v).copied().unwrap_or(v);
+                    *splats.entry(v).or_insert_with(|| splat(func, pre, scalar, &vec_ty))
+                };
+                let new = match data {
+                    InstructionData::Load { ptr, align, .. } => InstructionData::Load {
+                        ty: vec_ty.clone(),
+                        ptr: lane_base[&ptr],
+                        align,
+                        volatile: false,
+                    },
+                    InstructionData::Store { value, ptr, align, .. } => InstructionData::Store {
+                        value: operand(func, value),
+                        ptr: lane_base[&ptr],
+                        align,
+                        volatile: false,
+                    },
+                    InstructionData::Binary { op, flags, args } => InstructionData::Binary {
+                        op,
+                        flags,
+                        args: [operand(func, args[0]), operand(func, args[1])],
+                    },
+                    InstructionData::Unary { op, flags, arg } => {
+                        InstructionData::Unary { op, flags, arg: operand(func, arg) }
+                    }
+                    other => unreachable!("the planner admitted {other:?}"),
+                };
+                let ty = result.map(|_| vec_ty.clone());
+                let value = append(func, body, new, ty);
+                if let Some(r) = result {
+                    vectors.insert(r, value);
+                }
+            }
+        }
+    }
+    let mut back_args = Vec::new();
+    let mut after = Vec::new();
+    for (index, &param) in header_params.iter().enumerate() {
+        match plan.kinds[&param] {
+            Kind::Sum(_) => {
+                let next = plan.body.iter().find_map(|i| {
+                    let r = func.dfg.inst_result(*i)?;
+                    matches!(plan.kinds.get(&r), Some(Kind::SumNext(s)) if plan.sums[*s] == index)
+                        .then_some(r)
+                });
+                back_args.push(vectors[&next.expect("a planned sum has its add")]);
+            }
+            _ => {
+                let two_steps = Constant::int(&Type::I64, 2 * plan.steps[&index]);
+                let c = append_const(func, body, Type::I64, two_steps);
+                back_args.push(binary(func, body, BinaryOp::Add, params[&index], c));
+            }
+        }
+        after.push(*back_args.last().expect("just pushed"));
+    }
+    let more = append(
+        func,
+        body,
+        InstructionData::Icmp { cond: IntCC::Ne, args: [after[test_iv], stop] },
+        Some(Type::I1),
+    );
+    let brif = InstructionData::Brif {
+        cond: more,
+        then_dest: BlockCall::new(body, back_args),
+        else_dest: BlockCall::new(done, Vec::new()),
+    };
+    append(func, body, brif, None);
+    let enter = InstructionData::Brif {
+        cond: none,
+        then_dest: BlockCall::new(header, init.clone()),
+        else_dest: BlockCall::new(body, entry_args),
+    };
+    append(func, pre, enter, None);
+
+    // ^vec.exit: the sums meet their starting values; the original loop does the rest.
+    let mut rest = Vec::new();
+    for (index, value) in after.into_iter().enumerate() {
+        if plan.sums.contains(&index) {
+            let flags = InstFlags::REASSOC;
+            let reduce = InstructionData::Reduce {
+                op: ReduceOp::Fadd,
+                flags,
+                args: vec![value, init[index]],
+            };
+            rest.push(append(func, done, reduce, Some(Type::F64)));
+        } else {
+            rest.push(value);
+        }
+    }
+    append(func, done, InstructionData::Jump { dest: BlockCall::new(header, rest) }, None);
+}
+
+/// `<x, x>`, built in `^vec.pre`.
+fn splat(func: &mut Function, block: Block, x: Value, vec_ty: &Type) -> Value {
+    let undef = append_const(func, block, vec_ty.clone(), Constant::Undef);
+    let lane = append_const(func, block, Type::I32, Constant::int(&Type::I32, 0));
+    let one = append(
+        func,
+        block,
+        InstructionData::InsertLane { vector: undef, value: x, index: lane },
+        Some(vec_ty.clone()),
+    );
+    let shuffle = InstructionData::Shuffle { args: [one, undef], mask: vec![Some(0), Some(0)] };
+    append(func, block, shuffle, Some(vec_ty.clone()))
+}
