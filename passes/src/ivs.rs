@@ -88,7 +88,7 @@ pub struct InductionVars {
     pub loops: Vec<LoopIvs>,
 }
 
-fn const_int(func: &Function, v: Value) -> Option<i128> {
+pub(crate) fn const_int(func: &Function, v: Value) -> Option<i128> {
     let ValueDef::Result(inst) = func.dfg.values.get(v)?.def else { return None };
     let bits = func.dfg.value_type(v).int_bits()?;
     match &func.dfg.insts[inst] {
@@ -100,7 +100,7 @@ fn const_int(func: &Function, v: Value) -> Option<i128> {
 
 /// Whether `v` is invariant in the loop: defined outside it, or a constant (imported code
 /// materializes constants next to their uses, often inside the loop).
-fn invariant(func: &Function, l: &Loop, v: Value) -> bool {
+pub(crate) fn invariant(func: &Function, l: &Loop, v: Value) -> bool {
     match func.dfg.values.get(v).map(|d| d.def) {
         Some(ValueDef::Result(inst)) => {
             matches!(func.dfg.insts[inst], InstructionData::Const { .. })

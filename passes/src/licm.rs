@@ -113,13 +113,7 @@ fn insert_preheader(func: &mut Function, l: &Loop) -> bool {
     if Some(header) == func.entry_block() {
         return false; // the entry block cannot get a predecessor
     }
-    let outside: Vec<Block> = func
-        .layout
-        .blocks()
-        .iter()
-        .copied()
-        .filter(|b| !l.contains(*b) && func.successors(*b).contains(&header))
-        .collect();
+    let outside = l.entering_blocks(func);
     if outside.is_empty() {
         return false;
     }

@@ -45,6 +45,16 @@ impl Loop {
     pub fn contains(&self, block: Block) -> bool {
         self.blocks.contains(&block)
     }
+
+    /// The blocks outside the loop that branch to its header, in layout order.
+    pub fn entering_blocks(&self, func: &Function) -> Vec<Block> {
+        func.layout
+            .blocks()
+            .iter()
+            .copied()
+            .filter(|b| !self.contains(*b) && func.successors(*b).contains(&self.header))
+            .collect()
+    }
 }
 
 #[derive(Clone, Debug, Default)]

@@ -48,6 +48,7 @@ use adc_ir::{
 };
 
 use crate::alias::{AliasAnalysis, AliasResult, MemLoc};
+use crate::ivs::{const_int, invariant};
 use crate::loops::{Loop, LoopInfo};
 use crate::manager::{FunctionContext, FunctionPass, Pass, PreservedAnalyses};
 
@@ -132,23 +133,6 @@ struct Plan {
     direction: i128,
 }
 
-fn const_int(func: &Function, v: Value) -> Option<i128> {
-    let ValueDef::Result(inst) = func.dfg.value_def(v) else { return None };
-    let bits = func.dfg.value_type(v).int_bits()?;
-    match &func.dfg.insts[inst] {
-        InstructionData::Const { value: Constant::Int(x), .. } => {
-            Some(adc_ir::constant::sign_extend(*x, bits))
-        }
-        InstructionData::Const { value: Constant::Zero, .. } => Some(0),
-        _ => None,
-    }
-}
-
-fn is_const(func: &Function, v: Value) -> bool {
-    matches!(func.dfg.value_def(v), ValueDef::Result(i)
-        if matches!(func.dfg.insts[i], InstructionData::Const { .. }))
-}
-
 /// The arguments `from` passes to `to` (its only edge there), if any.
 fn edge_args(func: &Function, from: Block, to: Block) -> Option<Vec<Value>> {
     let term = func.terminator(from)?;
@@ -167,14 +151,7 @@ fn plan(func: &Function, l: &Loop, no_alias: &dyn Fn(Value, Value) -> bool) -> O
     if l.blocks.len() > 2 || Some(header) == func.entry_block() {
         return None;
     }
-    let outside_preds: Vec<Block> = func
-        .layout
-        .blocks()
-        .iter()
-        .copied()
-        .filter(|b| !l.contains(*b) && func.successors(*b).contains(&header))
-        .collect();
-    let [preheader] = outside_preds[..] else { return None };
+    let [preheader] = l.entering_blocks(func)[..] else { return None };
     edge_args(func, preheader, header)?;
     // The exit test ends the header; a separate latch only jumps back.
     let exiting = func.terminator(header)?;
@@ -227,12 +204,7 @@ fn plan(func: &Function, l: &Loop, no_alias: &dyn Fn(Value, Value) -> bool) -> O
         }
     }
 
-    let invariant = |v: Value| match func.dfg.value_def(v) {
-        ValueDef::Result(inst) => {
-            is_const(func, v) || func.layout.inst_block(inst).is_none_or(|b| !l.contains(b))
-        }
-        ValueDef::Param(block, _) => !l.contains(block),
-    };
+    let invariant = |v: Value| invariant(func, l, v);
     let kind_of = |kinds: &HashMap<Value, Kind>, v: Value| {
         kinds.get(&v).copied().or_else(|| invariant(v).then_some(Kind::Invariant))
     };
