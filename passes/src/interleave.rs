@@ -63,11 +63,8 @@ impl FunctionPass for Interleave {
         let info = cx.analysis::<LoopInfo>(func);
         let mut plans = Vec::new();
         for (id, l) in info.loops.iter().enumerate() {
-            let innermost = !info.loops.iter().any(|other| other.parent == Some(id));
-            if innermost {
-                if let Some(plan) = plan(func, l) {
-                    plans.push(plan);
-                }
+            if info.is_innermost(id) {
+                plans.extend(plan(func, l));
             }
         }
         if plans.is_empty() {

@@ -158,6 +158,11 @@ impl LoopInfo {
     pub fn is_header(&self, block: Block) -> bool {
         self.loops.iter().any(|l| l.header == block)
     }
+
+    /// Whether no other loop nests inside loop `id`.
+    pub fn is_innermost(&self, id: LoopId) -> bool {
+        !self.loops.iter().any(|other| other.parent == Some(id))
+    }
 }
 
 impl FunctionAnalysis for LoopInfo {

@@ -51,6 +51,7 @@ use crate::alias::{AliasAnalysis, AliasResult, MemLoc};
 use crate::ivs::{const_int, invariant};
 use crate::loops::{Loop, LoopInfo};
 use crate::manager::{FunctionContext, FunctionPass, Pass, PreservedAnalyses};
+use crate::scalar_util::resolve;
 
 pub struct Vectorize;
 
@@ -73,15 +74,13 @@ impl FunctionPass for Vectorize {
         let info = cx.analysis::<LoopInfo>(func);
         let aa = cx.analysis::<AliasAnalysis>(func);
         let mut plans = Vec::new();
+        let no_alias = |a: Value, b: Value| {
+            aa.alias(cx.module, func, &MemLoc::new(a, None), &MemLoc::new(b, None))
+                == AliasResult::NoAlias
+        };
         for (id, l) in info.loops.iter().enumerate() {
-            let innermost = !info.loops.iter().any(|other| other.parent == Some(id));
-            if innermost {
-                if let Some(plan) = plan(func, l, &|a, b| {
-                    aa.alias(cx.module, func, &MemLoc::new(a, None), &MemLoc::new(b, None))
-                        == AliasResult::NoAlias
-                }) {
-                    plans.push(plan);
-                }
+            if info.is_innermost(id) {
+                plans.extend(plan(func, l, &no_alias));
             }
         }
         if plans.is_empty() {
@@ -122,6 +121,8 @@ struct Plan {
     preheader: Block,
     /// The loop's instructions in execution order, terminators excluded.
     body: Vec<Inst>,
+    /// What the latch passes back to each header parameter.
+    back: Vec<Value>,
     kinds: HashMap<Value, Kind>,
     /// Step (+1 or -1) of each header parameter that is an induction variable.
     steps: HashMap<usize, i128>,
@@ -378,28 +379,29 @@ fn plan(func: &Function, l: &Loop, no_alias: &dyn Fn(Value, Value) -> bool) -> O
             }
         }
     }
-    Some(Plan { header, preheader, body, kinds, steps, sums, test, direction: dir })
+    Some(Plan { header, preheader, body, back, kinds, steps, sums, test, direction: dir })
 }
 
-/// Appends `data` to `block` and returns its result.
-fn append(func: &mut Function, block: Block, data: InstructionData, ty: Option<Type>) -> Value {
+/// Appends `data` to `block`.
+fn append_inst(func: &mut Function, block: Block, data: InstructionData, ty: Option<Type>) -> Inst {
     let inst = func.dfg.make_inst(data, ty);
     func.layout.append_inst(inst, block);
-    func.dfg.inst_result(inst).unwrap_or_else(|| Value::from_u32(0))
+    inst
+}
+
+/// Appends `data`, an instruction with a result of type `ty`, and returns the result.
+fn append(func: &mut Function, block: Block, data: InstructionData, ty: Type) -> Value {
+    let inst = append_inst(func, block, data, Some(ty));
+    func.dfg.inst_result(inst).expect("an instruction made with a result type has a result")
 }
 
 fn append_const(func: &mut Function, block: Block, ty: Type, value: Constant) -> Value {
-    append(func, block, InstructionData::Const { ty: ty.clone(), value }, Some(ty))
+    append(func, block, InstructionData::Const { ty: ty.clone(), value }, ty)
 }
 
 fn binary(func: &mut Function, block: Block, op: BinaryOp, a: Value, b: Value) -> Value {
     let ty = func.dfg.value_type(a).clone();
-    append(
-        func,
-        block,
-        InstructionData::Binary { op, flags: InstFlags::empty(), args: [a, b] },
-        Some(ty),
-    )
+    append(func, block, InstructionData::Binary { op, flags: InstFlags::empty(), args: [a, b] }, ty)
 }
 
 fn vectorize(func: &mut Function, plan: &Plan) {
@@ -428,31 +430,25 @@ fn vectorize(func: &mut Function, plan: &Plan) {
         if let InstructionData::Const { ty, .. } = &func.dfg.insts[inst] {
             let (data, ty) = (func.dfg.insts[inst].clone(), ty.clone());
             let r = func.dfg.inst_result(inst).expect("a constant has a result");
-            scalars.insert(r, append(func, pre, data, Some(ty)));
+            scalars.insert(r, append(func, pre, data, ty));
         }
     }
-    let outside = |scalars: &HashMap<Value, Value>, v: Value| scalars.get(&v).copied().unwrap_or(v);
 
     // pairs = (step * (end - iv0 - c)) >> 1: the trip count minus one, halved.
     let (test_iv, test_offset, end) = plan.test;
-    let mut t = binary(func, pre, BinaryOp::Sub, outside(&scalars, end), init[test_iv]);
+    let zero = append_const(func, pre, Type::I64, Constant::int(&Type::I64, 0));
+    let mut t = binary(func, pre, BinaryOp::Sub, resolve(&scalars, end), init[test_iv]);
     if test_offset != 0 {
         let c = append_const(func, pre, Type::I64, Constant::int(&Type::I64, test_offset));
         t = binary(func, pre, BinaryOp::Sub, t, c);
     }
     if plan.steps[&test_iv] < 0 {
-        let zero = append_const(func, pre, Type::I64, Constant::int(&Type::I64, 0));
         t = binary(func, pre, BinaryOp::Sub, zero, t);
     }
     let one = append_const(func, pre, Type::I64, Constant::int(&Type::I64, 1));
     let pairs = binary(func, pre, BinaryOp::Lshr, t, one);
-    let zero = append_const(func, pre, Type::I64, Constant::int(&Type::I64, 0));
-    let none = append(
-        func,
-        pre,
-        InstructionData::Icmp { cond: IntCC::Eq, args: [pairs, zero] },
-        Some(Type::I1),
-    );
+    let none =
+        append(func, pre, InstructionData::Icmp { cond: IntCC::Eq, args: [pairs, zero] }, Type::I1);
     let neg_zero = Constant::Elements(vec![Constant::f64(-0.0); 2]);
     let acc0 = append_const(func, pre, vec_ty.clone(), neg_zero);
     let mut entry_args = Vec::new();
@@ -486,14 +482,14 @@ fn vectorize(func: &mut Function, plan: &Plan) {
         let result = func.dfg.inst_result(inst);
         let kind = result.map(|r| plan.kinds[&r]);
         match (&data, kind) {
-            (InstructionData::Icmp { .. }, _) => {}
-            (InstructionData::Const { .. }, _) => {}
+            // The exit test has its own replacement; constants were made in ^vec.pre.
+            (InstructionData::Icmp { .. } | InstructionData::Const { .. }, _) => {}
             (_, Some(Kind::Index { .. } | Kind::Scaled { .. } | Kind::Addr { .. })) => {
                 let mut copy = data.clone();
-                copy.map_args(|a| scalars.get(&a).copied().unwrap_or(a));
+                copy.map_args(|a| resolve(&scalars, a));
                 let r = result.expect("index arithmetic has a result");
                 let ty = func.dfg.value_type(r).clone();
-                let value = append(func, body, copy, Some(ty));
+                let value = append(func, body, copy, ty);
                 scalars.insert(r, value);
                 if matches!(kind, Some(Kind::Addr { .. })) {
                     // Lane 0 is the lower address: iteration t going up, t + 1 going down.
@@ -506,7 +502,7 @@ fn vectorize(func: &mut Function, plan: &Plan) {
                                 ptr: value,
                                 offset: minus8,
                             },
-                            Some(Type::PTR),
+                            Type::PTR,
                         )
                     } else {
                         value
@@ -519,7 +515,7 @@ fn vectorize(func: &mut Function, plan: &Plan) {
                     if let Some(x) = vectors.get(&v) {
                         return *x;
                     }
-                    let scalar = scalars.get(&v).copied().unwrap_or(v);
+                    let scalar = resolve(&scalars, v);
                     *splats.entry(v).or_insert_with(|| splat(func, pre, scalar, &vec_ty))
                 };
                 let new = match data {
@@ -545,56 +541,47 @@ fn vectorize(func: &mut Function, plan: &Plan) {
                     }
                     other => unreachable!("the planner admitted {other:?}"),
                 };
-                let ty = result.map(|_| vec_ty.clone());
-                let value = append(func, body, new, ty);
-                if let Some(r) = result {
+                let inst = append_inst(func, body, new, result.map(|_| vec_ty.clone()));
+                if let (Some(r), Some(value)) = (result, func.dfg.inst_result(inst)) {
                     vectors.insert(r, value);
                 }
             }
         }
     }
-    let mut back_args = Vec::new();
-    let mut after = Vec::new();
+    // Next trip: each sum's vector add, each induction variable two steps on.
+    let mut next = Vec::new();
     for (index, &param) in header_params.iter().enumerate() {
-        match plan.kinds[&param] {
-            Kind::Sum(_) => {
-                let next = plan.body.iter().find_map(|i| {
-                    let r = func.dfg.inst_result(*i)?;
-                    matches!(plan.kinds.get(&r), Some(Kind::SumNext(s)) if plan.sums[*s] == index)
-                        .then_some(r)
-                });
-                back_args.push(vectors[&next.expect("a planned sum has its add")]);
-            }
+        next.push(match plan.kinds[&param] {
+            Kind::Sum(_) => vectors[&plan.back[index]],
             _ => {
                 let two_steps = Constant::int(&Type::I64, 2 * plan.steps[&index]);
                 let c = append_const(func, body, Type::I64, two_steps);
-                back_args.push(binary(func, body, BinaryOp::Add, params[&index], c));
+                binary(func, body, BinaryOp::Add, params[&index], c)
             }
-        }
-        after.push(*back_args.last().expect("just pushed"));
+        });
     }
     let more = append(
         func,
         body,
-        InstructionData::Icmp { cond: IntCC::Ne, args: [after[test_iv], stop] },
-        Some(Type::I1),
+        InstructionData::Icmp { cond: IntCC::Ne, args: [next[test_iv], stop] },
+        Type::I1,
     );
     let brif = InstructionData::Brif {
         cond: more,
-        then_dest: BlockCall::new(body, back_args),
+        then_dest: BlockCall::new(body, next.clone()),
         else_dest: BlockCall::new(done, Vec::new()),
     };
-    append(func, body, brif, None);
+    append_inst(func, body, brif, None);
     let enter = InstructionData::Brif {
         cond: none,
         then_dest: BlockCall::new(header, init.clone()),
         else_dest: BlockCall::new(body, entry_args),
     };
-    append(func, pre, enter, None);
+    append_inst(func, pre, enter, None);
 
     // ^vec.exit: the sums meet their starting values; the original loop does the rest.
     let mut rest = Vec::new();
-    for (index, value) in after.into_iter().enumerate() {
+    for (index, value) in next.into_iter().enumerate() {
         if plan.sums.contains(&index) {
             let flags = InstFlags::REASSOC;
             let reduce = InstructionData::Reduce {
@@ -602,12 +589,12 @@ fn vectorize(func: &mut Function, plan: &Plan) {
                 flags,
                 args: vec![value, init[index]],
             };
-            rest.push(append(func, done, reduce, Some(Type::F64)));
+            rest.push(append(func, done, reduce, Type::F64));
         } else {
             rest.push(value);
         }
     }
-    append(func, done, InstructionData::Jump { dest: BlockCall::new(header, rest) }, None);
+    append_inst(func, done, InstructionData::Jump { dest: BlockCall::new(header, rest) }, None);
 }
 
 /// `<x, x>`, built in `^vec.pre`.
@@ -618,8 +605,8 @@ fn splat(func: &mut Function, block: Block, x: Value, vec_ty: &Type) -> Value {
         func,
         block,
         InstructionData::InsertLane { vector: undef, value: x, index: lane },
-        Some(vec_ty.clone()),
+        vec_ty.clone(),
     );
     let shuffle = InstructionData::Shuffle { args: [one, undef], mask: vec![Some(0), Some(0)] };
-    append(func, block, shuffle, Some(vec_ty.clone()))
+    append(func, block, shuffle, vec_ty.clone())
 }
