@@ -39,7 +39,7 @@ use adc_ir::{
     Type, Value, ValueDef,
 };
 
-use crate::loops::{Loop, LoopInfo};
+use crate::loops::{to_lcssa, Loop, LoopInfo};
 use crate::manager::{FunctionContext, FunctionPass, Pass, PreservedAnalyses};
 use crate::scalar_util::insert_const_at_entry;
 
@@ -106,13 +106,7 @@ fn plan(func: &Function, l: &Loop) -> Option<Plan> {
     if !matches!(func.dfg.insts[term], InstructionData::Jump { .. }) {
         return None;
     }
-    let exit_preds_inside = func
-        .layout
-        .blocks()
-        .iter()
-        .filter(|b| func.successors(**b).contains(&exit))
-        .all(|b| in_loop.contains(b));
-    if !exit_preds_inside || Some(l.header) == func.entry_block() {
+    if !l.is_dedicated_exit(func, exit) || Some(l.header) == func.entry_block() {
         return None;
     }
     let insts: Vec<Inst> =
@@ -176,8 +170,8 @@ fn plan(func: &Function, l: &Loop) -> Option<Plan> {
 }
 
 fn interleave(func: &mut Function, plan: &Plan) {
+    to_lcssa(func, &plan.blocks, plan.exit);
     let in_loop: HashSet<Block> = plan.blocks.iter().copied().collect();
-    to_lcssa(func, plan, &in_loop);
 
     // Copy B: blocks, parameters, then instructions in the loop's reverse post-order (a
     // definition dominates its uses, so it is cloned first).
@@ -343,38 +337,5 @@ fn combine_at_exit(
         let target = &mut func.dfg.insts[term].branch_targets_mut()[k];
         target.block = edge;
         target.args.clear();
-    }
-}
-
-/// Passes every value defined in the loop and used outside it through a new parameter of
-/// the exit block, so that the uses see whichever copy left the loop.
-fn to_lcssa(func: &mut Function, plan: &Plan, in_loop: &HashSet<Block>) {
-    let mut defined = Vec::new();
-    for &block in &plan.blocks {
-        defined.extend(func.dfg.block_params(block).iter().copied());
-        for &inst in func.layout.block_insts(block) {
-            defined.extend(func.dfg.inst_result(inst));
-        }
-    }
-    let outside: Vec<Inst> =
-        func.layout.insts().filter(|(b, _)| !in_loop.contains(b)).map(|(_, i)| i).collect();
-    for v in defined {
-        let used_outside = outside.iter().any(|i| func.dfg.insts[*i].args().contains(&v));
-        if !used_outside {
-            continue;
-        }
-        let ty = func.dfg.value_type(v).clone();
-        let param = func.dfg.append_block_param(plan.exit, ty);
-        for &block in &plan.blocks {
-            let Some(term) = func.terminator(block) else { continue };
-            for call in func.dfg.insts[term].branch_targets_mut() {
-                if call.block == plan.exit {
-                    call.args.push(v);
-                }
-            }
-        }
-        for &inst in &outside {
-            func.dfg.insts[inst].map_args(|a| if a == v { param } else { a });
-        }
     }
 }

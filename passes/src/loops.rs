@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 use adc_ir::text::FunctionPrinter;
-use adc_ir::{Block, Diagnostic, Function};
+use adc_ir::{Block, Diagnostic, Function, Inst, Value};
 
 use crate::cfg::ControlFlowGraph;
 use crate::domtree::DominatorTree;
@@ -54,6 +54,60 @@ impl Loop {
             .copied()
             .filter(|b| !self.contains(*b) && func.successors(*b).contains(&self.header))
             .collect()
+    }
+
+    /// Whether every predecessor of `exit` is in the loop, so that `exit` dominates
+    /// every use of a loop value after the loop (when it is the only exit).
+    pub fn is_dedicated_exit(&self, func: &Function, exit: Block) -> bool {
+        func.layout
+            .blocks()
+            .iter()
+            .filter(|b| func.successors(**b).contains(&exit))
+            .all(|b| self.contains(*b))
+    }
+}
+
+/// The values defined in `blocks` (parameters and results) that instructions outside
+/// them use, in definition order.
+pub(crate) fn live_outs(func: &Function, blocks: &[Block]) -> Vec<Value> {
+    let mut defined = Vec::new();
+    for &block in blocks {
+        defined.extend(func.dfg.block_params(block).iter().copied());
+        for &inst in func.layout.block_insts(block) {
+            defined.extend(func.dfg.inst_result(inst));
+        }
+    }
+    let used_outside: HashSet<Value> = func
+        .layout
+        .insts()
+        .filter(|(b, _)| !blocks.contains(b))
+        .flat_map(|(_, i)| func.dfg.insts[i].args())
+        .collect();
+    defined.into_iter().filter(|v| used_outside.contains(v)).collect()
+}
+
+/// LCSSA form for a loop (`blocks`) whose only exit block is the dedicated `exit`: every
+/// value used after the loop is passed through a new parameter of `exit`, and the uses
+/// after the loop read that parameter. A transformation that adds another way into
+/// `exit` (a second copy of the loop, a shortcut past a remainder) then only has to
+/// supply the arguments.
+pub(crate) fn to_lcssa(func: &mut Function, blocks: &[Block], exit: Block) {
+    let outside: Vec<Inst> =
+        func.layout.insts().filter(|(b, _)| !blocks.contains(b)).map(|(_, i)| i).collect();
+    for v in live_outs(func, blocks) {
+        let ty = func.dfg.value_type(v).clone();
+        let param = func.dfg.append_block_param(exit, ty);
+        for &block in blocks {
+            let Some(term) = func.terminator(block) else { continue };
+            for call in func.dfg.insts[term].branch_targets_mut() {
+                if call.block == exit {
+                    call.args.push(v);
+                }
+            }
+        }
+        for &inst in &outside {
+            func.dfg.insts[inst].map_args(|a| if a == v { param } else { a });
+        }
     }
 }
 

@@ -1,5 +1,5 @@
 //! `vectorize`: runs two iterations of a simple innermost loop at once in `<2 x f64>`
-//! registers, then lets the original loop finish the last one or two.
+//! registers, then lets the original loop finish the odd one out (or the last two).
 //!
 //! Why: on x86 a multiply whose input or output is a denormal takes a microcode assist
 //! of ~150 cycles *per instruction*, whatever the number of lanes, and the adjoints of
@@ -10,13 +10,24 @@
 //!
 //! ```text
 //! ^pre:     ... jump ^h(%i0, %s0)                 ; becomes jump ^vec.pre
-//! ^vec.pre: %pairs = lshr (trip count - 1), 1     ; leaves 1 or 2 iterations to ^h
+//! ^vec.pre: %t = step * (%end - %i0 - c)          ; the trip count minus one
+//!           %pairs = lshr (%t + 1), 1              ; lshr %t, 1 without a finish
 //!           %stop = %i0 + 2 * step * %pairs
 //!           brif %pairs == 0, ^h(%i0, %s0), ^vec(%i0, [-0.0, -0.0])
 //! ^vec(%i, %vs: <2 x f64>):   the body on lanes [t, t+1]; %i' = %i + 2 * step
 //!           brif %i' != %stop, ^vec(%i', %vs'), ^vec.exit
-//! ^vec.exit: %s = reduce.fadd reassoc %vs', %s0;  jump ^h(%i', %s)
+//! ^vec.exit: %s = reduce.fadd reassoc %vs', %s0
+//!           brif (%t & 1) != 0, ^exit(%s, ...), ^h(%i', %s)   ; finish: even counts end
+//!           jump ^h(%i', %s)                                  ; otherwise
 //! ```
+//!
+//! The finish: when every value that leaves the loop is an invariant, an index or a
+//! sum, the vector loop knows them all after its last iteration, so an even trip count
+//! leaves straight for the exit (its values first go through exit-block parameters,
+//! LCSSA) and the original loop runs only the odd one out. Otherwise the original loop
+//! runs the last one or two iterations and takes the exit as before. The scalar
+//! iterations are what matter under denormals: one scalar multiply pays the same assist
+//! as a packed one.
 //!
 //! What qualifies (anything else is left alone):
 //! - an innermost loop of one block, or a header whose `brif` leaves or goes to a latch
@@ -34,9 +45,9 @@
 //!   (then they touch the same element in the same iteration, and the vector body keeps
 //!   their order) or provably different objects (alias analysis on the whole objects).
 //!
-//! The original loop stays as the remainder and handles every exit, so values leaving
-//! the loop need no special care; in a loop running downwards lane 0 holds the later
-//! iteration, which only reorders the sums (`reassoc`).
+//! The original loop stays as the remainder and handles every exit it takes, so values
+//! leaving the loop then need no special care; in a loop running downwards lane 0 holds
+//! the later iteration, which only reorders the sums (`reassoc`).
 //!
 //! Statistics: "loops vectorized".
 
@@ -49,7 +60,7 @@ use adc_ir::{
 
 use crate::alias::{AliasAnalysis, AliasResult, MemLoc};
 use crate::ivs::{const_int, invariant};
-use crate::loops::{Loop, LoopInfo};
+use crate::loops::{live_outs, to_lcssa, Loop, LoopInfo};
 use crate::manager::{FunctionContext, FunctionPass, Pass, PreservedAnalyses};
 use crate::scalar_util::resolve;
 
@@ -132,6 +143,12 @@ struct Plan {
     test: (usize, i128, Value),
     /// +1 when the accessed addresses rise from one iteration to the next, -1 otherwise.
     direction: i128,
+    /// The loop's blocks: the header, then the latch if it is another block.
+    blocks: Vec<Block>,
+    /// The exit block, when the vector loop may go there itself after running every
+    /// iteration (even trip counts): every value that leaves the loop is an invariant,
+    /// an index or a sum, which the vector loop knows at its end.
+    finish: Option<Block>,
 }
 
 /// The arguments `from` passes to `to` (its only edge there), if any.
@@ -379,7 +396,27 @@ fn plan(func: &Function, l: &Loop, no_alias: &dyn Fn(Value, Value) -> bool) -> O
             }
         }
     }
-    Some(Plan { header, preheader, body, back, kinds, steps, sums, test, direction: dir })
+    // Leaving from the vector loop: the values that leave must be known there.
+    let known_at_end = |v: &Value| {
+        matches!(kind_of(&kinds, *v), Some(Kind::Invariant | Kind::Index { .. } | Kind::SumNext(_)))
+    };
+    let leaving = edge_args(func, header, exit)?;
+    let finish = (l.is_dedicated_exit(func, exit)
+        && leaving.iter().chain(&live_outs(func, &blocks)).all(known_at_end))
+    .then_some(exit);
+    Some(Plan {
+        header,
+        preheader,
+        body,
+        back,
+        kinds,
+        steps,
+        sums,
+        test,
+        direction: dir,
+        blocks,
+        finish,
+    })
 }
 
 /// Appends `data` to `block`.
@@ -407,6 +444,9 @@ fn binary(func: &mut Function, block: Block, op: BinaryOp, a: Value, b: Value) -
 fn vectorize(func: &mut Function, plan: &Plan) {
     let vec_ty = Type::vector(Type::F64, 2);
     let header = plan.header;
+    if let Some(exit) = plan.finish {
+        to_lcssa(func, &plan.blocks, exit);
+    }
     let init = edge_args(func, plan.preheader, header).expect("planned with one entry edge");
     let pre = func.dfg.make_block();
     let body = func.dfg.make_block();
@@ -434,7 +474,9 @@ fn vectorize(func: &mut Function, plan: &Plan) {
         }
     }
 
-    // pairs = (step * (end - iv0 - c)) >> 1: the trip count minus one, halved.
+    // t = step * (end - iv0 - c) is the trip count minus one (wrapping). The vector loop
+    // runs t >> 1 times and leaves the original loop one or two iterations; when it may
+    // leave the loop itself, (t + 1) >> 1 times, and even trip counts end there.
     let (test_iv, test_offset, end) = plan.test;
     let zero = append_const(func, pre, Type::I64, Constant::int(&Type::I64, 0));
     let mut t = binary(func, pre, BinaryOp::Sub, resolve(&scalars, end), init[test_iv]);
@@ -446,7 +488,16 @@ fn vectorize(func: &mut Function, plan: &Plan) {
         t = binary(func, pre, BinaryOp::Sub, zero, t);
     }
     let one = append_const(func, pre, Type::I64, Constant::int(&Type::I64, 1));
-    let pairs = binary(func, pre, BinaryOp::Lshr, t, one);
+    let (pairs, finish) = match plan.finish {
+        Some(exit) => {
+            let trips = binary(func, pre, BinaryOp::Add, t, one);
+            let t_odd = binary(func, pre, BinaryOp::And, t, one);
+            let test = InstructionData::Icmp { cond: IntCC::Ne, args: [t_odd, zero] };
+            let even_trips = append(func, pre, test, Type::I1);
+            (binary(func, pre, BinaryOp::Lshr, trips, one), Some((exit, even_trips)))
+        }
+        None => (binary(func, pre, BinaryOp::Lshr, t, one), None),
+    };
     let none =
         append(func, pre, InstructionData::Icmp { cond: IntCC::Eq, args: [pairs, zero] }, Type::I1);
     let neg_zero = Constant::Elements(vec![Constant::f64(-0.0); 2]);
@@ -579,9 +630,10 @@ fn vectorize(func: &mut Function, plan: &Plan) {
     };
     append_inst(func, pre, enter, None);
 
-    // ^vec.exit: the sums meet their starting values; the original loop does the rest.
+    // ^vec.exit: the sums meet their starting values; the original loop does the rest, or
+    // nothing is left and the loop's values go to the exit.
     let mut rest = Vec::new();
-    for (index, value) in next.into_iter().enumerate() {
+    for (index, value) in next.iter().copied().enumerate() {
         if plan.sums.contains(&index) {
             let flags = InstFlags::REASSOC;
             let reduce = InstructionData::Reduce {
@@ -594,7 +646,32 @@ fn vectorize(func: &mut Function, plan: &Plan) {
             rest.push(value);
         }
     }
-    append_inst(func, done, InstructionData::Jump { dest: BlockCall::new(header, rest) }, None);
+    let Some((exit, even_trips)) = finish else {
+        append_inst(func, done, InstructionData::Jump { dest: BlockCall::new(header, rest) }, None);
+        return;
+    };
+    let leaving = edge_args(func, header, exit).expect("planned with one exit edge");
+    let mut at_end = Vec::new();
+    for value in leaving {
+        at_end.push(match plan.kinds.get(&value) {
+            Some(Kind::SumNext(s)) => rest[plan.sums[*s]],
+            // In the last iteration the induction variable was one step short of `next`.
+            Some(Kind::Index { iv, offset }) => match offset - plan.steps[iv] {
+                0 => next[*iv],
+                delta => {
+                    let c = append_const(func, done, Type::I64, Constant::int(&Type::I64, delta));
+                    binary(func, done, BinaryOp::Add, next[*iv], c)
+                }
+            },
+            _ => resolve(&scalars, value),
+        });
+    }
+    let leave = InstructionData::Brif {
+        cond: even_trips,
+        then_dest: BlockCall::new(exit, at_end),
+        else_dest: BlockCall::new(header, rest),
+    };
+    append_inst(func, done, leave, None);
 }
 
 /// `<x, x>`, built in `^vec.pre`.
