@@ -17,8 +17,8 @@
 //! ^vec(%i, %vs: <2 x f64>):   the body on lanes [t, t+1]; %i' = %i + 2 * step
 //!           brif %i' != %stop, ^vec(%i', %vs'), ^vec.exit
 //! ^vec.exit: %s = reduce.fadd reassoc %vs', %s0
-//!           brif (%t & 1) != 0, ^exit(%s, ...), ^h(%i', %s)   ; finish: even counts end
-//!           jump ^h(%i', %s)                                  ; otherwise
+//!           brif %i' - step + c == %end, ^exit(%s, ...), ^h(%i', %s)  ; with a finish
+//!           jump ^h(%i', %s)                                          ; otherwise
 //! ```
 //!
 //! The finish: when every value that leaves the loop is an invariant, an index or a
@@ -488,15 +488,12 @@ fn vectorize(func: &mut Function, plan: &Plan) {
         t = binary(func, pre, BinaryOp::Sub, zero, t);
     }
     let one = append_const(func, pre, Type::I64, Constant::int(&Type::I64, 1));
-    let (pairs, finish) = match plan.finish {
-        Some(exit) => {
+    let pairs = match plan.finish {
+        Some(_) => {
             let trips = binary(func, pre, BinaryOp::Add, t, one);
-            let t_odd = binary(func, pre, BinaryOp::And, t, one);
-            let test = InstructionData::Icmp { cond: IntCC::Ne, args: [t_odd, zero] };
-            let even_trips = append(func, pre, test, Type::I1);
-            (binary(func, pre, BinaryOp::Lshr, trips, one), Some((exit, even_trips)))
+            binary(func, pre, BinaryOp::Lshr, trips, one)
         }
-        None => (binary(func, pre, BinaryOp::Lshr, t, one), None),
+        None => binary(func, pre, BinaryOp::Lshr, t, one),
     };
     let none =
         append(func, pre, InstructionData::Icmp { cond: IntCC::Eq, args: [pairs, zero] }, Type::I1);
@@ -646,28 +643,35 @@ fn vectorize(func: &mut Function, plan: &Plan) {
             rest.push(value);
         }
     }
-    let Some((exit, even_trips)) = finish else {
+    let Some(exit) = plan.finish else {
         append_inst(func, done, InstructionData::Jump { dest: BlockCall::new(header, rest) }, None);
         return;
     };
+    // An index as the last iteration saw it: its induction variable was one step short of
+    // `next`.
+    let last = |func: &mut Function, iv: usize, offset: i128| match offset - plan.steps[&iv] {
+        0 => next[iv],
+        delta => {
+            let c = append_const(func, done, Type::I64, Constant::int(&Type::I64, delta));
+            binary(func, done, BinaryOp::Add, next[iv], c)
+        }
+    };
+    // Nothing is left when the last iteration's exit test already held (recomputed here
+    // rather than kept live through the vector loop).
+    let tested = last(func, test_iv, test_offset);
+    let icmp = InstructionData::Icmp { cond: IntCC::Eq, args: [tested, resolve(&scalars, end)] };
+    let finished = append(func, done, icmp, Type::I1);
     let leaving = edge_args(func, header, exit).expect("planned with one exit edge");
     let mut at_end = Vec::new();
     for value in leaving {
         at_end.push(match plan.kinds.get(&value) {
             Some(Kind::SumNext(s)) => rest[plan.sums[*s]],
-            // In the last iteration the induction variable was one step short of `next`.
-            Some(Kind::Index { iv, offset }) => match offset - plan.steps[iv] {
-                0 => next[*iv],
-                delta => {
-                    let c = append_const(func, done, Type::I64, Constant::int(&Type::I64, delta));
-                    binary(func, done, BinaryOp::Add, next[*iv], c)
-                }
-            },
+            Some(Kind::Index { iv, offset }) => last(func, *iv, *offset),
             _ => resolve(&scalars, value),
         });
     }
     let leave = InstructionData::Brif {
-        cond: even_trips,
+        cond: finished,
         then_dest: BlockCall::new(exit, at_end),
         else_dest: BlockCall::new(header, rest),
     };
