@@ -22,7 +22,9 @@
 //! ```
 //!
 //! The finish: when every value that leaves the loop is an invariant, an index or a
-//! sum, the vector loop knows them all after its last iteration, so an even trip count
+//! sum, and a separate latch only computes indices (the last iteration leaves from the
+//! header and must not run the latch's loads, stores or sums), the vector loop knows
+//! every leaving value after its last iteration, so an even trip count
 //! leaves straight for the exit (its values first go through exit-block parameters,
 //! LCSSA) and the original loop runs only the odd one out. Otherwise the original loop
 //! runs the last one or two iterations and takes the exit as before. The scalar
@@ -400,8 +402,26 @@ fn plan(func: &Function, l: &Loop, no_alias: &dyn Fn(Value, Value) -> bool) -> O
     let known_at_end = |v: &Value| {
         matches!(kind_of(&kinds, *v), Some(Kind::Invariant | Kind::Index { .. } | Kind::SumNext(_)))
     };
+    // The last iteration leaves from the header, so the vector loop may run it only if
+    // the latch's part of it does nothing but index arithmetic (no memory, no sums).
+    let latch_only_indexes = latch == header
+        || func.layout.block_insts(latch).iter().all(|&inst| {
+            func.dfg.insts[inst].is_terminator()
+                || func.dfg.inst_result(inst).is_some_and(|r| {
+                    matches!(
+                        kinds.get(&r),
+                        Some(
+                            Kind::Invariant
+                                | Kind::Index { .. }
+                                | Kind::Scaled { .. }
+                                | Kind::Addr { .. }
+                        )
+                    )
+                })
+        });
     let leaving = edge_args(func, header, exit)?;
-    let finish = (l.is_dedicated_exit(func, exit)
+    let finish = (latch_only_indexes
+        && l.is_dedicated_exit(func, exit)
         && leaving.iter().chain(&live_outs(func, &blocks)).all(known_at_end))
     .then_some(exit);
     Some(Plan {
