@@ -164,6 +164,41 @@ named_enum! {
     }
 }
 
+impl IntCC {
+    /// The predicate with its operands exchanged: `a < b` is `b > a`.
+    pub fn swapped(self) -> IntCC {
+        use IntCC::*;
+        match self {
+            Slt => Sgt,
+            Sgt => Slt,
+            Sle => Sge,
+            Sge => Sle,
+            Ult => Ugt,
+            Ugt => Ult,
+            Ule => Uge,
+            Uge => Ule,
+            other => other,
+        }
+    }
+
+    /// The predicate that holds exactly when this one does not.
+    pub fn inverse(self) -> IntCC {
+        use IntCC::*;
+        match self {
+            Eq => Ne,
+            Ne => Eq,
+            Slt => Sge,
+            Sge => Slt,
+            Sgt => Sle,
+            Sle => Sgt,
+            Ult => Uge,
+            Uge => Ult,
+            Ugt => Ule,
+            Ule => Ugt,
+        }
+    }
+}
+
 named_enum! {
     /// `o*` predicates are false when an operand is NaN, `u*` ones are true.
     pub enum FloatCC {

@@ -212,37 +212,6 @@ fn find_ivs(
     ivs
 }
 
-fn swap(cc: IntCC) -> IntCC {
-    use IntCC::*;
-    match cc {
-        Slt => Sgt,
-        Sgt => Slt,
-        Sle => Sge,
-        Sge => Sle,
-        Ult => Ugt,
-        Ugt => Ult,
-        Ule => Uge,
-        Uge => Ule,
-        other => other,
-    }
-}
-
-fn invert(cc: IntCC) -> IntCC {
-    use IntCC::*;
-    match cc {
-        Eq => Ne,
-        Ne => Eq,
-        Slt => Sge,
-        Sge => Slt,
-        Sgt => Sle,
-        Sle => Sgt,
-        Ult => Uge,
-        Uge => Ult,
-        Ugt => Ule,
-        Ule => Ugt,
-    }
-}
-
 fn trip_count(
     func: &Function,
     loops: &LoopInfo,
@@ -270,10 +239,10 @@ fn trip_count(
     let find = |x: Value| ivs.iter().find(|iv| iv.param == x || iv.next == x);
     let (iv, tested, bound, cc) = match (find(*a), find(*b)) {
         (Some(iv), _) if invariant(func, l, *b) => (iv, *a, *b, *cc),
-        (_, Some(iv)) if invariant(func, l, *a) => (iv, *b, *a, swap(*cc)),
+        (_, Some(iv)) if invariant(func, l, *a) => (iv, *b, *a, cc.swapped()),
         _ => return None,
     };
-    let cc = if stay_on_true { cc } else { invert(cc) };
+    let cc = if stay_on_true { cc } else { cc.inverse() };
     let Step::Const(step) = iv.step else { return None };
     // The sequence of tested values starts at `start` (testing the parameter) or at
     // `start + step` (testing the incremented value).

@@ -34,12 +34,17 @@
 //! What qualifies (anything else is left alone):
 //! - an innermost loop of one block, or a header whose `brif` leaves or goes to a latch
 //!   without parameters that jumps back; one exit edge; a unique preheader edge;
-//! - header parameters that are `i64` induction variables stepping by +1 or -1, or `f64`
-//!   sums whose back-edge value is `fadd reassoc %s, %term` and which the loop reads
-//!   nowhere else (adjoint accumulations carry `reassoc`, see `Synth::accumulate`);
-//! - an exit test `icmp eq|ne (%iv + c), %end` with a loop-invariant `%end` that leaves
-//!   the loop when they become equal: the trip count is then exact in wrapping
-//!   arithmetic, `step * (%end - %iv0 - c) + 1`, with no overflow reasoning;
+//! - header parameters that are induction variables stepping by +1 or -1 (`i64`, or
+//!   `i32` whose arithmetic has `nsw` so that `sext` of it is linear, as in clang -O0
+//!   code), or `f64` sums whose back-edge value is `fadd reassoc %s, %term` and which the
+//!   loop reads nowhere else (adjoint accumulations carry `reassoc`, see
+//!   `Synth::accumulate`);
+//! - an exit test with a loop-invariant `%end` whose trip count is exact: `icmp eq|ne
+//!   (%iv + c), %end` leaving when they become equal (`step * (%end - %iv0 - c) + 1` in
+//!   wrapping arithmetic, no overflow reasoning), or an ordered compare of the variable
+//!   itself that goes on while it is short of the end, `slt`/`ult` counting up and
+//!   `sgt`/`ugt` counting down (`(%iv0 < %end) ? %end - %iv0 : 0` more iterations,
+//!   computed in i64; unsigned compares on `i64` only);
 //! - loads and stores of `f64` at `base + 8 * (%iv + c)` (invariant base, step ±1, every
 //!   access in the same direction), `fadd`/`fsub`/`fmul`/`fdiv`/`fneg` of `f64`, integer
 //!   `add`/`sub`/`mul`/`shl` that only compute those indices, and constants;
@@ -56,8 +61,8 @@
 use std::collections::HashMap;
 
 use adc_ir::{
-    BinaryOp, Block, BlockCall, Constant, Diagnostic, Function, Inst, InstFlags, InstructionData,
-    IntCC, ReduceOp, Type, UnaryOp, Value, ValueDef,
+    BinaryOp, Block, BlockCall, CastOp, Constant, Diagnostic, Function, Inst, InstFlags,
+    InstructionData, IntCC, ReduceOp, Type, UnaryOp, Value, ValueDef,
 };
 
 use crate::alias::{AliasAnalysis, AliasResult, MemLoc};
@@ -129,6 +134,19 @@ enum Kind {
     Test,
 }
 
+/// The exit test, read as: the loop goes on while `(%iv + offset) stay end`.
+#[derive(Copy, Clone, Debug)]
+struct ExitTest {
+    /// Header-parameter index of the induction variable.
+    iv: usize,
+    offset: i128,
+    /// Loop-invariant.
+    end: Value,
+    /// `ne`, or `slt`/`ult` (counting up) or `sgt`/`ugt` (counting down) on the
+    /// parameter itself (offset 0).
+    stay: IntCC,
+}
+
 struct Plan {
     header: Block,
     preheader: Block,
@@ -141,8 +159,7 @@ struct Plan {
     steps: HashMap<usize, i128>,
     /// Header-parameter index of each sum.
     sums: Vec<usize>,
-    /// The exit test's induction variable, offset and invariant end value.
-    test: (usize, i128, Value),
+    test: ExitTest,
     /// +1 when the accessed addresses rise from one iteration to the next, -1 otherwise.
     direction: i128,
     /// The loop's blocks: the header, then the latch if it is another block.
@@ -200,9 +217,10 @@ fn plan(func: &Function, l: &Loop, no_alias: &dyn Fn(Value, Value) -> bool) -> O
         let ty = func.dfg.value_type(param);
         let ValueDef::Result(next) = func.dfg.value_def(back[index]) else { return None };
         match (&func.dfg.insts[next], ty) {
-            (InstructionData::Binary { op: op @ (BinaryOp::Add | BinaryOp::Sub), args, .. }, t)
-                if *t == Type::I64 && args[0] == param =>
-            {
+            (
+                InstructionData::Binary { op: op @ (BinaryOp::Add | BinaryOp::Sub), args, flags },
+                t,
+            ) if index_type(t, *flags) && args[0] == param => {
                 let c = const_int(func, args[1])?;
                 let step = if *op == BinaryOp::Add { c } else { -c };
                 if step.abs() != 1 {
@@ -247,11 +265,16 @@ fn plan(func: &Function, l: &Loop, no_alias: &dyn Fn(Value, Value) -> bool) -> O
             let kind = match data {
                 InstructionData::Const { .. } => Kind::Invariant,
                 InstructionData::Binary {
-                    op: op @ (BinaryOp::Add | BinaryOp::Sub), args, ..
+                    op: op @ (BinaryOp::Add | BinaryOp::Sub),
+                    args,
+                    flags,
                 } => {
                     let Some(Kind::Index { iv, offset }) = kind_of(&kinds, args[0]) else {
                         return None;
                     };
+                    if !index_type(func.dfg.value_type(args[0]), *flags) {
+                        return None;
+                    }
                     let c = const_int(func, args[1])?;
                     Kind::Index {
                         iv,
@@ -260,7 +283,7 @@ fn plan(func: &Function, l: &Loop, no_alias: &dyn Fn(Value, Value) -> bool) -> O
                 }
                 InstructionData::Binary {
                     op: op @ (BinaryOp::Mul | BinaryOp::Shl), args, ..
-                } => {
+                } if *func.dfg.value_type(args[0]) == Type::I64 => {
                     let Some(Kind::Index { iv, offset }) = kind_of(&kinds, args[0]) else {
                         return None;
                     };
@@ -315,23 +338,32 @@ fn plan(func: &Function, l: &Loop, no_alias: &dyn Fn(Value, Value) -> bool) -> O
                 {
                     Kind::Lanes
                 }
-                InstructionData::Icmp { cond: cc @ (IntCC::Eq | IntCC::Ne), args }
-                    if result == Some(*cond) =>
-                {
-                    let (index, end) = match (kind_of(&kinds, args[0]), kind_of(&kinds, args[1])) {
-                        (Some(Kind::Index { iv, offset }), Some(Kind::Invariant)) => {
-                            ((iv, offset), args[1])
-                        }
-                        (Some(Kind::Invariant), Some(Kind::Index { iv, offset })) => {
-                            ((iv, offset), args[0])
-                        }
-                        _ => return None,
+                // An i32 index widened for addressing: exact, its arithmetic has `nsw`.
+                InstructionData::Cast { op: CastOp::Sext, arg, ty } if *ty == Type::I64 => {
+                    let Some(index @ Kind::Index { .. }) = kind_of(&kinds, *arg) else {
+                        return None;
                     };
-                    // Stays in the loop while the index differs from the end.
-                    if (*cc == IntCC::Ne) != stay_on_true {
+                    index
+                }
+                InstructionData::Icmp { cond: cc, args } if result == Some(*cond) => {
+                    let (tested, end, cc) =
+                        match (kind_of(&kinds, args[0]), kind_of(&kinds, args[1])) {
+                            (Some(Kind::Index { .. }), Some(Kind::Invariant)) => {
+                                (args[0], args[1], *cc)
+                            }
+                            (Some(Kind::Invariant), Some(Kind::Index { .. })) => {
+                                (args[1], args[0], cc.swapped())
+                            }
+                            _ => return None,
+                        };
+                    let Some(Kind::Index { iv, offset }) = kinds.get(&tested).copied() else {
+                        return None;
+                    };
+                    let stay = if stay_on_true { cc } else { cc.inverse() };
+                    if !exact_trip_count(stay, steps[&iv], offset, func.dfg.value_type(tested)) {
                         return None;
                     }
-                    test = Some((index.0, index.1, end));
+                    test = Some(ExitTest { iv, offset, end, stay });
                     Kind::Test
                 }
                 _ => return None,
@@ -399,8 +431,11 @@ fn plan(func: &Function, l: &Loop, no_alias: &dyn Fn(Value, Value) -> bool) -> O
         }
     }
     // Leaving from the vector loop: the values that leave must be known there.
-    let known_at_end = |v: &Value| {
-        matches!(kind_of(&kinds, *v), Some(Kind::Invariant | Kind::Index { .. } | Kind::SumNext(_)))
+    let known_at_end = |v: &Value| match kind_of(&kinds, *v) {
+        Some(Kind::Invariant | Kind::SumNext(_)) => true,
+        // In the induction variable's own type (not a widened copy).
+        Some(Kind::Index { iv, .. }) => func.dfg.value_type(*v) == func.dfg.value_type(params[iv]),
+        _ => false,
     };
     // The last iteration leaves from the header, so the vector loop may run it only if
     // the latch's part of it does nothing but index arithmetic (no memory, no sums).
@@ -437,6 +472,27 @@ fn plan(func: &Function, l: &Loop, no_alias: &dyn Fn(Value, Value) -> bool) -> O
         blocks,
         finish,
     })
+}
+
+/// Whether integer arithmetic of type `ty` with `flags` can carry an index: `i64` (exact in
+/// wrapping arithmetic), or `i32` with `nsw`, so that its sign extension is linear too.
+fn index_type(ty: &Type, flags: InstFlags) -> bool {
+    *ty == Type::I64 || (*ty == Type::I32 && flags.contains(InstFlags::NSW))
+}
+
+/// Whether the vector loop can count the iterations of a loop that goes on while
+/// `(%iv + offset) stay end`, stepping by `step` (±1): `ne` in wrapping arithmetic; an
+/// ordered compare on the parameter itself, counting towards the end (`ult`/`ugt` on
+/// `i64` only: a widened `i32` is signed).
+fn exact_trip_count(stay: IntCC, step: i128, offset: i128, tested: &Type) -> bool {
+    match stay {
+        IntCC::Ne => true,
+        IntCC::Slt | IntCC::Sgt => offset == 0 && (step > 0) == (stay == IntCC::Slt),
+        IntCC::Ult | IntCC::Ugt => {
+            offset == 0 && *tested == Type::I64 && (step > 0) == (stay == IntCC::Ult)
+        }
+        _ => false,
+    }
 }
 
 /// Appends `data` to `block`.
@@ -494,20 +550,42 @@ fn vectorize(func: &mut Function, plan: &Plan) {
         }
     }
 
-    // t = step * (end - iv0 - c) is the trip count minus one (wrapping). The vector loop
-    // runs t >> 1 times and leaves the original loop one or two iterations; when it may
-    // leave the loop itself, (t + 1) >> 1 times, and even trip counts end there.
-    let (test_iv, test_offset, end) = plan.test;
-    let zero = append_const(func, pre, Type::I64, Constant::int(&Type::I64, 0));
-    let mut t = binary(func, pre, BinaryOp::Sub, resolve(&scalars, end), init[test_iv]);
-    if test_offset != 0 {
-        let c = append_const(func, pre, Type::I64, Constant::int(&Type::I64, test_offset));
-        t = binary(func, pre, BinaryOp::Sub, t, c);
-    }
-    if plan.steps[&test_iv] < 0 {
-        t = binary(func, pre, BinaryOp::Sub, zero, t);
-    }
-    let one = append_const(func, pre, Type::I64, Constant::int(&Type::I64, 1));
+    // t, the iterations that go on (the trip count minus one), as an unsigned i64. The
+    // vector loop runs t >> 1 times and leaves the original loop one or two iterations;
+    // when it may leave the loop itself, (t + 1) >> 1 times, and even trip counts end there.
+    let ExitTest { iv: test_iv, offset: test_offset, end, stay } = plan.test;
+    let end = resolve(&scalars, end);
+    let step = plan.steps[&test_iv];
+    let iv_ty = func.dfg.value_type(init[test_iv]).clone();
+    let tested_ty = func.dfg.value_type(end).clone();
+    let zero = int_const(func, pre, &Type::I64, 0);
+    let one = int_const(func, pre, &Type::I64, 1);
+    let start = widen(func, pre, init[test_iv], &tested_ty, CastOp::Sext);
+    let t = if stay == IntCC::Ne {
+        // step * (end - iv0 - c): exact in wrapping arithmetic of the tested type.
+        let mut t = binary(func, pre, BinaryOp::Sub, end, start);
+        if test_offset != 0 {
+            let c = int_const(func, pre, &tested_ty, test_offset);
+            t = binary(func, pre, BinaryOp::Sub, t, c);
+        }
+        if step < 0 {
+            let zero = int_const(func, pre, &tested_ty, 0);
+            t = binary(func, pre, BinaryOp::Sub, zero, t);
+        }
+        widen(func, pre, t, &Type::I64, CastOp::Zext)
+    } else {
+        // (iv0 stay end) ? |end - iv0| : 0, exact in i64 (an i32 compare is signed).
+        let x = widen(func, pre, start, &Type::I64, CastOp::Sext);
+        let e = widen(func, pre, end, &Type::I64, CastOp::Sext);
+        let runs = append(func, pre, InstructionData::Icmp { cond: stay, args: [x, e] }, Type::I1);
+        let distance = match step > 0 {
+            true => binary(func, pre, BinaryOp::Sub, e, x),
+            false => binary(func, pre, BinaryOp::Sub, x, e),
+        };
+        let select =
+            InstructionData::Select { flags: InstFlags::empty(), args: [runs, distance, zero] };
+        append(func, pre, select, Type::I64)
+    };
     let pairs = match plan.finish {
         Some(_) => {
             let trips = binary(func, pre, BinaryOp::Add, t, one);
@@ -523,14 +601,18 @@ fn vectorize(func: &mut Function, plan: &Plan) {
     let mut params: HashMap<usize, Value> = HashMap::new();
     for (index, &value) in init.iter().enumerate() {
         let is_sum = plan.sums.contains(&index);
-        let ty = if is_sum { vec_ty.clone() } else { Type::I64 };
+        let ty = if is_sum { vec_ty.clone() } else { func.dfg.value_type(value).clone() };
         params.insert(index, func.dfg.append_block_param(body, ty));
         entry_args.push(if is_sum { acc0 } else { value });
     }
-    // The vector loop stops when the tested induction variable reaches iv0 + 2 * step * pairs.
-    let stride =
-        append_const(func, pre, Type::I64, Constant::int(&Type::I64, 2 * plan.steps[&test_iv]));
-    let span = binary(func, pre, BinaryOp::Mul, pairs, stride);
+    // The vector loop stops when the tested induction variable reaches iv0 + 2 * step * pairs
+    // (in its own type: the vector loop visits only values the original loop does).
+    let stride = int_const(func, pre, &Type::I64, 2 * step);
+    let mut span = binary(func, pre, BinaryOp::Mul, pairs, stride);
+    if iv_ty != Type::I64 {
+        let trunc = InstructionData::Cast { op: CastOp::Trunc, arg: span, ty: iv_ty.clone() };
+        span = append(func, pre, trunc, iv_ty.clone());
+    }
     let stop = binary(func, pre, BinaryOp::Add, init[test_iv], span);
 
     // ^vec: the body, scalars for indices and addresses, vectors for f64 data.
@@ -622,8 +704,8 @@ fn vectorize(func: &mut Function, plan: &Plan) {
         next.push(match plan.kinds[&param] {
             Kind::Sum(_) => vectors[&plan.back[index]],
             _ => {
-                let two_steps = Constant::int(&Type::I64, 2 * plan.steps[&index]);
-                let c = append_const(func, body, Type::I64, two_steps);
+                let ty = func.dfg.value_type(params[&index]).clone();
+                let c = int_const(func, body, &ty, 2 * plan.steps[&index]);
                 binary(func, body, BinaryOp::Add, params[&index], c)
             }
         });
@@ -672,14 +754,22 @@ fn vectorize(func: &mut Function, plan: &Plan) {
     let last = |func: &mut Function, iv: usize, offset: i128| match offset - plan.steps[&iv] {
         0 => next[iv],
         delta => {
-            let c = append_const(func, done, Type::I64, Constant::int(&Type::I64, delta));
+            let ty = func.dfg.value_type(next[iv]).clone();
+            let c = int_const(func, done, &ty, delta);
             binary(func, done, BinaryOp::Add, next[iv], c)
         }
     };
-    // Nothing is left when the last iteration's exit test already held (recomputed here
+    // Nothing is left when the last iteration's exit test said to leave (recomputed here
     // rather than kept live through the vector loop).
-    let tested = last(func, test_iv, test_offset);
-    let icmp = InstructionData::Icmp { cond: IntCC::Eq, args: [tested, resolve(&scalars, end)] };
+    let tested = if tested_ty == iv_ty {
+        last(func, test_iv, test_offset)
+    } else {
+        let widened = last(func, test_iv, 0);
+        let widened = widen(func, done, widened, &tested_ty, CastOp::Sext);
+        let c = int_const(func, done, &tested_ty, test_offset);
+        binary(func, done, BinaryOp::Add, widened, c)
+    };
+    let icmp = InstructionData::Icmp { cond: stay.inverse(), args: [tested, end] };
     let finished = append(func, done, icmp, Type::I1);
     let leaving = edge_args(func, header, exit).expect("planned with one exit edge");
     let mut at_end = Vec::new();
@@ -696,6 +786,18 @@ fn vectorize(func: &mut Function, plan: &Plan) {
         else_dest: BlockCall::new(header, rest),
     };
     append_inst(func, done, leave, None);
+}
+
+fn int_const(func: &mut Function, block: Block, ty: &Type, value: i128) -> Value {
+    append_const(func, block, ty.clone(), Constant::int(ty, value))
+}
+
+/// `v` extended to `ty` by `op` when it is narrower (`i32` to `i64`).
+fn widen(func: &mut Function, block: Block, v: Value, ty: &Type, op: CastOp) -> Value {
+    if func.dfg.value_type(v) == ty {
+        return v;
+    }
+    append(func, block, InstructionData::Cast { op, arg: v, ty: ty.clone() }, ty.clone())
 }
 
 /// `<x, x>`, built in `^vec.pre`.
