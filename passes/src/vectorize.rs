@@ -42,9 +42,10 @@
 //! - an exit test with a loop-invariant `%end` whose trip count is exact: `icmp eq|ne
 //!   (%iv + c), %end` leaving when they become equal (`step * (%end - %iv0 - c) + 1` in
 //!   wrapping arithmetic, no overflow reasoning), or an ordered compare of the variable
-//!   itself that goes on while it is short of the end, `slt`/`ult` counting up and
-//!   `sgt`/`ugt` counting down (`(%iv0 < %end) ? %end - %iv0 : 0` more iterations,
-//!   computed in i64; unsigned compares on `i64` only);
+//!   itself that goes on while it has not passed the end (`slt`/`sle`/`ult`/`ule`
+//!   counting up, `sgt`/`sge`/`ugt`/`uge` down: `(%iv0 < %end) ? %end - %iv0 : 0` more
+//!   iterations, `+ 1` inside when the end is included, computed in i64; unsigned
+//!   compares on `i64` only);
 //! - loads and stores of `f64` at `base + 8 * (%iv + c)` (invariant base, step ±1, every
 //!   access in the same direction), `fadd`/`fsub`/`fmul`/`fdiv`/`fneg` of `f64`, integer
 //!   `add`/`sub`/`mul`/`shl` that only compute those indices, and constants;
@@ -142,8 +143,8 @@ struct ExitTest {
     offset: i128,
     /// Loop-invariant.
     end: Value,
-    /// `ne`, or `slt`/`ult` (counting up) or `sgt`/`ugt` (counting down) on the
-    /// parameter itself (offset 0).
+    /// `ne`, or an ordered compare on the parameter itself (offset 0): `slt`/`sle`/
+    /// `ult`/`ule` counting up, `sgt`/`sge`/`ugt`/`uge` counting down.
     stay: IntCC,
 }
 
@@ -482,17 +483,18 @@ fn index_type(ty: &Type, flags: InstFlags) -> bool {
 
 /// Whether the vector loop can count the iterations of a loop that goes on while
 /// `(%iv + offset) stay end`, stepping by `step` (±1): `ne` in wrapping arithmetic; an
-/// ordered compare on the parameter itself, counting towards the end (`ult`/`ugt` on
+/// ordered compare on the parameter itself, counting towards the end (unsigned ones on
 /// `i64` only: a widened `i32` is signed).
 fn exact_trip_count(stay: IntCC, step: i128, offset: i128, tested: &Type) -> bool {
-    match stay {
-        IntCC::Ne => true,
-        IntCC::Slt | IntCC::Sgt => offset == 0 && (step > 0) == (stay == IntCC::Slt),
-        IntCC::Ult | IntCC::Ugt => {
-            offset == 0 && *tested == Type::I64 && (step > 0) == (stay == IntCC::Ult)
-        }
-        _ => false,
-    }
+    use IntCC::*;
+    let upward = match stay {
+        Ne => return true,
+        Slt | Sle | Ult | Ule => true,
+        Sgt | Sge | Ugt | Uge => false,
+        Eq => return false,
+    };
+    let unsigned = matches!(stay, Ult | Ule | Ugt | Uge);
+    offset == 0 && (step > 0) == upward && (!unsigned || *tested == Type::I64)
 }
 
 /// Appends `data` to `block`.
@@ -574,14 +576,19 @@ fn vectorize(func: &mut Function, plan: &Plan) {
         }
         widen(func, pre, t, &Type::I64, CastOp::Zext)
     } else {
-        // (iv0 stay end) ? |end - iv0| : 0, exact in i64 (an i32 compare is signed).
+        // (iv0 stay end) ? |end - iv0| (+ 1 when the end is included) : 0, in i64 (an
+        // i32 compare is signed). Exact as an unsigned count; one of 2^64 wraps to 0,
+        // which leaves everything to the original loop.
         let x = widen(func, pre, start, &Type::I64, CastOp::Sext);
         let e = widen(func, pre, end, &Type::I64, CastOp::Sext);
         let runs = append(func, pre, InstructionData::Icmp { cond: stay, args: [x, e] }, Type::I1);
-        let distance = match step > 0 {
+        let mut distance = match step > 0 {
             true => binary(func, pre, BinaryOp::Sub, e, x),
             false => binary(func, pre, BinaryOp::Sub, x, e),
         };
+        if matches!(stay, IntCC::Sle | IntCC::Sge | IntCC::Ule | IntCC::Uge) {
+            distance = binary(func, pre, BinaryOp::Add, distance, one);
+        }
         let select =
             InstructionData::Select { flags: InstFlags::empty(), args: [runs, distance, zero] };
         append(func, pre, select, Type::I64)
