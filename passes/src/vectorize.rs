@@ -10,15 +10,17 @@
 //!
 //! ```text
 //! ^pre:     ... jump ^h(%i0, %s0)                 ; becomes jump ^vec.pre
-//! ^vec.pre: %t = step * (%end - %i0 - c)          ; the trip count minus one
+//! ^vec.pre: %t = step * (%end - %i0 - c)          ; the trip count minus one (`ne`;
+//!                                                 ;   ordered compares: below)
 //!           %pairs = lshr (%t + 1), 1              ; lshr %t, 1 without a finish
 //!           %stop = %i0 + 2 * step * %pairs
 //!           brif %pairs == 0, ^h(%i0, %s0), ^vec(%i0, [-0.0, -0.0])
 //! ^vec(%i, %vs: <2 x f64>):   the body on lanes [t, t+1]; %i' = %i + 2 * step
 //!           brif %i' != %stop, ^vec(%i', %vs'), ^vec.exit
 //! ^vec.exit: %s = reduce.fadd reassoc %vs', %s0
-//!           brif %i' - step + c == %end, ^exit(%s, ...), ^h(%i', %s)  ; with a finish
-//!           jump ^h(%i', %s)                                          ; otherwise
+//!           ; with a finish: leave if the last iteration's test (on %i' - step) failed
+//!           brif !((%i' - step + c) stay %end), ^exit(%s, ...), ^h(%i', %s)
+//!           jump ^h(%i', %s)                                        ; otherwise
 //! ```
 //!
 //! The finish: when every value that leaves the loop is an invariant, an index or a
