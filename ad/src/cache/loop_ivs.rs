@@ -53,6 +53,10 @@ pub(crate) struct IvSlot {
     pub slot: Value,
     /// 0 for a loop-invariant value (cache LICM).
     pub step: i128,
+    /// The forward increment has `nsw`, so stepping back cannot overflow either (it only
+    /// revisits values the forward pass had): the reverse `sub` carries `nsw` too, which
+    /// lets later passes treat a reversed `i32` counter as linear (vectorize).
+    pub nsw: bool,
     /// Nested loops: last values, one per execution of the loop.
     pub exit_tape: Option<Tape>,
 }
@@ -91,11 +95,11 @@ impl<'a> Synth<'a> {
         }
         for loop_id in 0..self.info.loops.loops.len() {
             let Some(ivs) = self.info.ivs.loops.get(loop_id) else { continue };
-            let ivs: Vec<(Value, i128)> = ivs
+            let ivs: Vec<(Value, i128, bool)> = ivs
                 .ivs
                 .iter()
                 .filter_map(|iv| match iv.step {
-                    Step::Const(c) => Some((iv.param, c)),
+                    Step::Const(c) => Some((iv.param, c, iv.flags.contains(InstFlags::NSW))),
                     Step::Invariant(_) => None,
                 })
                 .collect();
@@ -108,8 +112,8 @@ impl<'a> Synth<'a> {
                     .expect("alloca has a result");
                 self.cache.loop_ivs.start_slots.insert(loop_id, slot);
             }
-            for (param, step) in ivs {
-                self.add_counted_slot(param, loop_id, step);
+            for (param, step, nsw) in ivs {
+                self.add_counted_slot(param, loop_id, step, nsw);
                 self.cache.stats.counted_ivs += 1;
             }
         }
@@ -119,7 +123,7 @@ impl<'a> Synth<'a> {
             invariant.sort();
             for (load, loop_id) in invariant {
                 let Some(result) = self.primal.dfg.inst_result(load) else { continue };
-                self.add_counted_slot(result, loop_id, 0);
+                self.add_counted_slot(result, loop_id, 0, false);
                 self.cache.stats.invariant_slots += 1;
             }
         }
@@ -127,7 +131,7 @@ impl<'a> Synth<'a> {
 
     /// A slot for a value of `loop_id` (a counted IV, or an invariant with step 0), with
     /// an exit tape when the loop is nested.
-    fn add_counted_slot(&mut self, param: Value, loop_id: LoopId, step: i128) {
+    fn add_counted_slot(&mut self, param: Value, loop_id: LoopId, step: i128, nsw: bool) {
         let ty = self.primal.dfg.value_type(param).clone();
         let align = ty.align() as u32;
         let slot = self
@@ -138,7 +142,7 @@ impl<'a> Synth<'a> {
             self.new_exit_tape(&ty, header)
         });
         self.cache.loop_ivs.by_loop.entry(loop_id).or_default().push(param);
-        self.cache.loop_ivs.by_primal.insert(param, IvSlot { loop_id, slot, step, exit_tape });
+        self.cache.loop_ivs.by_primal.insert(param, IvSlot { loop_id, slot, step, nsw, exit_tape });
     }
 
     /// Loads (non-volatile, outside split mode) whose address is invariant in their
@@ -275,7 +279,10 @@ impl<'a> Synth<'a> {
                     let current = self.primal_in_reverse(primal);
                     let ty = self.ty(current);
                     let step = self.iconst(ty, iv.step);
-                    let previous = self.binary(adc_ir::BinaryOp::Sub, current, step);
+                    let flags = if iv.nsw { InstFlags::NSW } else { InstFlags::empty() };
+                    let args = [current, step];
+                    let sub = InstructionData::Binary { op: adc_ir::BinaryOp::Sub, flags, args };
+                    let previous = self.val(sub);
                     self.store(previous, iv.slot);
                 }
             }
