@@ -634,7 +634,7 @@ fn vectorize(func: &mut Function, plan: &Plan) {
         };
     }
     let mut splats: HashMap<Value, Value> = HashMap::new();
-    let minus8 = append_const(func, pre, Type::I64, Constant::int(&Type::I64, -8));
+    let minus8 = int_const(func, pre, &Type::I64, -8);
     let mut lane_base: HashMap<Value, Value> = HashMap::new();
     for &inst in &plan.body {
         let data = func.dfg.insts[inst].clone();
@@ -775,8 +775,13 @@ fn vectorize(func: &mut Function, plan: &Plan) {
     } else {
         let widened = last(func, test_iv, 0);
         let widened = widen(func, done, widened, &tested_ty, CastOp::Sext);
-        let c = int_const(func, done, &tested_ty, test_offset);
-        binary(func, done, BinaryOp::Add, widened, c)
+        match test_offset {
+            0 => widened,
+            offset => {
+                let c = int_const(func, done, &tested_ty, offset);
+                binary(func, done, BinaryOp::Add, widened, c)
+            }
+        }
     };
     let icmp = InstructionData::Icmp { cond: stay.inverse(), args: [tested, end] };
     let finished = append(func, done, icmp, Type::I1);
@@ -812,7 +817,7 @@ fn widen(func: &mut Function, block: Block, v: Value, ty: &Type, op: CastOp) -> 
 /// `<x, x>`, built in `^vec.pre`.
 fn splat(func: &mut Function, block: Block, x: Value, vec_ty: &Type) -> Value {
     let undef = append_const(func, block, vec_ty.clone(), Constant::Undef);
-    let lane = append_const(func, block, Type::I32, Constant::int(&Type::I32, 0));
+    let lane = int_const(func, block, &Type::I32, 0);
     let one = append(
         func,
         block,

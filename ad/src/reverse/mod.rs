@@ -374,7 +374,6 @@ fn synthesize_planned(
     Ok(Planned { function: synth.f, stats: synth.cache.stats, store_instead, has_split_calls })
 }
 
-/// The derivative's signature as fixed by `crate::request`.
 /// `noalias` of the primal's pointer parameters carries over to the same parameters of
 /// the derivative: it reads and writes their objects exactly as the primal does, and a
 /// shadow never points into primal memory (Enzyme's contract for `enzyme_dup`). Shadows
@@ -394,6 +393,7 @@ fn derivative_param_attrs(primal: &Function, request: &DiffRequest) -> Vec<Param
     attrs
 }
 
+/// The derivative's signature as fixed by `crate::request`.
 fn derivative_signature(
     primal: &Function,
     request: &DiffRequest,

@@ -25,6 +25,14 @@ double tri_sq(const double *restrict l, const double *restrict x, int n) {
   return s;
 }
 
+/* One argument varied at a time, for check_fd_gradient. */
+static const double *fixed_l, *fixed_x;
+static double tri_of_l(const double *l, int nl) {
+  (void)nl;
+  return tri_sq(l, fixed_x, N);
+}
+static double tri_of_x(const double *x, int n) { return tri_sq(fixed_l, x, n); }
+
 int main(void) {
   double l[NL], x[N], dl[NL] = {0}, dx[N] = {0};
   for (int k = 0; k < NL; k++)
@@ -32,21 +40,9 @@ int main(void) {
   for (int i = 0; i < N; i++)
     x[i] = cos(0.3 * i) + 0.2;
   __enzyme_autodiff((void *)tri_sq, enzyme_dup, l, dl, enzyme_dup, x, dx, enzyme_const, N);
-  for (int k = 0; k < NL; k++) {
-    double lp[NL], lm[NL];
-    for (int m = 0; m < NL; m++)
-      lp[m] = lm[m] = l[m];
-    lp[k] += FD_STEP;
-    lm[k] -= FD_STEP;
-    check("d/dl", dl[k], (tri_sq(lp, x, N) - tri_sq(lm, x, N)) / (2 * FD_STEP), FD_TOL);
-  }
-  for (int i = 0; i < N; i++) {
-    double xp[N], xm[N];
-    for (int m = 0; m < N; m++)
-      xp[m] = xm[m] = x[m];
-    xp[i] += FD_STEP;
-    xm[i] -= FD_STEP;
-    check("d/dx", dx[i], (tri_sq(l, xp, N) - tri_sq(l, xm, N)) / (2 * FD_STEP), FD_TOL);
-  }
+  fixed_l = l;
+  fixed_x = x;
+  check_fd_gradient(tri_of_l, l, dl, NL);
+  check_fd_gradient(tri_of_x, x, dx, N);
   return check_done();
 }
