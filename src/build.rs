@@ -43,6 +43,9 @@ pub struct BuildOptions {
     pub backend: adc_backend::BackendOptions,
     /// `--denormals=flush`: derivatives run with flush-to-zero and denormals-are-zero.
     pub flush_denormals: bool,
+    /// API calls differentiate copies of their functions with constant function-pointer
+    /// arguments bound (`specialize-args`, on unless `--passes=-specialize-args`).
+    pub specialize_args: bool,
 }
 
 /// Why a build failed.
@@ -149,6 +152,10 @@ pub fn build(
         }
         Ok::<_, BuildError>(lowering)
     };
+    if options.specialize_args {
+        // Before the pre-AD pipeline, which makes the bound calls direct and inlines them.
+        adc_ad::enzyme_api::specialize_function_arguments(module);
+    }
     let lowering = if options.ad_before_opt {
         let lowering = lower(module, synth)?;
         check(module, "differentiation")?;
@@ -279,6 +286,7 @@ mod tests {
             emit: Emit::Ir,
             backend: Default::default(),
             flush_denormals: false,
+            specialize_args: true,
         }
     }
 

@@ -195,13 +195,15 @@ fn run(command: Command) -> Result<ExitCode> {
                 cache_options.apply(planner).map_err(|e| anyhow!("error: {e}"))?;
             }
             let mut forward_options = adc_ad::forward::ForwardOptions::default();
+            let mut specialize_args = true;
             if let Some(list) = pass_args.passes.take() {
-                pass_args.passes = match forward_options.split_toggles(&list) {
-                    Some(rest) => {
-                        cache_options.split_toggles(&rest).map_err(|e| anyhow!("error: {e}"))?
-                    }
-                    None => None,
-                };
+                pass_args.passes = forward_options
+                    .split_toggles(&list)
+                    .and_then(|rest| cache_options.split_toggles(&rest))
+                    .and_then(|rest| {
+                        let api_toggles = adc_ad::enzyme_api::TOGGLES;
+                        adc_ad::toggles::take(&rest, api_toggles, |_, on| specialize_args = on)
+                    });
             }
             let mut module = load_any(&input)?;
             let emit = match emit.as_str() {
@@ -213,7 +215,14 @@ fn run(command: Command) -> Result<ExitCode> {
                 _ => Emit::Object,
             };
             let flush_denormals = denormals == "flush";
-            let options = BuildOptions { pass_args, ad_before_opt, emit, backend, flush_denormals };
+            let options = BuildOptions {
+                pass_args,
+                ad_before_opt,
+                emit,
+                backend,
+                flush_denormals,
+                specialize_args,
+            };
             let name = input.file_stem().and_then(|s| s.to_str()).unwrap_or("module");
             let mut synth = adc_ad::Differentiator::new(adc_ad::DifferentiatorOptions {
                 cache: cache_options,
@@ -295,6 +304,10 @@ fn list_passes() -> String {
     }
     let _ = writeln!(out, "forward-mode toggles (in --passes):");
     for (name, description) in adc_ad::forward::TOGGLES {
+        let _ = writeln!(out, "  {name:<20} {description}");
+    }
+    let _ = writeln!(out, "Enzyme API toggles (in --passes):");
+    for (name, description) in adc_ad::enzyme_api::TOGGLES {
         let _ = writeln!(out, "  {name:<20} {description}");
     }
     let _ = writeln!(out, "pipelines:");

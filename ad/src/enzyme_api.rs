@@ -1074,7 +1074,10 @@ fn is_used(func: &Function, value: Value) -> bool {
 }
 
 mod nesting;
+mod specialize;
 mod split_api;
 #[cfg(test)]
 mod tests;
 mod width;
+
+pub use specialize::{specialize_function_arguments, SpecializeReport, TOGGLES};

@@ -17,6 +17,7 @@ pub mod forward;
 pub mod request;
 pub mod reverse;
 pub mod rules;
+pub mod toggles;
 pub mod typetree;
 
 pub use differentiator::{Differentiator, DifferentiatorOptions};

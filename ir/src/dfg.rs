@@ -112,6 +112,18 @@ impl DataFlowGraph {
         self.values[value].def
     }
 
+    /// The function `value` is the address of (`const ptr @f`, at offset 0), if it is one.
+    pub fn function_address(&self, value: Value) -> Option<FuncId> {
+        let ValueDef::Result(inst) = self.value_def(value) else { return None };
+        match &self.insts[inst] {
+            InstructionData::Const {
+                value: crate::Constant::Address { symbol: crate::Symbol::Func(f), offset: 0 },
+                ..
+            } => Some(*f),
+            _ => None,
+        }
+    }
+
     pub fn set_value_name(&mut self, value: Value, name: &str) {
         self.value_names[value] = Some(name.into());
     }

@@ -68,6 +68,7 @@ pub fn build_cuda(file: &str, scratch: &Path) -> (Module, BuildOutput) {
         emit: Emit::Ir,
         backend: Default::default(),
         flush_denormals: false,
+        specialize_args: true,
     };
     let mut synth = adc_ad::Differentiator::default();
     match build(&mut module, file, &options, &mut synth) {

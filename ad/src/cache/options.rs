@@ -73,23 +73,12 @@ impl CacheOptions {
             "heuristic" => self.planner = Planner::Heuristic,
             "mincut" => self.planner = Planner::MinCut,
             _ => {
-                let (on, name) = match word.split_at(1) {
-                    ("-", name) => (false, name),
-                    ("+", name) => (true, name),
-                    _ => (true, word),
-                };
-                match name {
-                    "cache-ivs" => self.loop_ivs = on,
-                    "cache-licm" => self.licm = on,
-                    "cache-records" => self.records = on,
-                    "cache-cse" => self.cse = on,
-                    "tape-reuse" => self.tape_reuse = on,
-                    _ => {
-                        return Err(format!(
-                            "unknown cache setting `{word}` (valid: heuristic, mincut, \
-                             -cache-ivs, -cache-licm, -cache-records, -cache-cse, -tape-reuse)"
-                        ))
-                    }
+                let (on, name) = crate::toggles::parse(word);
+                if !self.set_toggle(name, on) {
+                    return Err(format!(
+                        "unknown cache setting `{word}` (valid: heuristic, mincut, \
+                         -cache-ivs, -cache-licm, -cache-records, -cache-cse, -tape-reuse)"
+                    ));
                 }
             }
         }
@@ -107,22 +96,26 @@ impl CacheOptions {
         Ok(options)
     }
 
+    /// Switches the toggle `name` (one of [`TOGGLES`]); `false` for an unknown name.
+    fn set_toggle(&mut self, name: &str, on: bool) -> bool {
+        let field = match name {
+            "cache-ivs" => &mut self.loop_ivs,
+            "cache-licm" => &mut self.licm,
+            "cache-records" => &mut self.records,
+            "cache-cse" => &mut self.cse,
+            "tape-reuse" => &mut self.tape_reuse,
+            _ => return false,
+        };
+        *field = on;
+        true
+    }
+
     /// Takes the cache toggles out of a `--passes` list and applies them; returns the
     /// list of the remaining words (for the pass manager), `None` when nothing is left.
-    pub fn split_toggles(&mut self, passes: &str) -> Result<Option<String>, String> {
-        let mut rest = Vec::new();
-        for word in passes.split(',') {
-            let name = word.trim().trim_start_matches(['-', '+']);
-            if TOGGLES.iter().any(|(t, _)| *t == name) {
-                self.apply(word)?;
-            } else {
-                rest.push(word);
-            }
-        }
-        if rest.is_empty() && !passes.trim().is_empty() {
-            return Ok(None);
-        }
-        Ok(Some(rest.join(",")))
+    pub fn split_toggles(&mut self, passes: &str) -> Option<String> {
+        crate::toggles::take(passes, TOGGLES, |name, on| {
+            self.set_toggle(name, on);
+        })
     }
 }
 
@@ -156,20 +149,20 @@ mod tests {
     #[test]
     fn toggles_leave_the_pass_list_and_switch_options() {
         let mut o = CacheOptions::default();
-        let rest = o.split_toggles("-licm,-cache-ivs,+cache-licm").unwrap();
+        let rest = o.split_toggles("-licm,-cache-ivs,+cache-licm");
         assert_eq!(rest.as_deref(), Some("-licm"));
         assert!(!o.loop_ivs && o.licm);
         let mut o = CacheOptions::default();
-        assert_eq!(o.split_toggles("-cache-licm").unwrap(), None);
+        assert_eq!(o.split_toggles("-cache-licm"), None);
         assert!(!o.licm);
         assert_eq!(o.to_string(), "mincut,-cache-licm");
-        assert_eq!(o.split_toggles("-cache-records").unwrap(), None);
+        assert_eq!(o.split_toggles("-cache-records"), None);
         assert!(!o.records);
         assert_eq!(o.to_string(), "mincut,-cache-licm,-cache-records");
-        assert_eq!(o.split_toggles("-cache-cse").unwrap(), None);
+        assert_eq!(o.split_toggles("-cache-cse"), None);
         assert!(!o.cse);
         assert_eq!(o.to_string(), "mincut,-cache-licm,-cache-records,-cache-cse");
-        assert_eq!(o.split_toggles("-tape-reuse,-dce").unwrap().as_deref(), Some("-dce"));
+        assert_eq!(o.split_toggles("-tape-reuse,-dce").as_deref(), Some("-dce"));
         assert!(!o.tape_reuse);
         assert_eq!(o.to_string(), "mincut,-cache-licm,-cache-records,-cache-cse,-tape-reuse");
         o.apply("+tape-reuse").unwrap();

@@ -547,3 +547,89 @@ func @g(%x: f64) -> {f64, f64} {
     let got = run(&module, "g", &[Val::F64(2.0)]);
     assert_eq!(got, Some(Val::Aggregate(vec![Val::F64(4.0), Val::F64(12.0)])));
 }
+
+const APPLY: &str = "
+func @cube(%x: f64) -> f64 {
+^entry:
+  %y = fmul f64 %x, %x
+  %z = fmul f64 %y, %x
+  ret %z
+}
+func @apply(%g: ptr, %x: f64) -> f64 {
+^entry:
+  %y = call_indirect fn(f64) -> f64 %g(%x)
+  ret %y
+}
+func @ignores(%g: ptr, %x: f64) -> f64 {
+^entry:
+  ret %x
+}
+";
+
+fn specialize(caller: &str) -> (Module, SpecializeReport) {
+    let text = format!("{PRELUDE}{APPLY}{caller}");
+    let mut module = parse_module(&text).unwrap_or_else(|d| panic!("{d:?}\n{text}"));
+    let report = specialize_function_arguments(&mut module);
+    adc_ir::verify::verify_module(&module)
+        .unwrap_or_else(|d| panic!("{d}\n{}", print_module(&module)));
+    (module, report)
+}
+
+#[test]
+fn constant_function_arguments_are_bound_in_a_shared_copy() {
+    let (mut module, report) = specialize(
+        "func @g(%x: f64) -> f64 {
+^entry:
+  %fp = const ptr @apply
+  %const_addr = const ptr @enzyme_const
+  %const = load i32, %const_addr, align 4
+  %sq = const ptr @square
+  %cu = const ptr @cube
+  %a = call @__enzyme_autodiff(%fp, %const, %sq, %x)
+  %b = call @__enzyme_autodiff(%fp, %const, %cu, %x)
+  %c = call @__enzyme_autodiff(%fp, %const, %sq, %x)
+  %s = fadd f64 %a, %b
+  %t = fadd f64 %s, %c
+  ret %t
+}",
+    );
+    assert_eq!(report.calls_rewritten, 3);
+    let names: Vec<&str> =
+        report.copies.iter().map(|f| module.functions[*f].name.as_str()).collect();
+    assert_eq!(names, ["apply.for.square", "apply.for.cube"]);
+    let square_copy = report.copies[0];
+    assert_eq!(module.functions[square_copy].linkage, Linkage::Internal);
+    let text = print_module(&module);
+    assert!(text.contains("func @apply(%g: ptr"), "the original stays:\n{text}");
+    // The copy computes the bound function whatever pointer it is passed.
+    let cube = module.function_by_name("cube").expect("cube");
+    let mut interp = Interpreter::new(&module).expect("interpreter");
+    let unrelated = interp.function_address(cube);
+    let r = interp.call(square_copy, &[unrelated, Val::F64(3.0)]).expect("runs");
+    assert_eq!(r, Some(Val::F64(9.0)));
+    let mut synth = ScaledAdjoints::default();
+    lower_enzyme_calls(&mut module, &mut synth).expect("lowered");
+    let differentiated: Vec<&str> =
+        synth.requests.iter().map(|r| module.functions[r.function].name.as_str()).collect();
+    assert_eq!(differentiated, ["apply.for.square", "apply.for.cube", "apply.for.square"]);
+}
+
+#[test]
+fn run_time_pointers_and_unused_parameters_stay_unbound() {
+    let (module, report) = specialize(
+        "func @g(%x: f64, %chosen: ptr) -> f64 {
+^entry:
+  %fp = const ptr @apply
+  %ig = const ptr @ignores
+  %const_addr = const ptr @enzyme_const
+  %const = load i32, %const_addr, align 4
+  %sq = const ptr @square
+  %a = call @__enzyme_autodiff(%fp, %const, %chosen, %x)
+  %b = call @__enzyme_autodiff(%ig, %const, %sq, %x)
+  %s = fadd f64 %a, %b
+  ret %s
+}",
+    );
+    assert_eq!(report, SpecializeReport::default());
+    assert!(!print_module(&module).contains(".for."));
+}

@@ -85,18 +85,7 @@ impl ForwardOptions {
     /// `--passes` list and applies them; returns the remaining words, `None` when
     /// nothing is left (as `CacheOptions::split_toggles`).
     pub fn split_toggles(&mut self, passes: &str) -> Option<String> {
-        let mut rest = Vec::new();
-        for word in passes.split(',') {
-            match word.trim() {
-                "-lane-packing" => self.lane_packing = false,
-                "+lane-packing" | "lane-packing" => self.lane_packing = true,
-                _ => rest.push(word),
-            }
-        }
-        if rest.is_empty() && !passes.trim().is_empty() {
-            return None;
-        }
-        Some(rest.join(","))
+        crate::toggles::take(passes, TOGGLES, |_, on| self.lane_packing = on)
     }
 }
 

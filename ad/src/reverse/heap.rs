@@ -357,14 +357,22 @@ impl<'a> Synth<'a> {
     }
 
     /// Forward-pass shadow of a constant address: for a global, the address of its shadow
-    /// global; a function's address has none (indirect calls: see `calls`).
+    /// global; a function's address is its own shadow (calls through it dispatch on the
+    /// primal pointer, see `indirect`).
     pub(super) fn forward_global_shadow(&mut self, inst: Inst) -> Result<(), AdError> {
-        let InstructionData::Const {
-            value: Constant::Address { symbol: Symbol::Global(global), offset },
-            ty,
-        } = self.primal.dfg.insts[inst].clone()
+        let InstructionData::Const { value: Constant::Address { symbol, offset }, ty } =
+            self.primal.dfg.insts[inst].clone()
         else {
-            return Err(self.unsupported(inst, "a shadow of a function's address"));
+            return Err(self.unsupported(inst, "a shadow of a constant that is not an address"));
+        };
+        let result = self.primal.dfg.inst_result(inst).expect("const has a result");
+        let global = match symbol {
+            Symbol::Global(global) => global,
+            Symbol::Func(_) => {
+                let shadow = self.constant(ty, Constant::Address { symbol, offset });
+                self.set_shadow(result, shadow);
+                return Ok(());
+            }
         };
         let name = &self.module.globals[global].name;
         let Some(shadow_global) =
@@ -380,7 +388,6 @@ impl<'a> Synth<'a> {
         };
         let shadow =
             self.constant(ty, Constant::Address { symbol: Symbol::Global(shadow_global), offset });
-        let result = self.primal.dfg.inst_result(inst).expect("const has a result");
         self.set_shadow(result, shadow);
         Ok(())
     }

@@ -30,7 +30,7 @@
 
 use adc_ir::{
     Constant, FuncId, Inst, InstFlags, InstructionData, IntCC, Module, Signature, Symbol, Type,
-    Value, ValueDef,
+    Value,
 };
 
 use super::calls::{SplitLayout, SplitTarget};
@@ -49,14 +49,7 @@ const ENZYME_API_PREFIX: &str = "__enzyme_";
 impl<'a> Synth<'a> {
     /// The function whose address a primal value is (`const ptr @f`), if it is one.
     pub(super) fn function_address(&self, value: Value) -> Option<FuncId> {
-        let ValueDef::Result(inst) = self.primal.dfg.value_def(value) else { return None };
-        match &self.primal.dfg.insts[inst] {
-            InstructionData::Const {
-                value: Constant::Address { symbol: Symbol::Func(f), offset: 0 },
-                ..
-            } => Some(*f),
-            _ => None,
-        }
+        self.primal.dfg.function_address(value)
     }
 
     /// The split call of an indirect call with active operands (`None` when no operand is
