@@ -48,7 +48,9 @@ pub const AFTER_CLANG_O2: &str = "default-clang-O2";
 /// `--cache=mincut` is measured by adding one line, `("cache=mincut", &["--cache=mincut"])`.
 /// The cache planner's switches (docs/src/ad.md, "Cache planning"): the heuristic planner
 /// instead of the default min-cut, the cache toggles turned off, and tape buffers freed
-/// on every call instead of kept (`-tape-reuse`).
+/// on every call instead of kept (`-tape-reuse`); and the Enzyme API calls differentiating
+/// their function as it is rather than a copy with constant function-pointer arguments
+/// bound (`-specialize-args`).
 pub const EXTRA_ABLATIONS: &[(&str, &[&str])] = &[
     ("cache=heuristic", &["--cache=heuristic"]),
     ("-cache-ivs", &["--passes=-cache-ivs"]),
@@ -56,6 +58,7 @@ pub const EXTRA_ABLATIONS: &[(&str, &[&str])] = &[
     ("-cache-records", &["--passes=-cache-records"]),
     ("-cache-cse", &["--passes=-cache-cse"]),
     ("-tape-reuse", &["--passes=-tape-reuse"]),
+    ("-specialize-args", &["--passes=-specialize-args"]),
 ];
 
 /// One gradient build.
