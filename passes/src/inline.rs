@@ -4,7 +4,8 @@
 //! function or the call site; ignored when every defined function has it, as clang -O0
 //! emits), not recursive and not in a call cycle with the caller, and
 //! either `alwaysinline`, at most `THRESHOLD` instructions, or internal with a single
-//! direct call in the module. Each caller inlines at most
+//! direct call in the module (unless that call is outside loops and the callee has
+//! `noalias` parameters, which inlining would drop). Each caller inlines at most
 //! `MAX_PER_CALLER` call sites of ordinary callees, so that a chain of small functions
 //! cannot blow it up. Tiny callees (at most `TINY` instructions, such as reverse mode's
 //! `__adc_tape_push`, which a gradient calls once per taped value and loop iteration) do
@@ -30,7 +31,7 @@ use std::collections::{HashMap, HashSet};
 
 use adc_ir::{
     Block, BlockCall, Constant, Diagnostic, FuncAttrs, FuncId, Function, Inst, InstructionData,
-    Linkage, Module, Symbol, Value,
+    Linkage, Module, ParamAttrs, Symbol, Value,
 };
 
 use crate::manager::{ModuleContext, ModulePass, Pass, PreservedAnalyses};
@@ -142,7 +143,8 @@ struct SitePolicy {
     /// Internal functions with one direct call in the module: inlined whatever their size,
     /// as LLVM's inliner does for the last call of a local function (the copy replaces
     /// the only use, so code hardly grows, and the caller's optimizations and the cache
-    /// planner see through it instead of differentiating a split function).
+    /// planner see through it instead of differentiating a split function). Except, see
+    /// [`keeps_noalias`], a call outside any loop to a callee with `noalias` parameters.
     called_once: HashSet<FuncId>,
 }
 
@@ -257,12 +259,43 @@ fn find_site(
         let size = target.layout.insts().count();
         let wanted = all.contains(FuncAttrs::ALWAYSINLINE)
             || size <= THRESHOLD
-            || (policy.called_once.contains(callee) && !policy.in_tables.contains(callee));
+            || (policy.called_once.contains(callee)
+                && !policy.in_tables.contains(callee)
+                && !keeps_noalias(func, inst, target));
         if size <= TINY || (any_size && wanted) {
             return Some((inst, *callee));
         }
     }
     None
+}
+
+/// Whether the one call of a large callee is better left a call: the callee has `noalias`
+/// pointer parameters and the call is outside any loop. Inlined, the body would lose those
+/// facts (adc's IR has no scoped alias metadata to carry them into the caller), which is
+/// what lets alias analysis, licm and vectorize work on its loops; left alone it costs
+/// one call. (GMM's reverse function, inlined into its only caller, kept its triangle
+/// loops scalar and ran 1.6-1.9x slower at d = 64.) In a loop the call overhead and,
+/// before differentiation, a split call per iteration cost more: ADBench's `Qtimesx`
+/// is such a callee.
+fn keeps_noalias(caller: &Function, call: Inst, callee: &Function) -> bool {
+    callee.param_attrs.iter().any(|a| a.contains(ParamAttrs::NOALIAS))
+        && caller.layout.inst_block(call).is_some_and(|b| !on_a_cycle(caller, b))
+}
+
+/// Whether `block` can reach itself through the control-flow graph.
+fn on_a_cycle(func: &Function, block: Block) -> bool {
+    let cfg = crate::cfg::ControlFlowGraph::new(func);
+    let mut seen = HashSet::new();
+    let mut work = cfg.succs(block).to_vec();
+    while let Some(b) = work.pop() {
+        if b == block {
+            return true;
+        }
+        if seen.insert(b) {
+            work.extend_from_slice(cfg.succs(b));
+        }
+    }
+    false
 }
 
 /// Inlines `callee` at `call` (a direct call laid out in `func`). Returns how many
