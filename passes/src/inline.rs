@@ -282,17 +282,17 @@ fn keeps_noalias(caller: &Function, call: Inst, callee: &Function) -> bool {
         && caller.layout.inst_block(call).is_some_and(|b| !on_a_cycle(caller, b))
 }
 
-/// Whether `block` can reach itself through the control-flow graph.
+/// Whether `block` can reach itself through the control-flow graph (a walk from its
+/// successors; only the blocks reachable from it are visited).
 fn on_a_cycle(func: &Function, block: Block) -> bool {
-    let cfg = crate::cfg::ControlFlowGraph::new(func);
     let mut seen = HashSet::new();
-    let mut work = cfg.succs(block).to_vec();
+    let mut work = func.successors(block);
     while let Some(b) = work.pop() {
         if b == block {
             return true;
         }
         if seen.insert(b) {
-            work.extend_from_slice(cfg.succs(b));
+            work.extend(func.successors(b));
         }
     }
     false
