@@ -2,7 +2,8 @@
 //! without control-tape entries.
 //!
 //! A loop header parameter `p` with a constant step (`p' = p + c` on every latch, per
-//! `adc_passes::ivs`) gets an **IV slot** `S_p` (one stack slot, not a tape):
+//! `adc_passes::ivs`) gets an **IV slot** `S_p` (one stack slot, not a tape; a frame slot
+//! in a split function, whose reverse phase is another call):
 //!
 //! - forward: `S_p = p` at the top of every iteration (one store, no push);
 //! - reverse, inside the loop: `p` is read from `S_p`;
@@ -88,9 +89,10 @@ pub(crate) struct LoopIvState {
 impl<'a> Synth<'a> {
     /// Creates the IV slots of every counted loop once the forward blocks and their
     /// parameters exist, before any terminator is cloned (exit edges push onto the exit
-    /// tapes). Nothing in split functions, whose reverse half runs in another invocation.
+    /// tapes). In a split function the slots are in its frame: the forward phase leaves
+    /// the last values there for the reverse phase, another invocation.
     pub(crate) fn plan_loop_ivs(&mut self) {
-        if self.split.is_some() || !self.cache.options.loop_ivs {
+        if !self.cache.options.loop_ivs {
             return;
         }
         for loop_id in 0..self.info.loops.loops.len() {
@@ -106,10 +108,7 @@ impl<'a> Synth<'a> {
             let header = self.info.loops.loops[loop_id].header;
             if let Some(decider) = self.loop_decider(header) {
                 let ty = self.primal.dfg.value_type(decider.start).clone();
-                let align = ty.align() as u32;
-                let slot = self
-                    .ins_setup(InstructionData::Alloca { ty, count: None, align })
-                    .expect("alloca has a result");
+                let slot = self.new_slot(ty);
                 self.cache.loop_ivs.start_slots.insert(loop_id, slot);
             }
             for (param, step, nsw) in ivs {
@@ -133,10 +132,7 @@ impl<'a> Synth<'a> {
     /// an exit tape when the loop is nested.
     fn add_counted_slot(&mut self, param: Value, loop_id: LoopId, step: i128, nsw: bool) {
         let ty = self.primal.dfg.value_type(param).clone();
-        let align = ty.align() as u32;
-        let slot = self
-            .ins_setup(InstructionData::Alloca { ty: ty.clone(), count: None, align })
-            .expect("alloca has a result");
+        let slot = self.new_slot(ty.clone());
         let exit_tape = self.info.loops.loops[loop_id].parent.map(|parent| {
             let header = self.info.loops.loops[parent].header;
             self.new_exit_tape(&ty, header)
@@ -145,7 +141,7 @@ impl<'a> Synth<'a> {
         self.cache.loop_ivs.by_primal.insert(param, IvSlot { loop_id, slot, step, nsw, exit_tape });
     }
 
-    /// Loads (non-volatile, outside split mode) whose address is invariant in their
+    /// Loads (non-volatile) whose address is invariant in their
     /// innermost loop and whose memory no instruction of that loop may write, with the
     /// loop; only those whose block dominates every exiting block of the loop.
     fn loop_invariant_loads(&self) -> HashMap<Inst, LoopId> {

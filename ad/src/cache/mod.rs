@@ -78,6 +78,9 @@ pub enum Strategy {
 pub struct CacheStats {
     pub recomputed: usize,
     pub slots: usize,
+    /// Merge points outside loops whose incoming edge is kept in a slot, not on the
+    /// control tape.
+    pub control_slots: usize,
     /// Record tapes (one per forward block with taped values; one per value with
     /// `-cache-records`).
     pub tapes: usize,
@@ -343,16 +346,22 @@ impl<'a> Synth<'a> {
         }
         let ty = self.ty(value);
         let align = ty.align() as u32;
-        let slot = match self.frame_slot(ty.size(), ty.align()) {
-            Some(slot) => slot,
-            None => self
-                .ins_setup(InstructionData::Alloca { ty, count: None, align })
-                .expect("alloca has a result"),
-        };
+        let slot = self.new_slot(ty);
         let at = self.after_definition(value);
         self.ins_before(at, InstructionData::Store { value, ptr: slot, align, volatile: false });
         self.cache.slots.insert(value, slot);
         self.cache.stats.slots += 1;
         slot
+    }
+
+    /// Memory for one `ty` that both passes reach: a frame slot in a split function (its
+    /// reverse phase is another invocation), an `alloca` in the setup block otherwise.
+    pub(crate) fn new_slot(&mut self, ty: adc_ir::Type) -> Value {
+        if let Some(slot) = self.frame_slot(ty.size(), ty.align()) {
+            return slot;
+        }
+        let align = ty.align() as u32;
+        self.ins_setup(InstructionData::Alloca { ty, count: None, align })
+            .expect("alloca has a result")
     }
 }

@@ -144,6 +144,8 @@ pub(crate) struct TapeStore {
     /// The record tape each forward block pushes.
     records: HashMap<Block, Tape>,
     control: Option<Tape>,
+    /// The slot of each merge point outside loops (`None`: the forward exit).
+    control_slots: HashMap<Option<Block>, Value>,
     /// (primal block whose reverse region pops, tape) for every record tape.
     pops: Vec<(Block, Tape)>,
     allocations: Vec<TapeAllocation>,
@@ -383,17 +385,8 @@ impl<'a> Synth<'a> {
     /// tapes (records grow field by field).
     fn new_tape(&mut self, role: TapeRole, elem: Option<&Type>, block: Option<Block>) -> Tape {
         let header_ty = Type::structure(vec![Type::PTR, Type::I64, Type::I64], false);
-        let header = match self.frame_slot(header_ty.size(), 8) {
-            Some(header) => header,
-            None => self
-                .ins_setup(InstructionData::Alloca { ty: header_ty, count: None, align: 8 })
-                .expect("alloca has a result"),
-        };
-        // Split functions allocate tapes lazily: the setup block runs in both phases.
-        let capacity = match block {
-            Some(b) if self.split.is_none() => self.capacity_in_setup(b),
-            _ => None,
-        };
+        let header = self.new_slot(header_ty);
+        let capacity = block.and_then(|b| self.capacity_in_setup(b));
         let null = self.setup_constant(Type::PTR, Constant::Int(0));
         let zero = self.setup_const(Type::I64, 0);
         let top_offset = self.setup_const(Type::I64, TAPE_TOP_OFFSET);
@@ -564,16 +557,45 @@ impl<'a> Synth<'a> {
         tape
     }
 
-    /// Forward code at `self.cur`: records which incoming edge of a merge block was taken.
-    pub fn push_control(&mut self, index: i128) {
-        let tape = self.control_tape();
+    /// The `i64` slot recording the incoming edge of a merge point outside every loop
+    /// (`merge`: its primal block, `None` for the forward exit), or `None` for one inside a
+    /// loop. Such a point is reached at most once per call (the rule that puts forward
+    /// values outside loops in slots), so one slot holds its choice where the control tape
+    /// would cost a heap buffer per call, which a split function called in a loop or
+    /// recursively pays again on every call.
+    fn control_slot(&mut self, merge: Option<Block>) -> Option<Value> {
+        if merge.is_some_and(|b| self.info.loops.depth(b) > 0) {
+            return None;
+        }
+        if let Some(&slot) = self.cache.tape_store.control_slots.get(&merge) {
+            return Some(slot);
+        }
+        let slot = self.new_slot(Type::I64);
+        self.cache.tape_store.control_slots.insert(merge, slot);
+        self.cache.stats.control_slots += 1;
+        Some(slot)
+    }
+
+    /// Forward code at `self.cur`: records which incoming edge of the merge point `merge`
+    /// (a primal block, `None` for the forward exit) was taken.
+    pub fn push_control(&mut self, merge: Option<Block>, index: i128) {
         let value = self.iconst(Type::I64, index);
-        let addr = self.push_element(&tape);
+        let addr = match self.control_slot(merge) {
+            Some(slot) => slot,
+            None => {
+                let tape = self.control_tape();
+                self.push_element(&tape)
+            }
+        };
         self.store(value, addr);
     }
 
-    /// Reverse code at `self.cur`: the edge index the forward pass recorded last.
-    pub fn pop_control(&mut self) -> Value {
+    /// Reverse code at `self.cur`: the edge index the forward pass recorded last at
+    /// `merge`.
+    pub fn pop_control(&mut self, merge: Option<Block>) -> Value {
+        if let Some(slot) = self.control_slot(merge) {
+            return self.load(&Type::I64, slot);
+        }
         let tape = self.control_tape();
         let index = self.peek(&tape);
         self.pop(&tape);
@@ -663,8 +685,11 @@ impl<'a> Synth<'a> {
                 let bytes = info.capacity?.constant?.checked_mul(info.element_size())?;
                 total.checked_add(bytes.div_ceil(TAPE_ALIGN) * TAPE_ALIGN)
             });
+            // A split function's forward phase returns before its tapes are read.
             let on_stack = self.cache.options.records
+                && self.split.is_none()
                 && constant_bytes.is_some_and(|b| stack_bytes + b <= STACK_TAPE_LIMIT);
+            let at = self.split_allocation_point(nest);
             // Offsets of each member, as setup-block values, and the total.
             let mut offsets = Vec::new();
             let mut total = self.setup_const(Type::I64, 0);
@@ -704,11 +729,14 @@ impl<'a> Synth<'a> {
                             self.take_tape_buffer(reuse, slot, total)
                         }
                         None => self
-                            .ins_setup(InstructionData::Call {
-                                callee: self.runtime.malloc,
-                                args: vec![total],
-                                attrs: FuncAttrs::empty(),
-                            })
+                            .ins_allocation(
+                                at,
+                                InstructionData::Call {
+                                    callee: self.runtime.malloc,
+                                    args: vec![total],
+                                    attrs: FuncAttrs::empty(),
+                                },
+                            )
                             .expect("malloc returns a pointer"),
                     };
                     (base, TapeStorage::Heap)
@@ -719,16 +747,19 @@ impl<'a> Synth<'a> {
                     let info = &self.cache.tape_store.infos[id];
                     (info.header, info.capacity.expect("presized").value)
                 };
-                let data = self.setup_ptradd(base, offset);
                 let capacity_offset = self.setup_const(Type::I64, TAPE_CAPACITY_OFFSET);
                 let cap_ptr = self.setup_ptradd(header, capacity_offset);
+                let data = self
+                    .ins_allocation(
+                        at,
+                        InstructionData::PtrAdd { flags: InstFlags::empty(), ptr: base, offset },
+                    )
+                    .expect("ptradd has a result");
                 for (value, ptr) in [(data, header), (capacity, cap_ptr)] {
-                    self.ins_setup(InstructionData::Store {
-                        value,
-                        ptr,
-                        align: 8,
-                        volatile: false,
-                    });
+                    self.ins_allocation(
+                        at,
+                        InstructionData::Store { value, ptr, align: 8, volatile: false },
+                    );
                 }
                 let info = &mut self.cache.tape_store.infos[id];
                 info.storage = storage;
@@ -747,6 +778,31 @@ impl<'a> Synth<'a> {
                 tapes: members.len(),
                 freed_early,
             });
+        }
+    }
+
+    /// Where a split function allocates the buffer of loop `nest`'s presized tapes: the
+    /// start of the forward clone of the nest's preheader, reached at most once per call and
+    /// only when the loop is (the setup block runs in both phases, and a call that skips
+    /// the loop, as a recursion's base case does, allocates nothing); the end of the
+    /// forward-only init block when the nest has no preheader outside loops. `None`
+    /// outside split mode: the setup block.
+    fn split_allocation_point(&mut self, nest: Option<LoopId>) -> Option<Inst> {
+        let fwd_init = self.split.as_ref()?.fwd_init;
+        let preheader = nest
+            .and_then(|n| self.info.loops.loops[n].preheader)
+            .filter(|p| self.info.loops.loop_of(*p).is_none())
+            .and_then(|p| self.bmap.get(&p).copied());
+        let start = preheader.and_then(|b| self.f.layout.first_inst(b));
+        start.or_else(|| self.f.layout.last_inst(fwd_init))
+    }
+
+    /// Emits allocation code before `at` (see [`Self::split_allocation_point`]), or in the
+    /// setup block.
+    fn ins_allocation(&mut self, at: Option<Inst>, data: InstructionData) -> Option<Value> {
+        match at {
+            Some(at) => self.ins_before(at, data),
+            None => self.ins_setup(data),
         }
     }
 

@@ -33,6 +33,16 @@ pub(crate) enum EdgeTarget {
     Exit,
 }
 
+impl EdgeTarget {
+    /// The primal block, `None` for the forward exit.
+    pub(crate) fn block(self) -> Option<Block> {
+        match self {
+            EdgeTarget::Block(b) => Some(b),
+            EdgeTarget::Exit => None,
+        }
+    }
+}
+
 /// One CFG edge: target number `succ_index` of `from`'s terminator (0 for a `ret`).
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 pub(crate) struct Edge {
@@ -235,7 +245,7 @@ impl<'a> Synth<'a> {
         self.f.layout.insert_block_before(edge_block, self.forward_exit);
         let saved = std::mem::replace(&mut self.cur, edge_block);
         if merge {
-            self.push_control(index as i128);
+            self.push_control(target.block(), index as i128);
         }
         self.ins(InstructionData::Jump { dest: BlockCall::new(block, args) });
         let jump = self.f.layout.last_inst(edge_block).expect("the jump was just appended");
@@ -291,7 +301,7 @@ impl<'a> Synth<'a> {
                 };
                 let chooser = match decider {
                     Some((cond, _)) => cond,
-                    None => self.pop_control(),
+                    None => self.pop_control(target.block()),
                 };
                 let region_end = self.cur;
                 let mut blocks = Vec::new();
