@@ -807,10 +807,11 @@ impl<'a> Synth<'a> {
     }
 
     /// The reverse region where the buffers of loop `nest` are freed early: that of its
-    /// preheader, entered once the reverse of the nest is over. `None` for stack
-    /// storage, split functions, with `-cache-records`, or without a preheader.
+    /// preheader, entered once the reverse of the nest is over (in a split function, in
+    /// its reverse phase). `None` for stack storage, with `-cache-records`, or without a
+    /// preheader.
     fn early_free_block(&self, nest: Option<LoopId>, storage: TapeStorage) -> Option<Block> {
-        if storage == TapeStorage::Stack || self.split.is_some() || !self.cache.options.records {
+        if storage == TapeStorage::Stack || !self.cache.options.records {
             return None;
         }
         let preheader = self.info.loops.loops[nest?].preheader?;
