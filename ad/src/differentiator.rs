@@ -385,7 +385,8 @@ fn declare(
 }
 
 /// The library functions and helpers synthesized code calls; the tape-reuse helpers only
-/// with `tape_reuse` on and not for GPU modules (`crate::cache::tape_reuse`).
+/// with `tape_reuse` on and not for GPU modules (`crate::cache::tape_reuse`), the frame
+/// arena not for GPU modules (`crate::reverse::arena`).
 fn declare_runtime(
     module: &mut Module,
     for_function: &str,
@@ -401,9 +402,11 @@ fn declare_runtime(
     )?;
     let free = declare(module, "free", Signature::new(vec![Type::PTR], None), for_function)?;
     let tape_push = define_tape_push(module, realloc);
-    let tape_reuse = (tape_reuse && !crate::reverse::gpu::is_nvptx(module))
-        .then(|| crate::cache::define_tape_reuse(module, malloc, free));
-    Ok(Runtime { malloc, free, tape_push, tape_reuse })
+    let cpu = !crate::reverse::gpu::is_nvptx(module);
+    let keep = tape_reuse && cpu;
+    let arena = cpu.then(|| crate::reverse::define_frame_arena(module, malloc, free, keep));
+    let tape_reuse = keep.then(|| crate::cache::define_tape_reuse(module, malloc, free));
+    Ok(Runtime { malloc, free, tape_push, tape_reuse, arena })
 }
 
 /// Adds a zero-initialised internal shadow global `__adc_shadow_<name>` (once) for every

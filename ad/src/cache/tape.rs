@@ -135,6 +135,18 @@ impl TapeInfo {
     }
 }
 
+/// How a heap tape buffer is released.
+#[derive(Copy, Clone, Debug)]
+enum Release {
+    Free,
+    /// Back to its slot (`tape_reuse`).
+    Give(GlobalId, super::TapeReuse),
+    /// A split function's presized buffer: from its frame's arena when the frame came
+    /// from one (ownership flag `FRAME_IN_ARENA`), where the arena's root releases it;
+    /// else from `malloc`.
+    UnlessInArena,
+}
+
 /// The tapes of one derivative.
 #[derive(Default)]
 pub(crate) struct TapeStore {
@@ -361,7 +373,7 @@ impl<'a> Synth<'a> {
         self.setup_constant(ty, c)
     }
 
-    pub(super) fn setup_constant(&mut self, ty: Type, value: Constant) -> Value {
+    pub(crate) fn setup_constant(&mut self, ty: Type, value: Constant) -> Value {
         self.ins_setup(InstructionData::Const { ty, value }).expect("const has a result")
     }
 
@@ -728,16 +740,23 @@ impl<'a> Synth<'a> {
                             self.cache.tape_store.slots.insert(allocation, slot);
                             self.take_tape_buffer(reuse, slot, total)
                         }
-                        None => self
-                            .ins_allocation(
-                                at,
-                                InstructionData::Call {
+                        None => {
+                            // A split function allocates from the arena its frame came
+                            // from (`malloc` when it was given none).
+                            let call = match (self.runtime.arena, &self.split) {
+                                (Some(arena), Some(split)) => InstructionData::Call {
+                                    callee: arena.alloc,
+                                    args: vec![split.arena, total],
+                                    attrs: FuncAttrs::empty(),
+                                },
+                                _ => InstructionData::Call {
                                     callee: self.runtime.malloc,
                                     args: vec![total],
                                     attrs: FuncAttrs::empty(),
                                 },
-                            )
-                            .expect("malloc returns a pointer"),
+                            };
+                            self.ins_allocation(at, call).expect("an allocation returns a pointer")
+                        }
                     };
                     (base, TapeStorage::Heap)
                 }
@@ -825,9 +844,10 @@ impl<'a> Synth<'a> {
     /// derivative returns (the pointer is null by then when freed early); a buffer with a
     /// slot (`tape_reuse`) is given back to it instead.
     fn free_tapes(&mut self) {
-        // (header, early-free region, slot)
-        let mut owners: Vec<(Value, Option<Block>, Option<GlobalId>)> = Vec::new();
+        // (header, early-free region, how)
+        let mut owners: Vec<(Value, Option<Block>, Release)> = Vec::new();
         let mut shared_seen = std::collections::HashSet::new();
+        let reuse = self.tape_reuse();
         for info in &self.cache.tape_store.infos {
             let owns = match (info.storage, info.allocation) {
                 (TapeStorage::Stack, _) => false,
@@ -839,18 +859,23 @@ impl<'a> Synth<'a> {
                 continue;
             }
             let nest = if info.role == TapeRole::Control { None } else { info.nest };
-            let slot = match (info.storage, info.allocation) {
-                (TapeStorage::Heap, Some(a)) => self.cache.tape_store.slots.get(&a).copied(),
-                _ => None,
+            let release = match (info.storage, info.allocation) {
+                (TapeStorage::Heap, Some(a)) => {
+                    match (self.cache.tape_store.slots.get(&a).copied().zip(reuse), &self.split) {
+                        (Some((slot, reuse)), _) => Release::Give(slot, reuse),
+                        (None, Some(_)) if self.runtime.arena.is_some() => Release::UnlessInArena,
+                        (None, _) => Release::Free,
+                    }
+                }
+                _ => Release::Free,
             };
             owners.push((
                 info.header,
                 nest.and_then(|n| self.early_free_block(Some(n), info.storage)),
-                slot,
+                release,
             ));
         }
-        let reuse = self.tape_reuse();
-        for &(header, early, slot) in &owners {
+        for &(header, early, release) in &owners {
             let Some(region) = early else { continue };
             let Some(first) = self.f.layout.first_inst(region) else { continue };
             let data = self.ins_before(
@@ -862,7 +887,7 @@ impl<'a> Synth<'a> {
                 InstructionData::Const { ty: Type::PTR, value: Constant::Int(0) },
             );
             let (Some(data), Some(null)) = (data, null) else { continue };
-            self.release_buffer(data, slot.zip(reuse), Some(first));
+            self.release_buffer(data, release, Some(first));
             self.ins_before(
                 first,
                 InstructionData::Store { value: null, ptr: header, align: 8, volatile: false },
@@ -873,25 +898,39 @@ impl<'a> Synth<'a> {
         let Some(block) = self.f.layout.inst_block(ret) else { return };
         self.f.layout.remove_inst(ret);
         let saved = std::mem::replace(&mut self.cur, block);
-        for (header, _, slot) in owners {
+        for (header, _, release) in owners {
             let data = self.load(&Type::PTR, header);
-            self.release_buffer(data, slot.zip(reuse), None);
+            self.release_buffer(data, release, None);
         }
         self.cur = saved;
         self.f.layout.append_inst(ret, block);
     }
 
-    /// `free(data)`, or hands it back to its slot; before `before`, or at `self.cur`.
-    fn release_buffer(
-        &mut self,
-        data: Value,
-        slot: Option<(GlobalId, super::TapeReuse)>,
-        before: Option<Inst>,
-    ) {
-        if let Some((slot, reuse)) = slot {
-            self.give_tape_buffer(reuse, slot, data, before);
-            return;
-        }
+    /// Releases a tape buffer (see [`Release`]) before `before`, or at `self.cur`.
+    fn release_buffer(&mut self, data: Value, release: Release, before: Option<Inst>) {
+        let emit = |s: &mut Self, data: InstructionData| match before {
+            Some(at) => s.ins_before(at, data).expect("has a result"),
+            None => s.val(data),
+        };
+        let data = match release {
+            Release::Give(slot, reuse) => return self.give_tape_buffer(reuse, slot, data, before),
+            Release::Free => data,
+            Release::UnlessInArena => {
+                let frame = self.split.as_ref().expect("split functions only").frame;
+                let load =
+                    InstructionData::Load { ty: Type::I64, ptr: frame, align: 8, volatile: false };
+                let flag = emit(self, load);
+                let in_arena = Constant::int(&Type::I64, crate::reverse::FRAME_IN_ARENA);
+                let in_arena =
+                    emit(self, InstructionData::Const { ty: Type::I64, value: in_arena });
+                let from_arena =
+                    emit(self, InstructionData::Icmp { cond: IntCC::Eq, args: [flag, in_arena] });
+                let null =
+                    emit(self, InstructionData::Const { ty: Type::PTR, value: Constant::Int(0) });
+                let args = [from_arena, null, data];
+                emit(self, InstructionData::Select { flags: InstFlags::empty(), args })
+            }
+        };
         let free = InstructionData::Call {
             callee: self.runtime.free,
             args: vec![data],

@@ -472,6 +472,8 @@ impl Emit<'_> {
             (Some(_), Some(tape)) => tape,
             _ => ins.constant(&Type::PTR, Constant::Int(0))?,
         };
+        // No arena: a call from user code is the root of its tree (see `reverse::arena`).
+        args.push(ins.constant(&Type::PTR, Constant::Int(0))?);
         args.push(frame_in);
         args.push(ins.constant(&Type::I1, Constant::Int(0))?);
         let out =
@@ -552,6 +554,7 @@ impl Emit<'_> {
             let zero = ins.constant(&Type::I64, Constant::Int(0))?;
             ins.ins(InstructionData::Store { value: zero, ptr: tape, align: 8, volatile: false });
         }
+        args.push(ins.constant(&Type::PTR, Constant::Int(0))?);
         args.push(tape);
         args.push(ins.constant(&Type::I1, Constant::Int(1))?);
         let out =

@@ -111,7 +111,8 @@ impl SplitLayout {
     }
 
     /// Primal parameters each followed by its shadow, then the result's adjoint (when
-    /// `takes_d_ret`), the frame pointer and the phase flag.
+    /// `takes_d_ret`), the arena to allocate the frame from (`arena`), the frame pointer
+    /// and the phase flag.
     pub fn signature(&self, primal: &Signature, args: &[ArgActivity]) -> Signature {
         let mut params = Vec::new();
         for (ty, activity) in primal.params.iter().zip(args) {
@@ -123,6 +124,7 @@ impl SplitLayout {
         if self.takes_d_ret {
             params.extend(self.ret.clone());
         }
+        params.push(Type::PTR);
         params.push(Type::PTR);
         params.push(Type::I1);
         Signature::new(params, Some(self.ret_type()))
@@ -342,6 +344,7 @@ impl<'a> Synth<'a> {
             let ty = layout.ret.clone().expect("an active result has a type");
             call_args.push(self.zero(&ty));
         }
+        call_args.push(self.arena_for_calls());
         call_args.push(self.constant(Type::PTR, Constant::Int(0)));
         call_args.push(self.iconst(Type::I1, 0));
         let out = self.val(self.split_call_data(&target, call_args));
@@ -415,6 +418,8 @@ impl<'a> Synth<'a> {
         }
         let frame = call.frame.expect("split calls have frames");
         let frame = self.avail(frame);
+        // The reverse phase finds everything in its frame.
+        call_args.push(self.constant(Type::PTR, Constant::Int(0)));
         call_args.push(frame);
         call_args.push(self.iconst(Type::I1, 1));
         let target = match call.target {

@@ -30,6 +30,7 @@
 //!   never used directly: only the cache planner knows whether they dominate the reverse
 //!   code.
 
+mod arena;
 mod arith;
 mod calls;
 mod combined;
@@ -63,9 +64,11 @@ use crate::error::{AdError, AdErrorKind, Site};
 use crate::request::{ArgActivity, DiffRequest, RetActivity};
 use crate::typetree::TypeAnalysis;
 
+pub(crate) use arena::define_frame_arena;
 use calls::SplitCall;
 pub(crate) use calls::{Reserved, SplitLayout, SplitRegistry, INACTIVE_LIBRARY};
 pub(crate) use control::{Edge, EdgeTarget};
+pub(crate) use split::FRAME_IN_ARENA;
 
 /// State of a split-mode synthesis (a callee's augmented forward + reverse pair).
 pub(crate) struct SplitMode {
@@ -75,6 +78,8 @@ pub(crate) struct SplitMode {
     pub d_ret: Option<Value>,
     /// The heap frame holding slots and tape headers (a setup-block parameter).
     pub frame: Value,
+    /// The `ptr` parameter naming the arena to allocate the frame from (null: `malloc`).
+    pub arena: Value,
     /// Forward-phase-only initialization (tape headers), before the forward entry.
     pub fwd_init: Block,
     /// Where the reverse phase starts (the reverse of the forward exit).
@@ -95,6 +100,8 @@ pub(crate) struct Runtime {
     /// `__adc_tape_take`/`__adc_tape_give` (`crate::cache::tape_reuse`): CPU modules with
     /// `tape-reuse` on.
     pub tape_reuse: Option<crate::cache::TapeReuse>,
+    /// `__adc_arena_alloc`/`__adc_arena_release` (`arena`): CPU modules.
+    pub arena: Option<arena::FrameArena>,
 }
 
 /// What every synthesis of one request shares: the runtime functions, the signatures of
@@ -200,6 +207,8 @@ pub(crate) struct Synth<'a> {
     pub custom_calls: HashMap<Inst, custom_calls::CustomCall>,
     /// Set when building a split function.
     pub split: Option<SplitMode>,
+    /// The frame arena this function owns, once a split call needs one (`arena`).
+    pub own_arena: Option<arena::OwnArena>,
 }
 
 /// Builds the derivative of `request.function` (reverse mode) as a new function named
@@ -348,6 +357,7 @@ fn synthesize_planned(
         split_calls: HashMap::new(),
         custom_calls: HashMap::new(),
         split: None,
+        own_arena: None,
     };
     synth.cache.store_instead = store_instead;
     synth.cache.stats.plan.function = primal.name.clone();
@@ -362,6 +372,7 @@ fn synthesize_planned(
     synth.emit_forward()?;
     synth.emit_reverse()?;
     synth.finish_tapes();
+    synth.release_own_arena();
     synth.finish_split();
     // Only the first (heuristic) synthesis asks for the cut; the second applies it.
     let first_pass = synth.cache.store_instead.is_empty();

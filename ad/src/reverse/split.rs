@@ -4,12 +4,16 @@
 //! Block structure of a split function:
 //!
 //! ```text
-//! adc_entry(params, shadows, [d_ret], %tape, %phase):
+//! adc_entry(params, shadows, [d_ret], %arena, %tape, %phase):
 //!     brif %phase, adc_setup(%tape), adc_pick_frame
 //! adc_pick_frame:                 ; forward phase: caller memory when %tape is not null
 //!     brif (%tape == null), adc_alloc, adc_caller_frame
-//! adc_alloc:                      ; a fresh heap frame, owned (freed by the reverse phase)
+//! adc_alloc:                      ; a fresh frame: from the caller's arena if it gave one
+//!     brif (%arena == null), adc_heap_frame, adc_arena_frame
+//! adc_heap_frame:                 ; owned (freed by the reverse phase)
 //!     %m = call @malloc(FRAME_SIZE); store i64 1, %m; jump adc_setup(%m)
+//! adc_arena_frame:                ; released with the arena by the call tree's root
+//!     %m = call @__adc_arena_alloc(%arena, FRAME_SIZE); store i64 2, %m; jump adc_setup(%m)
 //! adc_caller_frame:               ; the caller's memory (`enzyme_allocated`), not owned
 //!     store i64 0, %tape; jump adc_setup(%tape)
 //! adc_setup(%frame):              ; both phases: adjoint slots, frame addresses
@@ -19,18 +23,21 @@
 //! ... forward pass ...
 //! adc_forward_exit(result, [result shadow]):
 //!     ret {result, [shadow], %frame, zeros}
-//! adc_reverse_start: ... reverse pass ... free tapes, free %frame
+//! adc_reverse_start: ... reverse pass ... free tapes, release own arena, free %frame
 //!     ret {zeros, %frame, adjoints}
 //! ```
 //!
 //! The frame's size is only known when synthesis is done (slots and tapes are created on
 //! demand), so the `const` feeding `malloc` is patched by `finish_split`. It is fixed per
-//! split function (loop tapes grow in heap buffers whose headers sit in the frame), which
+//! split function (loop tapes live in buffers whose headers sit in the frame), which
 //! is what lets `__enzyme_augmentsize` report it and `enzyme_allocated` memory hold it.
 //!
-//! The first 8 bytes of every frame say whether the reverse phase frees it: 1 for a frame
-//! the forward phase allocated, 0 for caller memory; `__enzyme_reverse(..., enzyme_nofree)`
-//! clears it before the reverse phase runs, so the tape outlives it.
+//! The first 8 bytes of every frame say where it (and its presized tape buffers) came
+//! from: 1 for a frame the forward phase `malloc`ed (the reverse phase frees it), 2 for
+//! one from an arena (`reverse::arena`: so are its tape buffers, and nothing is freed one
+//! by one), 0 for caller memory; `__enzyme_reverse(..., enzyme_nofree)` clears it before
+//! the reverse phase runs, so the tape outlives it (such a frame never comes from an
+//! arena: user code passes none).
 //!
 //! Local memory that carries derivatives (an `alloca` with a shadow) outlives the forward
 //! phase in a split function: the forward phase's stack frame is gone when the reverse
@@ -47,6 +54,12 @@ use super::{SplitLayout, SplitMode, Synth};
 
 /// Bytes at the start of every frame that hold its ownership flag (see the module header).
 pub(crate) const FRAME_HEADER_BYTES: u64 = 8;
+/// Ownership flag of a frame the forward phase allocated with `malloc`: the reverse phase
+/// frees it.
+const FRAME_OWNED: i128 = 1;
+/// Ownership flag of a frame (and tape buffers) from the caller's arena
+/// (`reverse::arena`): released with the arena, never freed one by one.
+pub(crate) const FRAME_IN_ARENA: i128 = 2;
 
 impl<'a> Synth<'a> {
     /// The (not yet zeroed) shadow of a primal `alloca` of `bytes` bytes: a stack slot of
@@ -93,6 +106,8 @@ impl<'a> Synth<'a> {
         } else {
             None
         };
+        let arena = self.f.dfg.append_block_param(params_block, Type::PTR);
+        self.f.dfg.set_value_name(arena, "arena");
         let tape = self.f.dfg.append_block_param(params_block, Type::PTR);
         self.f.dfg.set_value_name(tape, "frame_in");
         let phase = self.f.dfg.append_block_param(params_block, Type::I1);
@@ -139,12 +154,37 @@ impl<'a> Synth<'a> {
             adc_ir::ValueDef::Result(inst) => inst,
             adc_ir::ValueDef::Param(..) => unreachable!("a const is an instruction result"),
         };
+        if let Some(frame_arena) = self.runtime.arena {
+            let from_arena = self.f.dfg.make_block();
+            self.f.dfg.set_block_name(from_arena, "adc_arena_frame");
+            self.f.layout.insert_block_before(from_arena, caller_frame);
+            let from_heap = self.f.dfg.make_block();
+            self.f.dfg.set_block_name(from_heap, "adc_heap_frame");
+            self.f.layout.insert_block_before(from_heap, from_arena);
+            let no_arena = self.val(InstructionData::Icmp { cond: IntCC::Eq, args: [arena, null] });
+            self.ins(InstructionData::Brif {
+                cond: no_arena,
+                then_dest: BlockCall::new(from_heap, Vec::new()),
+                else_dest: BlockCall::new(from_arena, Vec::new()),
+            });
+            // Released with the arena by the root of the call tree: not owned.
+            self.cur = from_arena;
+            let fresh = self.val(InstructionData::Call {
+                callee: frame_arena.alloc,
+                args: vec![arena, size],
+                attrs: FuncAttrs::empty(),
+            });
+            let in_arena = self.iconst(Type::I64, FRAME_IN_ARENA);
+            self.store(in_arena, fresh);
+            self.ins(InstructionData::Jump { dest: BlockCall::new(self.setup, vec![fresh]) });
+            self.cur = from_heap;
+        }
         let fresh = self.val(InstructionData::Call {
             callee: self.runtime.malloc,
             args: vec![size],
             attrs: FuncAttrs::empty(),
         });
-        let owned = self.iconst(Type::I64, 1);
+        let owned = self.iconst(Type::I64, FRAME_OWNED);
         self.store(owned, fresh);
         self.ins(InstructionData::Jump { dest: BlockCall::new(self.setup, vec![fresh]) });
         self.cur = self.setup;
@@ -159,6 +199,7 @@ impl<'a> Synth<'a> {
             phase,
             d_ret,
             frame,
+            arena,
             fwd_init,
             reverse_start,
             frame_size,
@@ -285,18 +326,21 @@ impl<'a> Synth<'a> {
         if self.f.layout.inst_block(ret).is_none() {
             return;
         }
-        // `free(null)` does nothing: a frame in caller memory (flag 0) is left alone.
+        // `free(null)` does nothing: a frame in caller memory (flag 0) or in an arena is
+        // left alone.
         let owned = self.ins_before(
             ret,
             InstructionData::Load { ty: Type::I64, ptr: frame, align: 8, volatile: false },
         );
-        let zero =
-            self.ins_before(ret, InstructionData::Const { ty: Type::I64, value: Constant::Int(0) });
+        let one = self.ins_before(
+            ret,
+            InstructionData::Const { ty: Type::I64, value: Constant::int(&Type::I64, FRAME_OWNED) },
+        );
         let null =
             self.ins_before(ret, InstructionData::Const { ty: Type::PTR, value: Constant::Int(0) });
-        let (Some(owned), Some(zero), Some(null)) = (owned, zero, null) else { return };
+        let (Some(owned), Some(one), Some(null)) = (owned, one, null) else { return };
         let is_owned =
-            self.ins_before(ret, InstructionData::Icmp { cond: IntCC::Ne, args: [owned, zero] });
+            self.ins_before(ret, InstructionData::Icmp { cond: IntCC::Eq, args: [owned, one] });
         let Some(is_owned) = is_owned else { return };
         let to_free = self.ins_before(
             ret,
