@@ -741,15 +741,9 @@ impl<'a> Synth<'a> {
                             self.take_tape_buffer(reuse, slot, total)
                         }
                         None => {
-                            // A split function allocates from the arena its frame came
-                            // from (`malloc` when it was given none).
-                            let call = match (self.runtime.arena, &self.split) {
-                                (Some(arena), Some(split)) => InstructionData::Call {
-                                    callee: arena.alloc,
-                                    args: vec![split.arena, total],
-                                    attrs: FuncAttrs::empty(),
-                                },
-                                _ => InstructionData::Call {
+                            let call = match self.split {
+                                Some(_) => self.split_allocation(total),
+                                None => InstructionData::Call {
                                     callee: self.runtime.malloc,
                                     args: vec![total],
                                     attrs: FuncAttrs::empty(),
@@ -908,38 +902,21 @@ impl<'a> Synth<'a> {
 
     /// Releases a tape buffer (see [`Release`]) before `before`, or at `self.cur`.
     fn release_buffer(&mut self, data: Value, release: Release, before: Option<Inst>) {
-        let emit = |s: &mut Self, data: InstructionData| match before {
-            Some(at) => s.ins_before(at, data).expect("has a result"),
-            None => s.val(data),
-        };
-        let data = match release {
-            Release::Give(slot, reuse) => return self.give_tape_buffer(reuse, slot, data, before),
-            Release::Free => data,
-            Release::UnlessInArena => {
-                let frame = self.split.as_ref().expect("split functions only").frame;
-                let load =
-                    InstructionData::Load { ty: Type::I64, ptr: frame, align: 8, volatile: false };
-                let flag = emit(self, load);
-                let in_arena = Constant::int(&Type::I64, crate::reverse::FRAME_IN_ARENA);
-                let in_arena =
-                    emit(self, InstructionData::Const { ty: Type::I64, value: in_arena });
-                let from_arena =
-                    emit(self, InstructionData::Icmp { cond: IntCC::Eq, args: [flag, in_arena] });
-                let null =
-                    emit(self, InstructionData::Const { ty: Type::PTR, value: Constant::Int(0) });
-                let args = [from_arena, null, data];
-                emit(self, InstructionData::Select { flags: InstFlags::empty(), args })
+        match release {
+            Release::Give(slot, reuse) => self.give_tape_buffer(reuse, slot, data, before),
+            Release::UnlessInArena => self.free_split_allocation(data, before),
+            Release::Free => {
+                let free = InstructionData::Call {
+                    callee: self.runtime.free,
+                    args: vec![data],
+                    attrs: FuncAttrs::empty(),
+                };
+                match before {
+                    Some(at) => self.ins_before(at, free),
+                    None => self.ins(free),
+                };
             }
-        };
-        let free = InstructionData::Call {
-            callee: self.runtime.free,
-            args: vec![data],
-            attrs: FuncAttrs::empty(),
-        };
-        match before {
-            Some(at) => self.ins_before(at, free),
-            None => self.ins(free),
-        };
+        }
     }
 
     fn block_label(&self, block: Block) -> String {

@@ -402,7 +402,8 @@ mod tests {
         let (module, arena) = helpers(false);
         assert!(module.global_by_name(ARENA_CACHE).is_none());
         let mut interp = Interpreter::new(&module).expect("interpreter");
-        let header = interp.alloc(&Type::I64, &[Val::Int(0), Val::Int(0), Val::Int(0)]).expect("header");
+        let header =
+            interp.alloc(&Type::I64, &[Val::Int(0), Val::Int(0), Val::Int(0)]).expect("header");
         let Val::Ptr(at) = header else { panic!("a pointer") };
         let mut alloc = |interp: &mut Interpreter, bytes: u128| {
             address(interp.call(arena.alloc, &[header.clone(), Val::Int(bytes)]).unwrap())
@@ -444,7 +445,8 @@ mod tests {
             Val::Ptr(p) => p,
             ref other => panic!("the cache holds {other:?}"),
         };
-        let header = interp.alloc(&Type::I64, &[Val::Int(0), Val::Int(0), Val::Int(0)]).expect("header");
+        let header =
+            interp.alloc(&Type::I64, &[Val::Int(0), Val::Int(0), Val::Int(0)]).expect("header");
         let alloc = |interp: &mut Interpreter, bytes: u128| {
             address(interp.call(arena.alloc, &[header.clone(), Val::Int(bytes)]).unwrap())
         };

@@ -59,7 +59,7 @@ pub(crate) const FRAME_HEADER_BYTES: u64 = 8;
 const FRAME_OWNED: i128 = 1;
 /// Ownership flag of a frame (and tape buffers) from the caller's arena
 /// (`reverse::arena`): released with the arena, never freed one by one.
-pub(crate) const FRAME_IN_ARENA: i128 = 2;
+const FRAME_IN_ARENA: i128 = 2;
 
 impl<'a> Synth<'a> {
     /// The (not yet zeroed) shadow of a primal `alloca` of `bytes` bytes: a stack slot of
@@ -74,11 +74,60 @@ impl<'a> Synth<'a> {
         if self.split.is_none() {
             return self.val(InstructionData::Alloca { ty, count, align });
         }
-        self.val(InstructionData::Call {
-            callee: self.runtime.malloc,
-            args: vec![bytes],
+        self.val(self.split_allocation(bytes))
+    }
+
+    /// Split mode: a call allocating `bytes` that live until the reverse phase, from the
+    /// arena the frame came from (`__adc_arena_alloc` is `malloc` for a null arena).
+    pub(crate) fn split_allocation(&self, bytes: Value) -> InstructionData {
+        let arena = self.split.as_ref().map(|s| s.arena);
+        match (self.runtime.arena, arena) {
+            (Some(frame_arena), Some(arena)) => InstructionData::Call {
+                callee: frame_arena.alloc,
+                args: vec![arena, bytes],
+                attrs: FuncAttrs::empty(),
+            },
+            _ => InstructionData::Call {
+                callee: self.runtime.malloc,
+                args: vec![bytes],
+                attrs: FuncAttrs::empty(),
+            },
+        }
+    }
+
+    /// Split mode: frees `data` from [`Self::split_allocation`] before `before` (or at
+    /// `self.cur`), unless the frame came from an arena (flag `FRAME_IN_ARENA`): then so
+    /// did `data`, and the arena's root releases it.
+    pub(crate) fn free_split_allocation(&mut self, data: Value, before: Option<Inst>) {
+        let emit = |s: &mut Self, data: InstructionData| match before {
+            Some(at) => s.ins_before(at, data).expect("has a result"),
+            None => s.val(data),
+        };
+        let data = match (self.runtime.arena, self.split.as_ref().map(|s| s.frame)) {
+            (Some(_), Some(frame)) => {
+                let load =
+                    InstructionData::Load { ty: Type::I64, ptr: frame, align: 8, volatile: false };
+                let flag = emit(self, load);
+                let value = Constant::int(&Type::I64, FRAME_IN_ARENA);
+                let in_arena = emit(self, InstructionData::Const { ty: Type::I64, value });
+                let cond = InstructionData::Icmp { cond: IntCC::Eq, args: [flag, in_arena] };
+                let from_arena = emit(self, cond);
+                let null = InstructionData::Const { ty: Type::PTR, value: Constant::Int(0) };
+                let null = emit(self, null);
+                let args = [from_arena, null, data];
+                emit(self, InstructionData::Select { flags: InstFlags::empty(), args })
+            }
+            _ => data,
+        };
+        let free = InstructionData::Call {
+            callee: self.runtime.free,
+            args: vec![data],
             attrs: FuncAttrs::empty(),
-        })
+        };
+        match before {
+            Some(at) => self.ins_before(at, free),
+            None => self.ins(free),
+        };
     }
 
     /// The reverse of a primal `alloca`: in a split function its heap shadow is freed.
@@ -88,11 +137,7 @@ impl<'a> Synth<'a> {
         }
         let Some(local) = self.primal.dfg.inst_result(inst) else { return };
         if let Some(shadow) = self.shadow_in_reverse(local) {
-            self.ins(InstructionData::Call {
-                callee: self.runtime.free,
-                args: vec![shadow],
-                attrs: FuncAttrs::empty(),
-            });
+            self.free_split_allocation(shadow, None);
         }
     }
 
