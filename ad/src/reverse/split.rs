@@ -43,8 +43,9 @@
 //! phase in a split function: the forward phase's stack frame is gone when the reverse
 //! phase accumulates into the shadow. Its shadow is therefore a heap block (zero-filled
 //! like every shadow) allocated where the primal allocates the local, and freed where the
-//! reverse phase undoes that allocation; its address reaches the reverse phase through
-//! the frame like any other forward value.
+//! reverse phase undoes that allocation (both through the frame's arena when it came from
+//! one: `split_allocation`); its address reaches the reverse phase through the frame like
+//! any other forward value.
 
 use adc_ir::{
     Block, BlockCall, Constant, FuncAttrs, Inst, InstFlags, InstructionData, IntCC, Type, Value,
