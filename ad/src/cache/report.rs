@@ -53,6 +53,8 @@ pub struct TapeAllocation {
     pub nest: Option<String>,
     /// An entry-block `alloca` (else `malloc`).
     pub stack: bool,
+    /// A split function's buffer: from its frame's arena when the frame came from one.
+    pub arena: bool,
     /// Bytes, when every trip count is a constant.
     pub bytes: Option<u64>,
     /// Tapes sharing the buffer.
@@ -171,7 +173,11 @@ impl PlanReport {
             writeln!(f, "  tape {index}: {what}, {per}, {storage}")?;
         }
         for (index, a) in self.allocations.iter().enumerate() {
-            let site = if a.stack { "stack (alloca)" } else { "heap (malloc)" };
+            let site = match (a.stack, a.arena) {
+                (true, _) => "stack (alloca)",
+                (false, true) => "heap (the frame's arena, else malloc)",
+                (false, false) => "heap (malloc)",
+            };
             let bytes = a.bytes.map_or("bytes on entry".to_string(), |b| format!("{b} bytes"));
             let nest =
                 a.nest.as_deref().map_or("outside loops".to_string(), |n| format!("nest ^{n}"));

@@ -784,9 +784,13 @@ impl<'a> Synth<'a> {
             }
             let freed_early = self.early_free_block(nest, storage).is_some();
             let name = nest.map(|l| self.block_label(self.info.loops.loops[l].header));
+            let arena = storage == TapeStorage::Heap
+                && self.split.is_some()
+                && self.runtime.arena.is_some();
             self.cache.tape_store.allocations.push(TapeAllocation {
                 nest: name,
                 stack: storage == TapeStorage::Stack,
+                arena,
                 bytes: constant_bytes,
                 tapes: members.len(),
                 freed_early,
