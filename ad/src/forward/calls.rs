@@ -6,15 +6,30 @@
 //! `__adc_tape_take` is a zeroed `malloc`, `__adc_tape_give` frees it); a call with active operands to a
 //! defined function calls that function's forward derivative, requested from the
 //! [`super::CalleeRegistry`] for the call's activity (an operand with a shadow is
-//! duplicated, others are constant) and width. Anything else with an active operand is an
-//! error naming the callee.
+//! duplicated, others are constant) and width; an indirect one calls the derivative of
+//! its target (chosen at run time among reverse mode's candidates when the pointer is not
+//! a known address). Anything else with an active operand is an error naming the callee.
 
-use adc_ir::{Constant, FuncId, Inst, InstructionData, Type, Value};
+use adc_ir::{Constant, FuncAttrs, FuncId, Inst, InstructionData, IntCC, Symbol, Type, Value};
 
 use crate::rules::{self, Differentiable};
 use crate::{AdError, AdErrorKind, ArgActivity, DiffMode, DiffRequest, RetActivity, Site};
 
 use super::{carries_derivative, contains_float, contains_ptr, derivative_signature, Synth};
+
+/// What a call with active operands calls the forward derivative of.
+enum CallTarget {
+    Direct(FuncId),
+    /// Through `pointer`, whose run-time value is one of `candidates`.
+    Indirect {
+        pointer: Value,
+        candidates: Vec<FuncId>,
+    },
+}
+
+fn function_address(f: FuncId) -> Constant {
+    Constant::Address { symbol: Symbol::Func(f), offset: 0 }
+}
 
 /// The C heap functions whose blocks get shadow blocks.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
@@ -98,7 +113,13 @@ impl Synth<'_> {
             return Ok(());
         };
         match (callee_id, callee) {
-            (Some(id), Some(f)) if !f.is_declaration() => self.call_derivative(inst, id, &args),
+            (Some(id), Some(f)) if !f.is_declaration() => {
+                self.call_derivative(inst, CallTarget::Direct(id), &args)
+            }
+            (None, _) if args.iter().any(|a| self.carries(*a)) => {
+                let (target, call_args) = self.indirect_target(inst)?;
+                self.call_derivative(inst, target, &call_args)
+            }
             // Pointers into shadowed memory that a library function only reads, and
             // integers: no derivative flows through the call.
             _ if !args.iter().any(|a| self.carries(*a)) => {
@@ -125,15 +146,58 @@ impl Synth<'_> {
         }
     }
 
+    /// The forward derivative an indirect call with active operands calls: that of the
+    /// function the pointer is when it is a known address, else one chosen at run time
+    /// among the functions of the call's type whose address the module takes (the
+    /// candidates of reverse mode, `crate::reverse::indirect_call_candidates`); a target
+    /// that is none of them selects null, so the derivative traps instead of returning a
+    /// wrong tangent.
+    fn indirect_target(&mut self, inst: Inst) -> Result<(CallTarget, Vec<Value>), AdError> {
+        let InstructionData::CallIndirect { sig, callee, args, .. } =
+            self.primal.inst(inst).clone()
+        else {
+            return Err(self.unsupported(inst, "a call without a callee"));
+        };
+        if sig.varargs {
+            return Err(self.unsupported(inst, "an indirect call of a variadic function type"));
+        }
+        let same_type = |f: &adc_ir::Function| {
+            f.signature.params == sig.params && f.signature.ret == sig.ret && !f.signature.varargs
+        };
+        if let Some(f) = self.primal.dfg.function_address(callee) {
+            let function = &self.module.functions[f];
+            if !function.is_declaration() && same_type(function) {
+                return Ok((CallTarget::Direct(f), args));
+            }
+            let name = function.name.clone();
+            return Err(self.unsupported(
+                inst,
+                &format!("an indirect call of @{name} (a declaration, or another type)"),
+            ));
+        }
+        let candidates = crate::reverse::indirect_call_candidates(self.module, &sig);
+        if candidates.is_empty() {
+            return Err(self.unsupported(
+                inst,
+                "an indirect call whose target cannot be known: no function of its type with                  a body has its address taken in the module",
+            ));
+        }
+        Ok((CallTarget::Indirect { pointer: callee, candidates }, args))
+    }
+
     /// A call of a defined function with active operands: a call of its forward
     /// derivative for this call's activity, which returns `{primal, tangents...}` when
     /// the result is active.
     fn call_derivative(
         &mut self,
         inst: Inst,
-        callee: FuncId,
+        target: CallTarget,
         args: &[Value],
     ) -> Result<(), AdError> {
+        let callee = match &target {
+            CallTarget::Direct(f) => *f,
+            CallTarget::Indirect { candidates, .. } => candidates[0],
+        };
         let activities: Vec<ArgActivity> = args
             .iter()
             .map(|a| if self.has_shadow(*a) { ArgActivity::Dup } else { ArgActivity::Const })
@@ -166,8 +230,12 @@ impl Synth<'_> {
             width: self.request.width,
         };
         let site = Site::inst(self.module, self.primal, inst);
+        // Candidates have the call's type, so their derivatives share one signature.
         let signature = derivative_signature(self.module, &request, &site)?;
-        let derivative = self.registry.borrow_mut().id_for(&request, signature);
+        let derivative_of = |s: &mut Self, function: FuncId| {
+            let request = DiffRequest { function, ..request.clone() };
+            s.registry.borrow_mut().id_for(&request, signature.clone())
+        };
         let mut call_args = Vec::new();
         for (arg, activity) in args.iter().zip(&activities) {
             call_args.push(self.value(*arg));
@@ -177,7 +245,29 @@ impl Synth<'_> {
                 }
             }
         }
-        let (new_inst, result) = self.b.call(derivative, call_args);
+        let (new_inst, result) = match target {
+            CallTarget::Direct(f) => {
+                let derivative = derivative_of(self, f);
+                self.b.call(derivative, call_args)
+            }
+            CallTarget::Indirect { pointer, candidates } => {
+                let pointer = self.value(pointer);
+                let mut choice = self.b.constant(Type::PTR, Constant::Int(0));
+                for candidate in candidates.into_iter().rev() {
+                    let derivative = derivative_of(self, candidate);
+                    let address = self.b.constant(Type::PTR, function_address(candidate));
+                    let is_it = self.b.icmp(IntCC::Eq, pointer, address);
+                    let derivative = self.b.constant(Type::PTR, function_address(derivative));
+                    choice = self.b.select(is_it, derivative, choice);
+                }
+                self.b.ins(InstructionData::CallIndirect {
+                    sig: Box::new(signature.clone()),
+                    callee: choice,
+                    args: call_args,
+                    attrs: FuncAttrs::empty(),
+                })
+            }
+        };
         if let Some(loc) = self.primal.dfg.debug_locs.get(inst).cloned().flatten() {
             self.b.func.dfg.debug_locs[new_inst] = Some(loc);
         }

@@ -68,6 +68,7 @@ pub(crate) use arena::define_frame_arena;
 use calls::SplitCall;
 pub(crate) use calls::{Reserved, SplitLayout, SplitRegistry, INACTIVE_LIBRARY};
 pub(crate) use control::{Edge, EdgeTarget};
+pub(crate) use indirect::indirect_call_candidates;
 
 /// State of a split-mode synthesis (a callee's augmented forward + reverse pair).
 pub(crate) struct SplitMode {
