@@ -909,17 +909,7 @@ impl<'a> Synth<'a> {
         match release {
             Release::Give(slot, reuse) => self.give_tape_buffer(reuse, slot, data, before),
             Release::UnlessInArena => self.free_split_allocation(data, before),
-            Release::Free => {
-                let free = InstructionData::Call {
-                    callee: self.runtime.free,
-                    args: vec![data],
-                    attrs: FuncAttrs::empty(),
-                };
-                match before {
-                    Some(at) => self.ins_before(at, free),
-                    None => self.ins(free),
-                };
-            }
+            Release::Free => self.free_before(data, before),
         }
     }
 

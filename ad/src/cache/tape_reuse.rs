@@ -190,15 +190,21 @@ fn tape_give_body(module: &Module, free: FuncId) -> Function {
 /// the next global ids, which the synthesized code names.
 pub(crate) fn add_tape_slots(module: &mut Module, derivative: &str, count: usize) {
     for n in 0..count {
-        module.add_global(Global {
-            name: format!("{TAPE_SLOT_PREFIX}{derivative}_{n}"),
-            ty: Type::PTR,
-            linkage: Linkage::Internal,
-            constant: false,
-            align: 8,
-            addr_space: Default::default(),
-            init: Some(Constant::Zero),
-        });
+        module.add_global(pointer_slot(&format!("{TAPE_SLOT_PREFIX}{derivative}_{n}")));
+    }
+}
+
+/// An internal, zero-initialised `ptr` global named `name`: a slot for memory kept across
+/// calls (here and `reverse::arena`).
+pub(crate) fn pointer_slot(name: &str) -> Global {
+    Global {
+        name: name.to_string(),
+        ty: Type::PTR,
+        linkage: Linkage::Internal,
+        constant: false,
+        align: 8,
+        addr_space: Default::default(),
+        init: Some(Constant::Zero),
     }
 }
 

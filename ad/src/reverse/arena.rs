@@ -29,8 +29,8 @@
 
 use adc_ir::builder::FunctionBuilder;
 use adc_ir::{
-    AtomicRmwOp, BinaryOp, BlockCall, Constant, FuncAttrs, FuncId, Function, Global, GlobalId,
-    InstFlags, InstructionData, IntCC, Linkage, Module, Ordering, Signature, Symbol, Type, Value,
+    AtomicRmwOp, BinaryOp, BlockCall, Constant, FuncAttrs, FuncId, Function, GlobalId, InstFlags,
+    InstructionData, IntCC, Linkage, Module, Ordering, Signature, Symbol, Type, Value,
 };
 
 use super::Synth;
@@ -75,17 +75,9 @@ pub(crate) fn define_frame_arena(
         return FrameArena { alloc, release };
     }
     let cache = keep_chunk.then(|| {
-        module.global_by_name(ARENA_CACHE).unwrap_or_else(|| {
-            module.add_global(Global {
-                name: ARENA_CACHE.to_string(),
-                ty: Type::PTR,
-                linkage: Linkage::Internal,
-                constant: false,
-                align: 8,
-                addr_space: Default::default(),
-                init: Some(Constant::Zero),
-            })
-        })
+        module
+            .global_by_name(ARENA_CACHE)
+            .unwrap_or_else(|| module.add_global(crate::cache::pointer_slot(ARENA_CACHE)))
     });
     let f = arena_alloc_body(module, malloc, free, cache);
     let alloc = module.add_function(f);

@@ -120,6 +120,11 @@ impl<'a> Synth<'a> {
             }
             _ => data,
         };
+        self.free_before(data, before);
+    }
+
+    /// `free(data)` before `before`, or at `self.cur`.
+    pub(crate) fn free_before(&mut self, data: Value, before: Option<Inst>) {
         let free = InstructionData::Call {
             callee: self.runtime.free,
             args: vec![data],
