@@ -397,7 +397,7 @@ mod tests {
         let header =
             interp.alloc(&Type::I64, &[Val::Int(0), Val::Int(0), Val::Int(0)]).expect("header");
         let Val::Ptr(at) = header else { panic!("a pointer") };
-        let mut alloc = |interp: &mut Interpreter, bytes: u128| {
+        let alloc = |interp: &mut Interpreter, bytes: u128| {
             address(interp.call(arena.alloc, &[header.clone(), Val::Int(bytes)]).unwrap())
         };
         let a = alloc(&mut interp, 24);
@@ -417,7 +417,7 @@ mod tests {
             words(&interp, second_chunk, 2),
             vec![Val::Int(first_chunk as u128), Val::Int(8192)]
         );
-        interp.call(arena.release, &[header.clone()]).unwrap();
+        interp.call(arena.release, std::slice::from_ref(&header)).unwrap();
         let empty = vec![Val::Int(0), Val::Int(0), Val::Int(0)];
         assert_eq!(words(&interp, at, 3), empty, "the header is empty again");
         assert!(interp.read(&Val::Ptr(first_chunk), &Type::I64, 1).is_err(), "freed");
@@ -444,14 +444,14 @@ mod tests {
         };
         let first = alloc(&mut interp, 4096) - 16;
         let second = alloc(&mut interp, 16) - 16;
-        interp.call(arena.release, &[header.clone()]).unwrap();
+        interp.call(arena.release, std::slice::from_ref(&header)).unwrap();
         assert_eq!(kept(&interp), second, "the newest (largest) chunk is kept");
         assert!(interp.read(&Val::Ptr(first), &Type::I64, 1).is_err(), "the older one is freed");
         // The next arena starts in the kept chunk (8192 bytes)...
         let again = alloc(&mut interp, 100);
         assert_eq!(again, second + 16);
         assert_eq!(kept(&interp), 0, "taken out of the cache");
-        interp.call(arena.release, &[header.clone()]).unwrap();
+        interp.call(arena.release, std::slice::from_ref(&header)).unwrap();
         assert_eq!(kept(&interp), second);
         // ...but not when its first request does not fit: freed, and a fresh chunk.
         let big = alloc(&mut interp, 10_000) - 16;
