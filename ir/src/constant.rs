@@ -34,6 +34,11 @@ pub enum Symbol {
 }
 
 impl Constant {
+    /// The address of function `f` (`const ptr @f`).
+    pub fn function(f: FuncId) -> Constant {
+        Constant::Address { symbol: Symbol::Func(f), offset: 0 }
+    }
+
     pub fn int(ty: &Type, value: i128) -> Constant {
         Constant::Int(mask_to_width(value as u128, ty.int_bits().unwrap_or(128)))
     }

@@ -25,7 +25,7 @@
 
 use std::collections::HashMap;
 
-use adc_ir::{Constant, FuncId, Inst, InstructionData, Linkage, Module, Symbol, Type};
+use adc_ir::{Constant, FuncId, Inst, InstructionData, Linkage, Module, Type};
 
 use super::{decode_call, find_api_calls, is_api_function, is_used, origin, split_api, Origin};
 use crate::custom::Registrations;
@@ -88,7 +88,9 @@ pub fn specialize_function_arguments(module: &mut Module) -> SpecializeReport {
         let copy = match copies.get(&key) {
             Some(copy) => *copy,
             None => {
-                let copy = specialized_copy(module, &key);
+                // A body without an instruction to put the bound addresses before (not
+                // valid IR) is left to the verifier and the lowering.
+                let Some(copy) = specialized_copy(module, &key) else { continue };
                 report.copies.push(copy);
                 copies.insert(key, copy);
                 copy
@@ -102,14 +104,13 @@ pub fn specialize_function_arguments(module: &mut Module) -> SpecializeReport {
 }
 
 fn address(f: FuncId) -> InstructionData {
-    InstructionData::Const {
-        ty: Type::PTR,
-        value: Constant::Address { symbol: Symbol::Func(f), offset: 0 },
-    }
+    InstructionData::Const { ty: Type::PTR, value: Constant::function(f) }
 }
 
 /// A copy of `key.0` (internal) whose bound parameters' uses read the bound addresses.
-fn specialized_copy(module: &mut Module, (function, bindings): &Key) -> FuncId {
+fn specialized_copy(module: &mut Module, (function, bindings): &Key) -> Option<FuncId> {
+    let original = &module.functions[*function];
+    let first = original.layout.first_inst(original.entry_block()?)?;
     let mut copy = module.functions[*function].clone();
     let bound: Vec<&str> =
         bindings.iter().map(|(_, g)| module.functions[*g].name.as_str()).collect();
@@ -121,8 +122,6 @@ fn specialized_copy(module: &mut Module, (function, bindings): &Key) -> FuncId {
         copy.name = format!("{base}.{n}");
     }
     copy.linkage = Linkage::Internal;
-    let entry = copy.entry_block().expect("a defined function has an entry block");
-    let first = copy.layout.first_inst(entry).expect("blocks end in a terminator");
     for &(index, g) in bindings {
         let param = copy.params()[index];
         let inst = copy.dfg.make_inst(address(g), Some(Type::PTR));
@@ -130,7 +129,7 @@ fn specialized_copy(module: &mut Module, (function, bindings): &Key) -> FuncId {
         let constant = copy.dfg.inst_result(inst).expect("a const has a result");
         copy.dfg.replace_uses(param, constant);
     }
-    module.add_function(copy)
+    Some(module.add_function(copy))
 }
 
 /// Makes operand `operand` of the API call `call` (the function to differentiate) the

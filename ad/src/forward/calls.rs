@@ -10,7 +10,7 @@
 //! its target (chosen at run time among reverse mode's candidates when the pointer is not
 //! a known address). Anything else with an active operand is an error naming the callee.
 
-use adc_ir::{Constant, FuncAttrs, FuncId, Inst, InstructionData, IntCC, Symbol, Type, Value};
+use adc_ir::{Constant, FuncAttrs, FuncId, Inst, InstructionData, IntCC, Type, Value};
 
 use crate::rules::{self, Differentiable};
 use crate::{AdError, AdErrorKind, ArgActivity, DiffMode, DiffRequest, RetActivity, Site};
@@ -25,10 +25,6 @@ enum CallTarget {
         pointer: Value,
         candidates: Vec<FuncId>,
     },
-}
-
-fn function_address(f: FuncId) -> Constant {
-    Constant::Address { symbol: Symbol::Func(f), offset: 0 }
 }
 
 /// The C heap functions whose blocks get shadow blocks.
@@ -251,9 +247,9 @@ impl Synth<'_> {
                 let mut choice = self.b.constant(Type::PTR, Constant::Int(0));
                 for candidate in candidates.into_iter().rev() {
                     let derivative = derivative_of(self, candidate);
-                    let address = self.b.constant(Type::PTR, function_address(candidate));
+                    let address = self.b.constant(Type::PTR, Constant::function(candidate));
                     let is_it = self.b.icmp(IntCC::Eq, pointer, address);
-                    let derivative = self.b.constant(Type::PTR, function_address(derivative));
+                    let derivative = self.b.constant(Type::PTR, Constant::function(derivative));
                     choice = self.b.select(is_it, derivative, choice);
                 }
                 self.b.ins(InstructionData::CallIndirect {

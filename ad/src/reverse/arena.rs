@@ -291,9 +291,9 @@ impl<'a> Synth<'a> {
         if let Some(own) = self.own_arena {
             return own.for_calls;
         }
-        let Some(_) = self.runtime.arena else {
+        if self.runtime.arena.is_none() {
             return self.constant(Type::PTR, Constant::Int(0));
-        };
+        }
         let header_ty = Type::array(Type::I64, ARENA_HEADER_BYTES / 8);
         let header = self.new_slot(header_ty);
         // Emptied where tape headers are initialized: the forward phase of a split

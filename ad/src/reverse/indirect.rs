@@ -109,10 +109,10 @@ impl<'a> Synth<'a> {
         let mut choice = self.constant(Type::PTR, Constant::Int(0));
         for candidate in candidates.into_iter().rev() {
             let split = split_of(self, candidate);
-            let address = self.constant(Type::PTR, function_address_constant(candidate));
+            let address = self.constant(Type::PTR, Constant::function(candidate));
             let is_it =
                 self.val(InstructionData::Icmp { cond: IntCC::Eq, args: [target, address] });
-            let split = self.constant(Type::PTR, function_address_constant(split));
+            let split = self.constant(Type::PTR, Constant::function(split));
             choice = self.val(InstructionData::Select {
                 flags: InstFlags::empty(),
                 args: [is_it, split, choice],
@@ -121,10 +121,6 @@ impl<'a> Synth<'a> {
         let target = SplitTarget::Indirect { split: choice, signature };
         Ok(Some((args, activities, layout, target)))
     }
-}
-
-fn function_address_constant(f: FuncId) -> Constant {
-    Constant::Address { symbol: Symbol::Func(f), offset: 0 }
 }
 
 /// Whether a function of signature `function` may be called through a pointer of type

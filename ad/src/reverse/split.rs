@@ -100,27 +100,29 @@ impl<'a> Synth<'a> {
     /// `self.cur`), unless the frame came from an arena (flag `FRAME_IN_ARENA`): then so
     /// did `data`, and the arena's root releases it.
     pub(crate) fn free_split_allocation(&mut self, data: Value, before: Option<Inst>) {
-        let emit = |s: &mut Self, data: InstructionData| match before {
-            Some(at) => s.ins_before(at, data).expect("has a result"),
-            None => s.val(data),
+        match self.runtime.arena {
+            Some(_) => self.free_by_frame_flag(data, IntCC::Ne, FRAME_IN_ARENA, before),
+            None => self.free_before(data, before),
+        }
+    }
+
+    /// Split mode: `free(data)` when the frame's ownership flag `cond` `flag` holds (else
+    /// `free(null)`, which does nothing), before `before` or at `self.cur`.
+    fn free_by_frame_flag(&mut self, data: Value, cond: IntCC, flag: i128, before: Option<Inst>) {
+        let frame = self.split.as_ref().expect("split functions only").frame;
+        let mut emit = |data: InstructionData| match before {
+            Some(at) => self.ins_before(at, data).expect("has a result"),
+            None => self.val(data),
         };
-        let data = match (self.runtime.arena, self.split.as_ref().map(|s| s.frame)) {
-            (Some(_), Some(frame)) => {
-                let load =
-                    InstructionData::Load { ty: Type::I64, ptr: frame, align: 8, volatile: false };
-                let flag = emit(self, load);
-                let value = Constant::int(&Type::I64, FRAME_IN_ARENA);
-                let in_arena = emit(self, InstructionData::Const { ty: Type::I64, value });
-                let cond = InstructionData::Icmp { cond: IntCC::Eq, args: [flag, in_arena] };
-                let from_arena = emit(self, cond);
-                let null = InstructionData::Const { ty: Type::PTR, value: Constant::Int(0) };
-                let null = emit(self, null);
-                let args = [from_arena, null, data];
-                emit(self, InstructionData::Select { flags: InstFlags::empty(), args })
-            }
-            _ => data,
-        };
-        self.free_before(data, before);
+        let load = InstructionData::Load { ty: Type::I64, ptr: frame, align: 8, volatile: false };
+        let owned = emit(load);
+        let flag =
+            emit(InstructionData::Const { ty: Type::I64, value: Constant::int(&Type::I64, flag) });
+        let holds = emit(InstructionData::Icmp { cond, args: [owned, flag] });
+        let null = emit(InstructionData::Const { ty: Type::PTR, value: Constant::Int(0) });
+        let to_free =
+            emit(InstructionData::Select { flags: InstFlags::empty(), args: [holds, data, null] });
+        self.free_before(to_free, before);
     }
 
     /// `free(data)` before `before`, or at `self.cur`.
@@ -377,34 +379,7 @@ impl<'a> Synth<'a> {
         if self.f.layout.inst_block(ret).is_none() {
             return;
         }
-        // `free(null)` does nothing: a frame in caller memory (flag 0) or in an arena is
-        // left alone.
-        let owned = self.ins_before(
-            ret,
-            InstructionData::Load { ty: Type::I64, ptr: frame, align: 8, volatile: false },
-        );
-        let one = self.ins_before(
-            ret,
-            InstructionData::Const { ty: Type::I64, value: Constant::int(&Type::I64, FRAME_OWNED) },
-        );
-        let null =
-            self.ins_before(ret, InstructionData::Const { ty: Type::PTR, value: Constant::Int(0) });
-        let (Some(owned), Some(one), Some(null)) = (owned, one, null) else { return };
-        let is_owned =
-            self.ins_before(ret, InstructionData::Icmp { cond: IntCC::Eq, args: [owned, one] });
-        let Some(is_owned) = is_owned else { return };
-        let to_free = self.ins_before(
-            ret,
-            InstructionData::Select { flags: InstFlags::empty(), args: [is_owned, frame, null] },
-        );
-        let Some(to_free) = to_free else { return };
-        self.ins_before(
-            ret,
-            InstructionData::Call {
-                callee: self.runtime.free,
-                args: vec![to_free],
-                attrs: FuncAttrs::empty(),
-            },
-        );
+        // A frame in caller memory (flag 0) or in an arena is left alone.
+        self.free_by_frame_flag(frame, IntCC::Eq, FRAME_OWNED, Some(ret));
     }
 }
