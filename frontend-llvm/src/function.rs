@@ -86,8 +86,29 @@ fn successors(term: &T) -> Vec<&Name> {
         T::Switch(s) => {
             std::iter::once(&s.default_dest).chain(s.dests.iter().map(|(_, d)| d)).collect()
         }
+        // The unwind edge is dropped (see `FuncCtx::invoke`): landing pads are unreachable.
+        T::Invoke(i) => vec![&i.return_label],
         _ => Vec::new(),
     }
+}
+
+/// Whether a landing pad's block ends the program: it calls `std::terminate` (or clang's
+/// `__clang_call_terminate`) and ends in `unreachable`.
+fn terminates(bb: &BasicBlock) -> bool {
+    let calls_terminate = bb.instrs.iter().any(|i| match i {
+        Instruction::Call(call) => match &call.function {
+            either::Either::Right(callee) => match callee.as_constant() {
+                Some(llvm_ir::Constant::GlobalReference { name, .. }) => {
+                    let name = crate::constants::global_name(name);
+                    name == "__clang_call_terminate" || name == "_ZSt9terminatev"
+                }
+                _ => false,
+            },
+            either::Either::Left(_) => false,
+        },
+        _ => false,
+    });
+    calls_terminate && matches!(bb.term, T::Unreachable(_))
 }
 
 fn phis(bb: &BasicBlock) -> impl Iterator<Item = &Phi> {
@@ -382,14 +403,57 @@ impl<'m, 'a> FuncCtx<'m, 'a> {
                 InstructionData::Switch { value, default, cases }
             }
             T::Unreachable(_) => InstructionData::Unreachable,
-            T::Invoke(_) | T::Resume(_) | T::CleanupRet(_) | T::CatchRet(_) | T::CatchSwitch(_) => {
-                return Err("exception handling (invoke/landingpad/resume) is not supported".into())
+            T::Invoke(i) => {
+                self.invoke(i)?;
+                InstructionData::Jump {
+                    dest: self.edge(from, &i.return_label, false, &mut splits)?,
+                }
+            }
+            T::Resume(_) | T::CleanupRet(_) | T::CatchRet(_) | T::CatchSwitch(_) => {
+                return Err(
+                    "exception handling (resume, catchswitch, funclets) is not supported".into()
+                )
             }
             T::IndirectBr(_) => return Err("indirectbr (computed goto) is not supported".into()),
             T::CallBr(_) => return Err("callbr (asm goto) is not supported".into()),
         };
         self.ins(data);
         Ok(splits.into_iter().map(|(_, b)| b).collect())
+    }
+
+    /// An `invoke` becomes a call followed by a jump to its normal destination. adc emits
+    /// no unwind tables, so an exception thrown by the callee cannot unwind through the
+    /// caller: the C++ runtime calls `std::terminate`, as for a `noexcept` function. That
+    /// drops nothing a program relies on only when the landing pad is a cleanup (the
+    /// destructors of locals, after which the exception would propagate on): a landing pad
+    /// that catches (`try`/`catch`, exception specifications) is an error.
+    fn invoke(&mut self, invoke: &'a llvm_ir::terminator::Invoke) -> R<()> {
+        let f = self.llvm_func;
+        let unwind =
+            self.block_index.get(&invoke.exception_label).map(|&i| &f.basic_blocks[i]).ok_or_else(
+                || format!("invoke unwinds to unknown block {}", invoke.exception_label),
+            )?;
+        let pad = unwind.instrs.iter().find(|i| !matches!(i, Instruction::Phi(_)));
+        match pad {
+            Some(Instruction::LandingPad(pad)) if pad.clauses.is_empty() => {}
+            // The handler clang gives calls from `noexcept` functions: it terminates.
+            Some(Instruction::LandingPad(_)) if terminates(unwind) => {}
+            Some(Instruction::LandingPad(_)) => {
+                return Err(format!(
+                    "an exception handler that catches (`try`/`catch` or an exception \
+                     specification, landing pad {}) is not supported: adc-compiled code does \
+                     not unwind, so exceptions terminate the program instead of being caught",
+                    invoke.exception_label
+                ))
+            }
+            _ => {
+                return Err(format!(
+                    "invoke unwinds to {}, which does not start with a landingpad",
+                    invoke.exception_label
+                ))
+            }
+        }
+        self.invoke_call(invoke)
     }
 
     /// The block call for the edge `from -> to`: phi inputs become arguments; an edge
