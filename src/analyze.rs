@@ -39,7 +39,7 @@ pub struct AnalyzeArgs {
     /// Activity of each argument: const, active, dup, dupnoneed (comma separated).
     #[arg(long, value_delimiter = ',')]
     pub args: Option<Vec<String>>,
-    /// Activity of the return: const or active.
+    /// Activity of the return: const, active, or dup (a returned pointer and its shadow).
     #[arg(long)]
     pub ret: Option<String>,
     /// Cache planner settings for `cache-plan`: `heuristic` or `mincut`, and toggles
@@ -228,7 +228,11 @@ pub fn build_request(
     let ret = match ret {
         Some("const") => RetActivity::Const,
         Some("active") => RetActivity::Active,
-        Some(other) => return Err(format!("unknown return activity `{other}` (const, active)")),
+        // A returned pointer whose shadow the caller receives (a split callee's request).
+        Some("dup") => RetActivity::Dup,
+        Some(other) => {
+            return Err(format!("unknown return activity `{other}` (const, active, dup)"))
+        }
         None if func.signature.ret.as_ref().is_some_and(Type::is_float) => RetActivity::Active,
         None => RetActivity::Const,
     };

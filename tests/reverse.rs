@@ -1,4 +1,5 @@
 //! End-to-end Enzyme C API: every `tests/c/reverse/*.c`, `tests/c/forward/*.c` and `tests/c/split/*.c` program
+//! and every `tests/c/cxx/*.cpp` program (clang++-19, exceptions on, linked with `c++`)
 //! is compiled by clang-19 at -O0 and -O2 to bitcode, built by `adc build` (which replaces
 //! its `__enzyme_autodiff` and `__enzyme_fwddiff` calls by synthesized derivatives; once as
 //! is, once with `--ad-before-opt`), linked with `cc prog.o -lm` and run. Each program
@@ -17,6 +18,7 @@ use std::process::{Command, Output};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 const COMPILER: &str = "clang-19";
+const CXX_COMPILER: &str = "clang++-19";
 
 /// -O0 keeps clang's allocas and loads (adc's pre-AD pipeline promotes them); optnone
 /// would forbid that, as it does for Enzyme.
@@ -34,9 +36,9 @@ const LEVELS: &[(&str, &[&str], &[&str])] = &[
 ];
 
 /// The suites under `tests/c/`, each a directory of self-checking programs, and how many
-/// of [`LEVELS`] each runs at. Both include `tests/c/reverse/enzyme.h` (the API
+/// of [`LEVELS`] each runs at. All include `tests/c/reverse/enzyme.h` (the API
 /// declarations and the checker).
-const SUITES: &[(&str, usize)] = &[("reverse", 4), ("forward", 4), ("split", 4)];
+const SUITES: &[(&str, usize)] = &[("reverse", 4), ("forward", 4), ("split", 4), ("cxx", 4)];
 
 /// Cases that fail today, each with the reason, tracked in the open issues. They are
 /// ignored (shown as `[known failure]`) so CI tests everything else; run them with
@@ -44,12 +46,12 @@ const SUITES: &[(&str, usize)] = &[("reverse", 4), ("forward", 4), ("split", 4)]
 /// removed from this list: nothing checks that automatically.
 const KNOWN_FAILURES: &[(&str, &str)] = &[];
 
-/// The `.c` programs of one suite, sorted.
+/// The `.c` and `.cpp` programs of one suite, sorted.
 fn programs_of(dir: &Path) -> Vec<PathBuf> {
     let mut programs: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .filter(|p| p.extension().is_some_and(|x| x == "c" || x == "cpp"))
         .collect();
     programs.sort();
     programs
@@ -204,14 +206,15 @@ impl Case {
         let bc = self.dir.join(format!("{}.bc", self.stem));
         let obj = self.dir.join(format!("{}.o", self.stem));
         let exe = self.dir.join(&self.stem);
-        let mut clang = Command::new(COMPILER);
+        let cxx = self.source.extension().is_some_and(|x| x == "cpp");
+        let mut clang = Command::new(if cxx { CXX_COMPILER } else { COMPILER });
         clang.args(["-c", "-emit-llvm"]).args(self.flags).arg("-I").arg(&self.include);
         clang.arg(&self.source).arg("-o").arg(&bc);
         expect_success("clang", &run(&mut clang)?)?;
         let mut adc = Command::new(env!("CARGO_BIN_EXE_adc"));
         adc.arg("build").arg(&bc).arg("-o").arg(&obj).args(self.adc_flags);
         expect_success("adc build", &run(&mut adc)?)?;
-        let mut cc = Command::new("cc");
+        let mut cc = Command::new(if cxx { "c++" } else { "cc" });
         cc.arg(&obj).arg("-lm").arg("-o").arg(&exe);
         expect_success("cc", &run(&mut cc)?)?;
         let out = run(&mut Command::new(&exe))?;

@@ -54,8 +54,8 @@ use std::fmt::Write as _;
 use std::rc::Rc;
 
 use adc_ir::{
-    CastOp, Constant, FuncAttrs, FuncId, Function, GlobalId, Inst, InstructionData, Module, Symbol,
-    Type, Value, ValueDef,
+    CastOp, Constant, FuncAttrs, FuncId, Function, GlobalId, HeapFunction, Inst, InstructionData,
+    Module, Symbol, Type, Value, ValueDef,
 };
 use adc_passes::effects::{Effects, ModuleEffects};
 use adc_passes::manager::AnalysisManager;
@@ -84,6 +84,13 @@ impl ModuleFacts {
             registrations: crate::custom::Registrations::read(module)?,
         })
     }
+}
+
+/// The two facts the solver keeps per memory class.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Mark {
+    Shadowed,
+    Useful,
 }
 
 /// The activity of one request's function (see the module documentation).
@@ -163,10 +170,10 @@ fn check_request(func: &Function, request: &DiffRequest) -> Result<(), AdError> 
             return bad(format!("argument {index} of type {ty} as {activity:?}"));
         }
     }
-    // Forward mode may return a pointer with its shadow (a callee inside a derivative).
-    let shadowed_pointer_return = request.mode == DiffMode::Forward
-        && request.ret == RetActivity::Dup
-        && func.signature.ret.as_ref().is_some_and(Type::is_ptr);
+    // A callee inside a derivative may return a pointer with its shadow (forward mode,
+    // and split functions in reverse mode).
+    let shadowed_pointer_return =
+        request.ret == RetActivity::Dup && func.signature.ret.as_ref().is_some_and(Type::is_ptr);
     if request.ret != RetActivity::Const
         && !shadowed_pointer_return
         && !func.signature.ret.as_ref().is_some_and(has_float)
@@ -491,6 +498,51 @@ impl<'a> Solver<'a> {
         self.is_pointer_like(value) && self.is_shadowed(value) && self.is_useful(value)
     }
 
+    /// A pointer a call returns may point into the memory of its pointer arguments (a
+    /// callee returning `&v[i]`, or `b->data + i` read from the argument's memory, even
+    /// when it is `readnone`), unless the callee is an allocator: what `mark` says of one
+    /// side holds for the other. The classes stay apart, so an `enzyme_const` argument is
+    /// not joined with a `dup` one through a call that takes both (a constant class is
+    /// never shadowed).
+    fn link_returned_pointer(
+        &mut self,
+        callee: FuncId,
+        args: &[Value],
+        result: Option<Value>,
+        mark: Mark,
+    ) -> bool {
+        let Some(r) = result.filter(|r| self.is_pointer_like(*r)) else { return false };
+        if HeapFunction::of(&self.module.functions[callee].name).is_some() {
+            return false;
+        }
+        let pointers: Vec<Value> =
+            args.iter().copied().filter(|a| self.is_pointer_like(*a)).collect();
+        let mut changed = false;
+        if pointers.iter().any(|a| self.is_marked(mark, *a)) {
+            changed |= self.set_mark(mark, r);
+        }
+        if self.is_marked(mark, r) {
+            for a in pointers {
+                changed |= self.set_mark(mark, a);
+            }
+        }
+        changed
+    }
+
+    fn is_marked(&self, mark: Mark, ptr: Value) -> bool {
+        match mark {
+            Mark::Shadowed => self.is_shadowed(ptr),
+            Mark::Useful => self.is_useful(ptr),
+        }
+    }
+
+    fn set_mark(&mut self, mark: Mark, ptr: Value) -> bool {
+        match mark {
+            Mark::Shadowed => self.shadow(ptr),
+            Mark::Useful => self.make_useful(ptr),
+        }
+    }
+
     fn carry(&mut self, value: Value) -> bool {
         self.may_hold_float(value) && self.carries.insert(value)
     }
@@ -509,8 +561,7 @@ impl<'a> Solver<'a> {
     /// functions (`printf`...) and functions registered in `__enzyme_inactivefn`.
     fn output_only(&self, callee: FuncId) -> bool {
         let name = self.module.functions[callee].name.as_str();
-        crate::reverse::INACTIVE_LIBRARY.contains(&name)
-            || self.facts.registrations.is_inactive(callee)
+        crate::reverse::is_inactive_library(name) || self.facts.registrations.is_inactive(callee)
     }
 
     fn call_effects(&self, callee: FuncId, attrs: FuncAttrs) -> Effects {
@@ -578,6 +629,11 @@ impl<'a> Solver<'a> {
                 {
                     changed |= self.shadow(*ptr);
                 }
+                // Shadow memory holds the shadows of the pointers the primal memory holds
+                // (a callee filling `b->data = malloc(...)` for its caller).
+                if self.is_pointer_like(*value) && self.is_shadowed(*ptr) {
+                    changed |= self.shadow(*value);
+                }
             }
             (I::AtomicRmw { ptr, value, .. }, result) => {
                 if self.carries.contains(value) {
@@ -626,6 +682,7 @@ impl<'a> Solver<'a> {
                         }
                     }
                 }
+                changed |= self.link_returned_pointer(*callee, args, result, Mark::Shadowed);
                 // A callee that writes memory it reaches through loaded pointers (-O0 code
                 // keeps its pointer arguments in stack slots) may write through any
                 // pointer argument: `writes_other` counts as writing the arguments.
@@ -737,7 +794,8 @@ impl<'a> Solver<'a> {
                 }
             }
             (I::Call { callee, .. }, _) if self.output_only(*callee) => {}
-            (I::Call { callee, args, attrs }, _) => {
+            (I::Call { callee, args, attrs }, result) => {
+                changed |= self.link_returned_pointer(*callee, args, result, Mark::Useful);
                 let effects = self.call_effects(*callee, *attrs);
                 // As in `forward`: writes to "other" memory may reach the arguments.
                 let may_write_args = effects.writes_args || effects.writes_other;

@@ -311,7 +311,7 @@ impl Differentiator {
 /// request is lowered (reverse over forward), the primal calls its derivative, whose
 /// slots and arguments need their trees like any other callee's. Function ids are
 /// unchanged.
-fn analysis_view(module: &Module, root: FuncId) -> Module {
+pub(crate) fn analysis_view(module: &Module, root: FuncId) -> Module {
     let reachable = reachable_functions(module, root);
     let mut view = module.clone();
     for (id, function) in view.functions.iter_mut() {

@@ -12,7 +12,9 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use adc_ir::{Diagnostic, FuncAttrs, FuncId, Function, InstructionData, Module, Value};
+use adc_ir::{
+    Diagnostic, FuncAttrs, FuncId, Function, HeapFunction, InstructionData, Module, Value,
+};
 
 use crate::alias::{decompose, Base};
 use crate::ivs::InductionVars;
@@ -175,19 +177,24 @@ pub fn known_library_effects(name: &str) -> Option<Effects> {
         "memcpy" | "memmove" | "memset" | "strcpy" | "strncpy" | "strcat" => {
             Effects { reads_args: true, writes_args: true, ..PURE }
         }
-        // The allocator's state is memory nobody else reads; "other" keeps two calls
-        // from being merged or dropped.
-        "malloc" | "calloc" | "aligned_alloc" => {
-            Effects { reads_other: true, writes_other: true, ..PURE }
-        }
-        "free" | "realloc" => Effects {
-            reads_other: true,
-            writes_other: true,
-            writes_args: true,
-            may_free: true,
-            ..PURE
+        _ => return heap_function_effects(name),
+    })
+}
+
+/// Effects of the C and C++ heap functions. The allocator's state is memory nobody else
+/// reads; "other" keeps two calls from being merged or dropped. `operator new` throws
+/// when it fails, so it may not return.
+fn heap_function_effects(name: &str) -> Option<Effects> {
+    let allocator = Effects { reads_other: true, writes_other: true, ..PURE };
+    Some(match HeapFunction::of(name)? {
+        HeapFunction::Allocate(a) => Effects {
+            writes_args: !a.returns_block(),
+            may_not_return: name.starts_with("_Zn") && !name.ends_with("nothrow_t"),
+            ..allocator
         },
-        _ => return None,
+        HeapFunction::Reallocate | HeapFunction::Release => {
+            Effects { writes_args: true, may_free: true, ..allocator }
+        }
     })
 }
 

@@ -10,7 +10,10 @@
 //! its target (chosen at run time among reverse mode's candidates when the pointer is not
 //! a known address). Anything else with an active operand is an error naming the callee.
 
-use adc_ir::{Constant, FuncAttrs, FuncId, Inst, InstructionData, IntCC, Type, Value};
+use adc_ir::{
+    Allocation, Constant, FuncAttrs, FuncId, HeapFunction, Inst, InstructionData, IntCC, Type,
+    Value,
+};
 
 use crate::rules::{self, Differentiable};
 use crate::{AdError, AdErrorKind, ArgActivity, DiffMode, DiffRequest, RetActivity, Site};
@@ -27,13 +30,15 @@ enum CallTarget {
     },
 }
 
-/// The C heap functions whose blocks get shadow blocks.
+/// The heap functions whose blocks get shadow blocks: the shadow of a block comes from
+/// the same function called with the same operands.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 enum HeapCall {
-    Malloc,
-    Calloc,
+    /// An allocator returning its block (`malloc`, `calloc`, `aligned_alloc`, `new`).
+    Allocate(Allocation),
     Realloc,
-    Free,
+    /// `free` or an `operator delete`.
+    Release,
     /// `__adc_tape_take(slot, bytes)` of a reverse derivative (`crate::cache::tape_reuse`):
     /// its shadow is a zeroed `malloc(bytes)`, not kept across calls.
     TapeTake,
@@ -43,12 +48,12 @@ enum HeapCall {
 
 impl HeapCall {
     fn from_name(name: &str) -> Option<HeapCall> {
-        match name {
-            "malloc" => Some(HeapCall::Malloc),
-            "calloc" => Some(HeapCall::Calloc),
-            "realloc" => Some(HeapCall::Realloc),
-            "free" => Some(HeapCall::Free),
-            _ => None,
+        match HeapFunction::of(name)? {
+            HeapFunction::Allocate(a) if a.returns_block() => Some(HeapCall::Allocate(a)),
+            // `posix_memalign` stores its block: its shadow would go to the slot's shadow.
+            HeapFunction::Allocate(_) => None,
+            HeapFunction::Reallocate => Some(HeapCall::Realloc),
+            HeapFunction::Release => Some(HeapCall::Release),
         }
     }
 
@@ -105,6 +110,15 @@ impl Synth<'_> {
         }
         let args = data.args();
         let Some(&first) = args.iter().find(|a| self.has_shadow(**a)) else {
+            // Nothing active goes in, but a returned pointer may need its shadow (a helper
+            // returning a block it allocated): the callee's derivative makes it.
+            let shadowed_result =
+                self.primal.dfg.inst_result(inst).is_some_and(|r| self.wants_shadow(r));
+            if let (true, Some(id), Some(f)) = (shadowed_result, callee_id, callee) {
+                if !f.is_declaration() {
+                    return self.call_derivative(inst, CallTarget::Direct(id), &args);
+                }
+            }
             self.copy_primal(inst);
             return Ok(());
         };
@@ -291,12 +305,16 @@ impl Synth<'_> {
                 self.unsupported(inst, "a heap call without a direct callee (a bug in adc)")
             );
         };
+        let known = HeapFunction::of(&self.module.functions[callee].name);
+        if known.is_some_and(|f| args.len() < f.min_operands()) {
+            return Err(self.unsupported(inst, "a heap function called with too few operands"));
+        }
         self.copy_primal(inst);
         let primal_result = self.primal.dfg.inst_result(inst);
         let shadowed = match heap {
-            HeapCall::Free | HeapCall::Realloc => self.has_shadow(args[0]),
+            HeapCall::Release | HeapCall::Realloc => self.has_shadow(args[0]),
             HeapCall::TapeGive => self.has_shadow(args[1]),
-            HeapCall::Malloc | HeapCall::Calloc | HeapCall::TapeTake => {
+            HeapCall::Allocate(_) | HeapCall::TapeTake => {
                 primal_result.is_some_and(|r| self.wants_shadow(r))
             }
         };
@@ -319,14 +337,17 @@ impl Synth<'_> {
         for lane in self.lanes() {
             self.in_lane(lane, |s| {
                 let mut shadow_args: Vec<Value> = args.iter().map(|a| s.value(*a)).collect();
-                if matches!(heap, HeapCall::Free | HeapCall::Realloc) {
+                if matches!(heap, HeapCall::Release | HeapCall::Realloc) {
                     shadow_args[0] = s.shadow(args[0], inst)?;
                 }
-                let len = shadow_args[0];
+                let unzeroed_len = match heap {
+                    HeapCall::Allocate(a) if !a.zeroed() => Some(shadow_args[a.bytes]),
+                    _ => None,
+                };
                 let data = InstructionData::Call { callee, args: shadow_args, attrs };
                 let shadow = s.b.ins(data).1;
                 if let (Some(r), Some(shadow)) = (primal_result, shadow) {
-                    if heap == HeapCall::Malloc {
+                    if let Some(len) = unzeroed_len {
                         // Tangents of memory the primal has not written yet read as zero.
                         let byte = s.b.constant(Type::I8, Constant::Int(0));
                         s.b.ins(InstructionData::MemSet {

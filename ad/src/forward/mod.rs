@@ -136,7 +136,8 @@ pub fn synthesize_forward_with(
     declare_rule_callees(module, request.function)?;
     // The analyses run once, on the module before this synthesis: every callee it will
     // differentiate is already there, and the derivatives it adds are no primal code.
-    let types = TypeAnalysis::analyze(module);
+    let types =
+        TypeAnalysis::analyze(&crate::differentiator::analysis_view(module, request.function));
     let facts = ModuleFacts::new(module)?;
     let id = FuncId::from_u32(module.functions.len() as u32);
     let signature = derivative_signature(module, request, &Site::function(&primal_name))?;

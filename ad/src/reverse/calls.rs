@@ -33,18 +33,27 @@
 
 use std::collections::HashMap;
 
-use adc_ir::{Constant, FuncAttrs, FuncId, Inst, InstructionData, Signature, Type, Value};
+use adc_ir::{
+    Constant, FuncAttrs, FuncId, HeapFunction, Inst, InstructionData, Signature, Type, Value,
+};
 
 use super::custom_calls::CustomForward;
-use super::memory::ALLOCATORS;
+use super::memory::is_allocator;
 use super::{has_float, has_pointer, Synth};
 use crate::error::AdError;
 use crate::request::{ArgActivity, DiffRequest, RetActivity};
 use crate::rules::{self, Differentiable};
 
 /// Library functions that only print or inspect and never carry derivatives.
-pub(crate) const INACTIVE_LIBRARY: &[&str] =
-    &["printf", "fprintf", "puts", "putchar", "fputs", "fflush", "abort", "exit", "free"];
+const INACTIVE_LIBRARY: &[&str] =
+    &["printf", "fprintf", "puts", "putchar", "fputs", "fflush", "abort", "exit"];
+
+/// Whether calls to `name` never carry derivatives whatever their operands: the output-only
+/// library functions above and the heap releases (`free`, `operator delete`), whose
+/// blocks' shadows are released where the reverse pass undoes the allocation.
+pub(crate) fn is_inactive_library(name: &str) -> bool {
+    INACTIVE_LIBRARY.contains(&name) || HeapFunction::is_release(name)
+}
 
 /// Prefix of the globals whose initializer lists functions to treat as inactive (clang may
 /// append a suffix when several translation units define one).
@@ -230,11 +239,15 @@ impl<'a> Synth<'a> {
         };
         let function = &self.module.functions[*callee];
         let name = function.name.as_str();
+        // A call with nothing active going in still needs the callee's derivative when the
+        // pointer it returns needs a shadow (a helper returning a block it allocated).
+        let shadowed_result =
+            self.primal.dfg.inst_result(inst).is_some_and(|r| self.activity.needs_shadow(r));
         if function.is_declaration()
-            || ALLOCATORS.contains(&name)
-            || INACTIVE_LIBRARY.contains(&name)
+            || is_allocator(name)
+            || is_inactive_library(name)
             || self.facts.registrations.is_inactive(*callee)
-            || !args.iter().any(|a| self.operand_is_active(*a))
+            || !(shadowed_result || args.iter().any(|a| self.operand_is_active(*a)))
         {
             return Ok(None);
         }
@@ -462,11 +475,10 @@ impl<'a> Synth<'a> {
         };
         let function = &self.module.functions[callee];
         let name = function.name.clone();
-        if ALLOCATORS.contains(&name.as_str()) {
+        if is_allocator(&name) {
             return self.reverse_memory(inst);
         }
-        if INACTIVE_LIBRARY.contains(&name.as_str()) || self.facts.registrations.is_inactive(callee)
-        {
+        if is_inactive_library(&name) || self.facts.registrations.is_inactive(callee) {
             return Ok(());
         }
         let active_args = args.iter().any(|a| self.operand_is_active(*a));

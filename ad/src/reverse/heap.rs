@@ -40,8 +40,8 @@
 use std::collections::HashSet;
 
 use adc_ir::{
-    BinaryOp, CastOp, Constant, FuncAttrs, Inst, InstructionData, IntCC, Symbol, Type, Value,
-    ValueDef,
+    BinaryOp, CastOp, Constant, FuncAttrs, HeapFunction, Inst, InstructionData, IntCC, Symbol,
+    Type, Value, ValueDef,
 };
 
 use super::Synth;
@@ -59,65 +59,53 @@ impl<'a> Synth<'a> {
             return Ok(());
         };
         let name = self.module.functions[callee].name.clone();
-        let arg = |k: usize| args.get(k).copied();
-        let missing = || self.unsupported(inst, format!("a call to @{name} without its operands"));
-        let (bytes, align) = match name.as_str() {
-            "malloc" | "_Znwm" | "_Znam" => (arg(0).ok_or_else(missing)?, None),
-            "calloc" => {
-                let (count, size) = (arg(0).ok_or_else(missing)?, arg(1).ok_or_else(missing)?);
-                if needs {
-                    let (count, size) = (self.fwd(count), self.fwd(size));
-                    let (count, size) = (self.widen_to_i64(count), self.widen_to_i64(size));
-                    let bytes = self.binary(BinaryOp::Mul, count, size);
-                    let shadow = self.shadow_alloc(bytes, None);
-                    self.bind_heap_shadow(inst, shadow);
-                }
-                return Ok(());
+        let heap = match HeapFunction::of(&name) {
+            Some(heap) if args.len() >= heap.min_operands() => heap,
+            Some(_) => {
+                return Err(
+                    self.unsupported(inst, format!("a call to @{name} without its operands"))
+                )
             }
-            "aligned_alloc" => (arg(1).ok_or_else(missing)?, Some(arg(0).ok_or_else(missing)?)),
-            "posix_memalign" => {
-                let (slot, align, size) = (
-                    arg(0).ok_or_else(missing)?,
-                    arg(1).ok_or_else(missing)?,
-                    arg(2).ok_or_else(missing)?,
-                );
-                // The block's pointer goes to memory: its shadow goes to that memory's
-                // shadow, when the pointer is one that needs a shadow.
-                if let Some(shadow_slot) = self.shadows.get(&slot).copied() {
-                    let (size, align) = (self.fwd(size), self.fwd(align));
-                    let (size, align) = (self.widen_to_i64(size), self.widen_to_i64(align));
-                    let shadow = self.shadow_alloc(size, Some(align));
-                    self.store(shadow, shadow_slot);
-                    self.heap_shadows.insert(inst, shadow);
-                }
-                return Ok(());
-            }
-            "realloc" => {
-                if needs {
-                    self.forward_realloc(
-                        inst,
-                        arg(0).ok_or_else(missing)?,
-                        arg(1).ok_or_else(missing)?,
-                    )?;
-                }
-                return Ok(());
-            }
-            _ if needs => {
+            None if needs => {
                 return Err(self.unsupported(inst, format!("a shadow for the result of @{name}")))
             }
-            _ => return Ok(()),
+            None => return Ok(()),
         };
-        if needs {
-            let bytes = self.fwd(bytes);
-            let bytes = self.widen_to_i64(bytes);
-            let align = align.map(|a| {
-                let a = self.fwd(a);
-                self.widen_to_i64(a)
-            });
-            let shadow = self.shadow_alloc(bytes, align);
-            self.bind_heap_shadow(inst, shadow);
+        match heap {
+            HeapFunction::Allocate(a) => {
+                if let Some(out) = a.out {
+                    // The block's pointer goes to memory: its shadow goes to that memory's
+                    // shadow, when the pointer is one that needs a shadow.
+                    if let Some(shadow_slot) = self.shadows.get(&args[out]).copied() {
+                        let bytes = self.fwd_i64(args[a.bytes]);
+                        let align = a.align.map(|align| self.fwd_i64(args[align]));
+                        let shadow = self.shadow_alloc(bytes, align);
+                        self.store(shadow, shadow_slot);
+                        self.heap_shadows.insert(inst, shadow);
+                    }
+                    return Ok(());
+                }
+                if needs {
+                    let mut bytes = self.fwd_i64(args[a.bytes]);
+                    if let Some(count) = a.count {
+                        let count = self.fwd_i64(args[count]);
+                        bytes = self.binary(BinaryOp::Mul, count, bytes);
+                    }
+                    let align = a.align.map(|align| self.fwd_i64(args[align]));
+                    let shadow = self.shadow_alloc(bytes, align);
+                    self.bind_heap_shadow(inst, shadow);
+                }
+            }
+            HeapFunction::Reallocate if needs => self.forward_realloc(inst, args[0], args[1])?,
+            HeapFunction::Reallocate | HeapFunction::Release => {}
         }
         Ok(())
+    }
+
+    /// A primal integer operand as an `i64` in the forward pass.
+    fn fwd_i64(&mut self, value: Value) -> Value {
+        let value = self.fwd(value);
+        self.widen_to_i64(value)
     }
 
     fn bind_heap_shadow(&mut self, inst: Inst, shadow: Value) {
@@ -158,19 +146,25 @@ impl<'a> Synth<'a> {
     /// adjoints of a `realloc`'s kept bytes go back to the old shadow; then the
     /// allocation's shadow is freed.
     pub(super) fn reverse_heap(&mut self, inst: Inst) {
-        if self.rereads.freed_at_undo.contains(&inst) {
-            let block = self.primal.dfg.inst_result(inst).expect("allocators return a pointer");
-            let block = self.primal_in_reverse(block);
-            self.ins(InstructionData::Call {
-                callee: self.runtime.free,
-                args: vec![block],
-                attrs: FuncAttrs::empty(),
-            });
+        if let Some(&free) = self.rereads.freed_at_undo.get(&inst) {
+            // The primal's own release (`free`, or the `operator delete` that matches a
+            // `new`) of the allocation's block, its other operands (a size, an alignment)
+            // as the forward sweep had them.
+            if let InstructionData::Call { callee, args, .. } = self.primal.dfg.insts[free].clone()
+            {
+                let block = self.primal.dfg.inst_result(inst).expect("allocators return a pointer");
+                let mut args: Vec<Value> =
+                    args.iter().skip(1).map(|a| self.primal_in_reverse(*a)).collect();
+                args.insert(0, self.primal_in_reverse(block));
+                self.ins(InstructionData::Call { callee, args, attrs: FuncAttrs::empty() });
+            }
         }
         let Some(&shadow) = self.heap_shadows.get(&inst) else { return };
         let shadow = self.avail(shadow);
         if let InstructionData::Call { callee, args, .. } = &self.primal.dfg.insts[inst] {
-            if self.module.functions[*callee].name == "realloc" {
+            if HeapFunction::of(&self.module.functions[*callee].name)
+                == Some(HeapFunction::Reallocate)
+            {
                 let (old, bytes) = (args[0], args[1]);
                 if let Some(old_shadow) = self.shadow_in_reverse(old) {
                     let bytes = self.primal_in_reverse(bytes);
@@ -320,10 +314,8 @@ impl<'a> Synth<'a> {
         match &dfg.insts[inst] {
             I::Const { value: Constant::Int(0) | Constant::Zero, .. } => true,
             // Allocators returning their block (`posix_memalign` stores it instead).
-            I::Call { callee, .. } => {
-                let name = self.module.functions[*callee].name.as_str();
-                super::memory::ALLOCATORS.contains(&name) && name != "posix_memalign"
-            }
+            I::Call { callee, .. } => HeapFunction::of(&self.module.functions[*callee].name)
+                .is_some_and(|heap| heap.returns_block()),
             I::Load { ptr: slot, .. } => self.slot_holds_allocations(*slot, visiting),
             _ => false,
         }
@@ -348,8 +340,11 @@ impl<'a> Synth<'a> {
                     self.allocated_here(*value, visiting)
                 }
                 I::Call { callee, args, .. } => {
-                    self.module.functions[*callee].name == "posix_memalign"
-                        && args.iter().position(|a| *a == slot) == Some(0)
+                    let out = match HeapFunction::of(&self.module.functions[*callee].name) {
+                        Some(HeapFunction::Allocate(a)) => a.out,
+                        _ => None,
+                    };
+                    out.is_some() && args.iter().position(|a| *a == slot) == out
                 }
                 _ => false,
             }

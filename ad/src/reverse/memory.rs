@@ -25,18 +25,19 @@
 //! length, and mixed `memmove`s, are `Unsupported`.
 
 use adc_ir::{
-    AtomicRmwOp, BinaryOp, CastOp, Constant, FuncAttrs, Inst, InstFlags, InstructionData, IntCC,
-    Type, Value, ValueDef,
+    AtomicRmwOp, BinaryOp, CastOp, Constant, FuncAttrs, HeapFunction, Inst, InstFlags,
+    InstructionData, IntCC, Type, Value, ValueDef,
 };
 
 use super::{has_float, has_pointer, Synth};
 use crate::error::{AdError, AdErrorKind};
 use crate::typetree::BaseType;
 
-/// Library allocators whose blocks get zero-filled shadow blocks of the same size (see
-/// `heap`); `posix_memalign` returns its block through memory.
-pub(crate) const ALLOCATORS: &[&str] =
-    &["malloc", "calloc", "_Znwm", "_Znam", "aligned_alloc", "posix_memalign", "realloc"];
+/// Whether calls to `name` allocate blocks that get zero-filled shadow blocks of the same
+/// size (see `heap`): the C allocators, `realloc` and `operator new`.
+pub(crate) fn is_allocator(name: &str) -> bool {
+    matches!(HeapFunction::of(name), Some(HeapFunction::Allocate(_) | HeapFunction::Reallocate))
+}
 
 /// What a range of bytes copied or set by a memory intrinsic holds.
 #[derive(Clone, Debug, PartialEq)]

@@ -66,7 +66,7 @@ use crate::typetree::TypeAnalysis;
 
 pub(crate) use arena::define_frame_arena;
 use calls::SplitCall;
-pub(crate) use calls::{Reserved, SplitLayout, SplitRegistry, INACTIVE_LIBRARY};
+pub(crate) use calls::{is_inactive_library, Reserved, SplitLayout, SplitRegistry};
 pub(crate) use control::{Edge, EdgeTarget};
 pub(crate) use indirect::indirect_call_candidates;
 
@@ -295,18 +295,10 @@ fn synthesize_planned(
             AdErrorKind::Unsupported { what: "a branch back to the entry block".into() },
         ));
     }
-    // The activity analysis knows no pointer returns with shadows (`RetActivity::Dup`):
-    // a split function whose caller needs the returned pointer's shadow analyzes the
-    // callee as if its result were not differentiated; the shadow then exists when the
-    // pointer derives from shadowed memory (see `control::forward_terminator`).
-    let activity = match request.ret {
-        RetActivity::Dup if split => {
-            let mut plain = request.clone();
-            plain.ret = RetActivity::Const;
-            Activity::analyze(module, &plain, types, env.facts)?
-        }
-        _ => Activity::analyze(module, request, types, env.facts)?,
-    };
+    // A split function whose caller needs the returned pointer's shadow (`RetActivity::
+    // Dup`) returns it: the returned block needs a shadow even when nothing active is
+    // stored into it here (an allocator function), see `control::forward_terminator`.
+    let activity = Activity::analyze(module, request, types, env.facts)?;
     let mut f = Function::new(name, signature);
     f.linkage = Linkage::Internal;
     if !split {

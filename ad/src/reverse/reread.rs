@@ -15,7 +15,7 @@
 //! frees the block where it undoes the allocation, after every reverse use of it (the
 //! allocation dominates every access to its block). A `free` is deferred only when that
 //! frees exactly the blocks the primal frees, once each: the `free`'s operand is the
-//! result of one `malloc`/`calloc`/`aligned_alloc` call of this function (through
+//! result of one `malloc`/`calloc`/`aligned_alloc`/`operator new` call of this function (through
 //! zero-offset `ptradd`s and block parameters all of whose incoming values are that
 //! result), neither call is in a cycle of the CFG (each runs at most once per call), and
 //! every path from the allocation to a `ret` passes the `free`.
@@ -28,12 +28,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use adc_ir::{Block, Function, Inst, InstructionData, Module, Value, ValueDef};
+use adc_ir::{Block, Function, HeapFunction, Inst, InstructionData, Module, Value, ValueDef};
 use adc_passes::alias::{const_i64, AliasAnalysis, MemLoc};
 use adc_passes::cfg::ControlFlowGraph;
-
-/// Allocators whose result is the block `free` releases.
-const FREEABLE_ALLOCATORS: &[&str] = &["malloc", "calloc", "aligned_alloc"];
 
 /// What the reverse pass reads from primal memory instead of taping it.
 #[derive(Default)]
@@ -43,8 +40,9 @@ pub(crate) struct Rereads {
     pub loads: HashSet<Inst>,
     /// Primal `free` calls the forward sweep drops.
     pub deferred_frees: HashSet<Inst>,
-    /// Primal allocator calls whose block the reverse pass frees where it undoes them.
-    pub freed_at_undo: HashSet<Inst>,
+    /// Primal allocator calls whose block the reverse pass frees where it undoes them,
+    /// with the release the forward sweep dropped (`free`, or an `operator delete`).
+    pub freed_at_undo: HashMap<Inst, Inst>,
 }
 
 impl Rereads {
@@ -52,7 +50,7 @@ impl Rereads {
     pub fn deferred_blocks(&self, func: &Function) -> Vec<String> {
         func.layout
             .insts()
-            .filter(|(_, inst)| self.freed_at_undo.contains(inst))
+            .filter(|(_, inst)| self.freed_at_undo.contains_key(inst))
             .filter_map(|(_, inst)| func.dfg.inst_result(inst))
             .map(|v| match func.dfg.value_name(v) {
                 Some(name) => format!("%{name}"),
@@ -110,7 +108,7 @@ pub(crate) fn rereads(
     Rereads {
         loads,
         deferred_frees: deferred.keys().copied().collect(),
-        freed_at_undo: deferred.values().copied().collect(),
+        freed_at_undo: deferred.iter().map(|(free, allocation)| (*allocation, *free)).collect(),
     }
 }
 
@@ -123,7 +121,7 @@ fn deferrable_frees(
     let mut frees_of: HashMap<Inst, Vec<Inst>> = HashMap::new();
     for (_, inst) in func.layout.insts() {
         let InstructionData::Call { callee, args, .. } = &func.dfg.insts[inst] else { continue };
-        if module.functions[*callee].name != "free" || args.len() != 1 {
+        if !HeapFunction::is_release(&module.functions[*callee].name) || args.is_empty() {
             continue;
         }
         if let Some(allocation) = sole_allocation(module, func, args[0], &mut HashSet::new()) {
@@ -169,7 +167,7 @@ fn sole_allocation_or_cycle(
     match func.dfg.value_def(value) {
         ValueDef::Result(inst) => match &func.dfg.insts[inst] {
             InstructionData::Call { callee, .. }
-                if FREEABLE_ALLOCATORS.contains(&module.functions[*callee].name.as_str()) =>
+                if HeapFunction::returns_new_block(&module.functions[*callee].name) =>
             {
                 Ok(Some(inst))
             }

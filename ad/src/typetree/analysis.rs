@@ -61,8 +61,8 @@ use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::OnceLock;
 
 use adc_ir::{
-    BinaryOp, CastOp, Constant, FuncId, Function, Inst, InstructionData, Module, Type, UnaryOp,
-    Value, ValueDef,
+    BinaryOp, CastOp, Constant, FuncId, Function, HeapFunction, Inst, InstructionData, Module,
+    Type, UnaryOp, Value, ValueDef,
 };
 
 use super::deps::ModuleDeps;
@@ -916,21 +916,31 @@ impl Solver<'_> {
     fn visit_library_call(&mut self, name: &str, args: &[Value], result: Option<Value>) -> bool {
         let int = BaseType::Integer;
         let mut changed = false;
+        match (HeapFunction::of(name), args, result) {
+            (Some(HeapFunction::Allocate(a)), args, result) => {
+                for operand in [Some(a.bytes), a.count, a.align].into_iter().flatten() {
+                    if let Some(operand) = args.get(operand) {
+                        changed |= self.add_base(*operand, int);
+                    }
+                }
+                let block = match a.out {
+                    Some(out) => args.get(out).copied(),
+                    None => result,
+                };
+                if let Some(block) = block {
+                    changed |= self.add_base(block, BaseType::Pointer);
+                }
+                return changed;
+            }
+            (Some(HeapFunction::Reallocate), [p, n], Some(r)) => {
+                return self.add_base(*n, int) | self.unify(*p, r);
+            }
+            (Some(HeapFunction::Release), [p, ..], _) => {
+                return self.add_base(*p, BaseType::Pointer);
+            }
+            _ => {}
+        }
         match (name, args, result) {
-            ("malloc" | "_Znwm" | "_Znam", [n], Some(r)) => {
-                changed |= self.add_base(*n, int) | self.add_base(r, BaseType::Pointer);
-            }
-            ("calloc", [n, size], Some(r)) => {
-                changed |= self.add_base(*n, int)
-                    | self.add_base(*size, int)
-                    | self.add_base(r, BaseType::Pointer);
-            }
-            ("realloc", [p, n], Some(r)) => {
-                changed |= self.add_base(*n, int) | self.unify(*p, r);
-            }
-            ("free" | "_ZdlPv" | "_ZdaPv", [p], _) => {
-                changed |= self.add_base(*p, BaseType::Pointer);
-            }
             ("memcpy" | "memmove", [dst, src, len], result) => {
                 changed |= self.add_base(*dst, BaseType::Pointer)
                     | self.add_base(*src, BaseType::Pointer)

@@ -6,6 +6,7 @@
 use std::ffi::{c_char, c_int, c_void, CString};
 
 use crate::function::Function;
+use crate::heap::HeapFunction;
 use crate::types::Type;
 
 use super::libm;
@@ -147,24 +148,27 @@ impl<'m> Interpreter<'m> {
     fn call_libc(&mut self, name: &str, args: &[Val]) -> R<Option<Val>> {
         let ptr = |i| ptr_arg(name, args, i);
         let size = |i| size_arg(name, args, i);
-        Ok(match name {
-            "malloc" | "_Znwm" | "_Znam" => Some(self.malloc(size(0)?, MALLOC_ALIGN, false)),
-            "calloc" => {
-                let total = size(0)?.checked_mul(size(1)?);
-                Some(total.map_or(Val::Ptr(0), |n| self.malloc(n, MALLOC_ALIGN, true)))
+        match HeapFunction::of(name) {
+            Some(HeapFunction::Allocate(a)) => {
+                let align = a.align.map(size).transpose()?.unwrap_or(MALLOC_ALIGN);
+                let bytes = match a.count {
+                    Some(count) => size(count)?.checked_mul(size(a.bytes)?),
+                    None => Some(size(a.bytes)?),
+                };
+                let block = bytes.map_or(Val::Ptr(0), |n| self.malloc(n, align, a.zeroed()));
+                let Some(out) = a.out else { return Ok(Some(block)) };
+                let failed = block == Val::Ptr(0);
+                self.mem.store(ptr(out)?, &Type::PTR, &block, Access::write("posix_memalign"))?;
+                return Ok(int(if failed { 12 } else { 0 }));
             }
-            "aligned_alloc" => Some(self.malloc(size(1)?, size(0)?, false)),
-            "posix_memalign" => {
-                let p = self.malloc(size(2)?, size(1)?, false);
-                let failed = p == Val::Ptr(0);
-                self.mem.store(ptr(0)?, &Type::PTR, &p, Access::write("posix_memalign"))?;
-                int(if failed { 12 } else { 0 })
-            }
-            "realloc" => Some(self.realloc(ptr(0)?, size(1)?)?),
-            "free" | "_ZdlPv" | "_ZdaPv" | "_ZdlPvm" | "_ZdaPvm" => {
+            Some(HeapFunction::Reallocate) => return Ok(Some(self.realloc(ptr(0)?, size(1)?)?)),
+            Some(HeapFunction::Release) => {
                 self.mem.free(ptr(0)?)?;
-                None
+                return Ok(None);
             }
+            None => {}
+        }
+        Ok(match name {
             "memcpy" | "memmove" => {
                 let (dst, src, len) = (ptr(0)?, ptr(1)?, size(2)?);
                 let op = if name == "memcpy" { "memcpy" } else { "memmove" };
