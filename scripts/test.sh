@@ -14,3 +14,6 @@ fi
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+# Every gradient test once more under each other cache-planner setting (issue 11: all
+# tests pass under every switch setting).
+scripts/test-cache-switches.sh

@@ -16,6 +16,16 @@
 //!   memory, or is passed to a call that may write its arguments together with something
 //!   active. A class containing an `enzyme_const` (`Const`) pointer argument is never
 //!   shadowed: what the caller declared constant stays constant, as in Enzyme.
+//! - **Pointers that calls return** (other than allocators') may point into the memory of
+//!   the call's pointer arguments (`&v[i]`, `b->data + i`), whatever the callee's memory
+//!   effects: the result's class and the arguments' classes share being shadowed and
+//!   being useful, without being merged (so a `Const` and a `Dup` argument of one call
+//!   stay apart). A pointer stored into shadowed memory is shadowed: the shadow memory
+//!   holds the shadows of the pointers the primal memory holds.
+//! - **Indirect calls** follow the rules of direct calls with the joined effects of every
+//!   function they may reach (the module's address-taken functions of their type, the
+//!   candidates the synthesis dispatches among); with no candidate, every pointer
+//!   argument of a call with an active operand is shadowed and useful.
 //! - **Up (carries a differential).** Active arguments (and `Dup` float scalars in
 //!   forward mode); loads of float data from shadowed classes; results of operations,
 //!   block parameters and calls with a carrying operand (calls that may read memory also
@@ -55,7 +65,7 @@ use std::rc::Rc;
 
 use adc_ir::{
     CastOp, Constant, FuncAttrs, FuncId, Function, GlobalId, HeapFunction, Inst, InstructionData,
-    Module, Symbol, Type, Value, ValueDef,
+    Module, Signature, Symbol, Type, Value, ValueDef,
 };
 use adc_passes::effects::{Effects, ModuleEffects};
 use adc_passes::manager::AnalysisManager;
@@ -498,23 +508,85 @@ impl<'a> Solver<'a> {
         self.is_pointer_like(value) && self.is_shadowed(value) && self.is_useful(value)
     }
 
-    /// A pointer a call returns may point into the memory of its pointer arguments (a
-    /// callee returning `&v[i]`, or `b->data + i` read from the argument's memory, even
-    /// when it is `readnone`), unless the callee is an allocator: what `mark` says of one
-    /// side holds for the other. The classes stay apart, so an `enzyme_const` argument is
-    /// not joined with a `dup` one through a call that takes both (a constant class is
-    /// never shadowed).
-    fn link_returned_pointer(
+    /// Up propagation through a call whose callee has `effects`; `may_return_argument`:
+    /// the returned pointer may point into the arguments' memory (not an allocator's).
+    fn forward_call(
         &mut self,
-        callee: FuncId,
+        effects: Effects,
         args: &[Value],
         result: Option<Value>,
-        mark: Mark,
+        may_return_argument: bool,
     ) -> bool {
-        let Some(r) = result.filter(|r| self.is_pointer_like(*r)) else { return false };
-        if HeapFunction::of(&self.module.functions[callee].name).is_some() {
-            return false;
+        let mut changed = false;
+        let any_carry = args.iter().any(|a| self.carries.contains(a));
+        let any_shadowed = args.iter().any(|a| self.is_shadowed(*a));
+        if let Some(r) = result {
+            if any_carry || (effects.reads() && any_shadowed) {
+                changed |= self.carry(r);
+                if self.is_pointer_like(r) && any_shadowed {
+                    changed |= self.shadow(r);
+                }
+            }
         }
+        if may_return_argument {
+            changed |= self.link_returned_pointer(args, result, Mark::Shadowed);
+        }
+        // A callee that writes memory it reaches through loaded pointers (-O0 code keeps
+        // its pointer arguments in stack slots) may write through any pointer argument:
+        // `writes_other` counts as writing the arguments.
+        let writes = effects.writes_args || effects.writes_other;
+        if writes && (any_carry || any_shadowed) {
+            for arg in args {
+                if self.is_pointer_like(*arg) {
+                    changed |= self.shadow(*arg);
+                }
+            }
+        }
+        changed
+    }
+
+    /// Down propagation through a call whose callee has `effects` (see `forward_call`).
+    fn backward_call(
+        &mut self,
+        effects: Effects,
+        args: &[Value],
+        result: Option<Value>,
+        may_return_argument: bool,
+    ) -> bool {
+        let mut changed = false;
+        if may_return_argument {
+            changed |= self.link_returned_pointer(args, result, Mark::Useful);
+        }
+        let result_reaches = result.is_some_and(|r| self.reaches.contains(&r));
+        // As in `forward_call`: writes to "other" memory may reach the arguments.
+        let may_write_args = effects.writes_args || effects.writes_other;
+        let writes_useful = may_write_args && args.iter().any(|a| self.is_useful(*a));
+        if result_reaches || writes_useful || effects.writes_other {
+            for arg in args {
+                changed |= self.reach(*arg);
+                if self.is_pointer_like(*arg) && (result_reaches || writes_useful) {
+                    changed |= self.make_useful(*arg);
+                }
+            }
+        }
+        changed
+    }
+
+    /// The effects an indirect call may have: those of every function it may call (the
+    /// module's address-taken functions of its type, as the synthesis dispatches), or
+    /// `None` when there is none to know them by.
+    fn indirect_call_effects(&self, sig: &Signature, attrs: FuncAttrs) -> Option<Effects> {
+        let candidates = crate::reverse::indirect_call_candidates(self.module, sig);
+        candidates.into_iter().map(|f| self.call_effects(f, attrs)).reduce(Effects::union)
+    }
+
+    /// A pointer a call returns may point into the memory of its pointer arguments (a
+    /// callee returning `&v[i]`, or `b->data + i` read from the argument's memory, even
+    /// when it is `readnone`): what `mark` says of one side holds for the other. The classes stay apart, so an `enzyme_const` argument is
+    /// not joined with a `dup` one through a call that takes both (a constant class is
+    /// never shadowed).
+    fn link_returned_pointer(&mut self, args: &[Value], result: Option<Value>, mark: Mark) -> bool {
+        let Some(r) = result.filter(|r| self.is_pointer_like(*r)) else { return false };
         let pointers: Vec<Value> =
             args.iter().copied().filter(|a| self.is_pointer_like(*a)).collect();
         let mut changed = false;
@@ -671,41 +743,24 @@ impl<'a> Solver<'a> {
             (I::Call { callee, .. }, _) if self.output_only(*callee) => {}
             (I::Call { callee, args, attrs }, result) => {
                 let effects = self.call_effects(*callee, *attrs);
-                let reads = effects.reads();
-                let any_carry = args.iter().any(|a| self.carries.contains(a));
-                let any_shadowed = args.iter().any(|a| self.is_shadowed(*a));
-                if let Some(r) = result {
-                    if any_carry || (reads && any_shadowed) {
-                        changed |= self.carry(r);
-                        if self.is_pointer_like(r) && any_shadowed {
-                            changed |= self.shadow(r);
-                        }
-                    }
-                }
-                changed |= self.link_returned_pointer(*callee, args, result, Mark::Shadowed);
-                // A callee that writes memory it reaches through loaded pointers (-O0 code
-                // keeps its pointer arguments in stack slots) may write through any
-                // pointer argument: `writes_other` counts as writing the arguments.
-                let writes = effects.writes_args || effects.writes_other;
-                if writes && (any_carry || any_shadowed) {
-                    for arg in args {
-                        if self.is_pointer_like(*arg) {
-                            changed |= self.shadow(*arg);
-                        }
-                    }
-                }
+                let fresh = HeapFunction::of(&self.module.functions[*callee].name).is_some();
+                changed |= self.forward_call(effects, args, result, !fresh);
             }
-            (I::CallIndirect { args, .. }, result) => {
-                let live = args.iter().any(|a| self.is_live_operand(*a));
-                if live {
-                    if let Some(r) = result {
-                        changed |= self.carry(r);
-                    }
-                    for arg in args {
-                        if self.is_pointer_like(*arg) {
-                            changed |= self.shadow(*arg);
+            (I::CallIndirect { sig, args, attrs, .. }, result) => {
+                match self.indirect_call_effects(sig, *attrs) {
+                    Some(effects) => changed |= self.forward_call(effects, args, result, true),
+                    // No known target: anything may happen to every pointer argument.
+                    None if args.iter().any(|a| self.is_live_operand(*a)) => {
+                        if let Some(r) = result {
+                            changed |= self.carry(r);
+                        }
+                        for arg in args {
+                            if self.is_pointer_like(*arg) {
+                                changed |= self.shadow(*arg);
+                            }
                         }
                     }
+                    None => {}
                 }
             }
             (I::Icmp { .. } | I::Fcmp { .. }, _) => {}
@@ -795,25 +850,20 @@ impl<'a> Solver<'a> {
             }
             (I::Call { callee, .. }, _) if self.output_only(*callee) => {}
             (I::Call { callee, args, attrs }, result) => {
-                changed |= self.link_returned_pointer(*callee, args, result, Mark::Useful);
                 let effects = self.call_effects(*callee, *attrs);
-                // As in `forward`: writes to "other" memory may reach the arguments.
-                let may_write_args = effects.writes_args || effects.writes_other;
-                let writes_useful = may_write_args && args.iter().any(|a| self.is_useful(*a));
-                if result_reaches || writes_useful || effects.writes_other {
-                    for arg in args {
-                        changed |= self.reach(*arg);
-                        if self.is_pointer_like(*arg) && (result_reaches || writes_useful) {
-                            changed |= self.make_useful(*arg);
-                        }
-                    }
-                }
+                let fresh = HeapFunction::of(&self.module.functions[*callee].name).is_some();
+                changed |= self.backward_call(effects, args, result, !fresh);
             }
-            (I::CallIndirect { args, .. }, _) => {
-                for arg in args {
-                    changed |= self.reach(*arg);
-                    if self.is_pointer_like(*arg) {
-                        changed |= self.make_useful(*arg);
+            (I::CallIndirect { sig, args, attrs, .. }, result) => {
+                match self.indirect_call_effects(sig, *attrs) {
+                    Some(effects) => changed |= self.backward_call(effects, args, result, true),
+                    None => {
+                        for arg in args {
+                            changed |= self.reach(*arg);
+                            if self.is_pointer_like(*arg) {
+                                changed |= self.make_useful(*arg);
+                            }
+                        }
                     }
                 }
             }
