@@ -97,10 +97,11 @@ pub fn markdown(report: &Report, suite: &[Benchmark]) -> String {
 
     let _ = writeln!(
         md,
-        "Machine: {} CPU(s), shared with other builds; load average (1, 5, 15 min) {} before the run and {} \
+        "Machine: {} CPU(s) ({}), shared with other builds; load average (1, 5, 15 min) {} before the run and {} \
          after. The run took {:.0} s (builds, checks and timing; not the runner's own cargo build). With a load \
          above the CPU count, expect medians far above the minimum and treat ratios within ~20% of 1.00x as noise.\n",
         std::thread::available_parallelism().map_or(0, |n| n.get()),
+        cpu_model(),
         report.load_before,
         report.load_after,
         report.elapsed_s
@@ -409,6 +410,23 @@ pub fn json(report: &Report) -> String {
         ("after_vs_before_geomean", number(same_bitcode)),
         ("after_clang_o2_vs_before_geomean", number(clang_o2)),
     ])
+}
+
+/// The processor, as /proc/cpuinfo names it, with its family and model (ratios that
+/// involve denormal arithmetic differ between vendors: docs/src/gradient-performance.md).
+fn cpu_model() -> String {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |key: &str| {
+        info.lines()
+            .find(|l| l.split(':').next().is_some_and(|k| k.trim() == key))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+    };
+    match (field("model name"), field("cpu family"), field("model")) {
+        (Some(name), Some(family), Some(model)) => format!("{name}, family {family} model {model}"),
+        (Some(name), _, _) => name,
+        _ => "unknown processor".into(),
+    }
 }
 
 #[cfg(test)]
