@@ -63,6 +63,10 @@ pub enum AdErrorKind {
     UnknownExternal { callee: String },
     #[error("cannot differentiate {what}")]
     Unsupported { what: String },
+    /// An operation the derivative-rule table has no rule for, or rules out
+    /// (`crate::rules::RuleError`, whose message says which and why).
+    #[error("{message}")]
+    NoRule { message: String },
     /// adc's analyses contradict each other; going on would give a wrong derivative.
     #[error("internal error: {what}")]
     Internal { what: String },

@@ -135,9 +135,10 @@ pub fn op_rule(op: Differentiable<'_>) -> Result<Rule, RuleError> {
                 CastOp::Fptosi | CastOp::Fptoui => &FLOAT_TO_INT,
                 CastOp::Bitcast => {
                     return Err(RuleError::NotDifferentiable {
-                        what: op.to_string(),
-                        reason: "a bitcast reinterprets bits; whether it carries a float is \
-                                 the type analysis' question, not a rule"
+                        what: "a bitcast between an integer and a float".to_string(),
+                        reason: "float bits that go through integer operations (sign-bit \
+                                 tricks, type punning) carry no derivative adc can follow; \
+                                 write them with fabs, copysign or negation"
                             .to_string(),
                     })
                 }
@@ -151,7 +152,10 @@ pub fn op_rule(op: Differentiable<'_>) -> Result<Rule, RuleError> {
 
 fn integer_op(op: Differentiable<'_>) -> RuleError {
     RuleError::NotDifferentiable {
-        what: op.to_string(),
-        reason: "it operates on integers or pointers".to_string(),
+        what: format!("`{op}`"),
+        reason: "it is an integer operation, and here its operand holds the bits of a float \
+                 (sign-bit tricks, type punning through integers); write it with fabs, \
+                 copysign or negation"
+            .to_string(),
     }
 }

@@ -258,7 +258,7 @@ impl From<RuleError> for AdErrorKind {
     fn from(err: RuleError) -> AdErrorKind {
         match err {
             RuleError::UnknownFunction { callee } => AdErrorKind::UnknownExternal { callee },
-            other => AdErrorKind::Unsupported { what: other.to_string() },
+            other => AdErrorKind::NoRule { message: other.to_string() },
         }
     }
 }
