@@ -34,8 +34,9 @@ enum Command {
         after_help = "Example:\n  clang-19 -O2 -c -emit-llvm prog.c -o prog.bc\n  adc import prog.bc -o prog.adir"
     )]
     Import {
-        /// The bitcode file.
-        input: PathBuf,
+        /// The bitcode file; several are linked into one module first (LLVM's linker).
+        #[arg(required = true, num_args = 1..)]
+        inputs: Vec<PathBuf>,
         /// Where to write the module (standard output by default).
         #[arg(short, long)]
         output: Option<PathBuf>,
@@ -88,8 +89,12 @@ enum Command {
         after_help = "Example:\n  clang-19 -O2 -c -emit-llvm prog.c -o prog.bc\n  adc build prog.bc -o prog.o && cc prog.o -lm -o prog\n  adc build prog.bc -o prog.adir --emit ir --ad-before-opt"
     )]
     Build {
-        /// A bitcode file (.bc) or adc's text form (.adir).
-        input: PathBuf,
+        /// A bitcode file (.bc) or adc's text form (.adir). Several bitcode files are
+        /// linked into one module first (LLVM's linker, as for LTO), so a translation unit
+        /// may differentiate a function another one defines; the object then replaces all
+        /// of their objects.
+        #[arg(required = true, num_args = 1..)]
+        inputs: Vec<PathBuf>,
         /// The output file.
         #[arg(short, long)]
         output: PathBuf,
@@ -156,8 +161,8 @@ fn main() -> ExitCode {
 
 fn run(command: Command) -> Result<ExitCode> {
     match command {
-        Command::Import { input, output } => {
-            let module = adc_frontend_llvm::import_bitcode_file(&input)
+        Command::Import { inputs, output } => {
+            let module = adc_frontend_llvm::import_bitcode_files(&inputs)
                 .map_err(|e| anyhow!("{}", e.to_diagnostic()))?;
             verify_module(&module).map_err(|d| {
                 anyhow!("the imported module does not verify (an importer bug):\n{d}")
@@ -177,7 +182,7 @@ fn run(command: Command) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Build {
-            input,
+            inputs,
             output,
             emit,
             gpu_arch,
@@ -205,7 +210,8 @@ fn run(command: Command) -> Result<ExitCode> {
                         adc_ad::toggles::take(&rest, api_toggles, |_, on| specialize_args = on)
                     });
             }
-            let mut module = load_any(&input)?;
+            let mut module = load_inputs(&inputs)?;
+            let input = &inputs[0];
             let emit = match emit.as_str() {
                 "ir" => Emit::Ir,
                 "ptx" => Emit::Ptx(
@@ -231,7 +237,7 @@ fn run(command: Command) -> Result<ExitCode> {
             });
             let built = adc::build::build(&mut module, name, &options, &mut synth);
             let built = built.map_err(|e| match e {
-                BuildError::Ad(e) => anyhow!("{}", render_ad_error(&e, Some(&input))),
+                BuildError::Ad(e) => anyhow!("{}", render_ad_error(&e, Some(input))),
                 other => anyhow!("{other}"),
             })?;
             eprint!("{}", built.diagnostics);
@@ -342,14 +348,26 @@ fn load(path: &Path) -> Result<(String, Module)> {
 
 /// Reads a module from bitcode (`.bc`) or text (anything else), verified.
 fn load_any(path: &Path) -> Result<Module> {
-    if path.extension().is_some_and(|e| e == "bc") {
-        let module = adc_frontend_llvm::import_bitcode_file(path)
+    load_inputs(std::slice::from_ref(&path.to_path_buf()))
+}
+
+/// Reads one module: one input, or several bitcode files linked together; verified.
+fn load_inputs(paths: &[PathBuf]) -> Result<Module> {
+    let is_bitcode = |p: &PathBuf| p.extension().is_some_and(|e| e == "bc");
+    if paths.iter().all(is_bitcode) {
+        let module = adc_frontend_llvm::import_bitcode_files(paths)
             .map_err(|e| anyhow!("{}", e.to_diagnostic()))?;
         verify_module(&module)
             .map_err(|d| anyhow!("the imported module does not verify (an importer bug):\n{d}"))?;
         return Ok(module);
     }
-    Ok(load(path)?.1)
+    match paths {
+        [path] => Ok(load(path)?.1),
+        _ => Err(anyhow!(
+            "error: several inputs must all be bitcode files (.bc), which are linked; an .adir \
+             input must come alone"
+        )),
+    }
 }
 
 /// One command-line argument in the invocation literal syntax.

@@ -249,3 +249,67 @@ int main(void) {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("--denormals=flush applies to CPU code"), "{}", stderr(&out));
 }
+
+/// Compiles C source to bitcode under the scratch directory; `None` without clang-19.
+fn bitcode(name: &str, source: &str) -> Option<PathBuf> {
+    let c = scratch(&format!("{name}.c"), source);
+    let bc = c.with_extension("bc");
+    let clang =
+        Command::new("clang-19").args(["-O2", "-c", "-emit-llvm", "-o"]).arg(&bc).arg(&c).status();
+    clang.is_ok_and(|s| s.success()).then_some(bc)
+}
+
+/// Several bitcode inputs are linked (as for LTO): the unit with the `__enzyme_autodiff`
+/// call differentiates a function another unit defines, each keeping its own internal
+/// `scale`; two strong definitions of one symbol, and an .adir among several inputs, are
+/// errors.
+#[test]
+fn build_links_several_bitcode_inputs() {
+    let model = bitcode(
+        "link_model",
+        "static double scale(double v) { return 3.0 * v; }\n\
+         double model(const double *w) { return scale(w[0] * w[1]); }\n",
+    );
+    let main = bitcode(
+        "link_main",
+        r#"#include <stdio.h>
+extern int enzyme_dup;
+extern double __enzyme_autodiff(void *, ...);
+double model(const double *w);
+static double scale(double v) { return v + 100.0; }
+int main(void) {
+  double w[2] = {2.0, 5.0}, dw[2] = {0, 0};
+  __enzyme_autodiff((void *)model, enzyme_dup, w, dw);
+  printf("%g %g %g\n", dw[0], dw[1], scale(1.0));
+  return 0;
+}
+"#,
+    );
+    let clash = bitcode("link_clash", "double model(const double *w) { return w[0]; }\n");
+    let (Some(model), Some(main), Some(clash)) = (model, main, clash) else {
+        eprintln!("clang-19 unavailable: skipping");
+        return;
+    };
+    let dir = model.parent().expect("scratch dir").to_path_buf();
+    let (obj, exe) = (dir.join("linked.o"), dir.join("linked"));
+    let path = |p: &PathBuf| p.to_str().unwrap().to_string();
+    let out = adc(&["build", &path(&main), &path(&model), "-o", &path(&obj)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(Command::new("cc").arg(&obj).arg("-o").arg(&exe).status().is_ok_and(|s| s.success()));
+    let run = Command::new(&exe).output().expect("runs");
+    assert_eq!(stdout(&run).trim(), "15 6 101", "d(3 w0 w1) = (3 w1, 3 w0)");
+
+    let alone = adc(&["build", &path(&main), "-o", &path(&obj)]);
+    assert_eq!(alone.status.code(), Some(1));
+    assert!(stderr(&alone).contains("pass the bitcode file that defines it"), "{}", stderr(&alone));
+
+    let out = adc(&["build", &path(&main), &path(&model), &path(&clash), "-o", &path(&obj)]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("cannot link the inputs") && err.contains("model"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+
+    let out = adc(&["build", &path(&main), "examples/sum.adir", "-o", &path(&obj)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("must all be bitcode"), "{}", stderr(&out));
+}

@@ -446,7 +446,8 @@ fn target_function(
             site(),
             format!(
                 "@{} is only declared here (defined elsewhere); its body must be in this \
-                 module to be differentiated",
+                 module to be differentiated: pass the bitcode file that defines it too \
+                 (`adc build main.bc other.bc -o out.o` links them)",
                 target.name
             ),
         ));

@@ -57,8 +57,8 @@ pub enum AdErrorKind {
     BadApiCall { api: String, reason: String },
     #[error(
         "no derivative is known for the external function @{callee} (it gets an active \
-         operand; link its body into the input, or list it in `__enzyme_inactivefn` if its \
-         effects carry no derivative)"
+         operand; give adc its body by passing the bitcode that defines it as another input, \
+         or list it in `__enzyme_inactivefn` if its effects carry no derivative)"
     )]
     UnknownExternal { callee: String },
     #[error("cannot differentiate {what}")]

@@ -26,6 +26,9 @@ pub enum ImportError {
     /// A global variable, alias or ifunc that adc cannot represent.
     #[error("global @{global}: {reason}")]
     Global { global: String, reason: String },
+    /// Several inputs that LLVM's linker could not merge (two definitions of one symbol).
+    #[error("cannot link the inputs: {reason}")]
+    Link { reason: String },
 }
 
 impl ImportError {

@@ -58,15 +58,21 @@ impl Extras {
 
 /// Reads and checks the file, parses it with LLVM and collects the extras.
 pub fn read_extras(path: &Path) -> Result<Extras, ImportError> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| ImportError::Unreadable { path: path.to_path_buf(), reason: e.to_string() })?;
-    let raw_magic = bytes.starts_with(b"BC\xC0\xDE");
-    let wrapper_magic = bytes.starts_with(&[0xDE, 0xC0, 0x17, 0x0B]);
-    if !raw_magic && !wrapper_magic {
-        return Err(ImportError::NotBitcode { path: path.to_path_buf() });
-    }
-    // SAFETY: every LLVM object created here is disposed of before returning; the
-    // diagnostic handler only writes into `message`, which outlives the context.
+    with_parsed_module(path, |context, module| {
+        // SAFETY: both come from `with_parsed_module` and live until it returns.
+        unsafe { collect(context, module) }
+    })
+}
+
+/// Reads and checks a bitcode file, parses it in a fresh LLVM context and runs `use_module`
+/// on it; LLVM's own one-line reason when the file is not good bitcode.
+pub(crate) fn with_parsed_module<T>(
+    path: &Path,
+    use_module: impl FnOnce(LLVMContextRef, LLVMModuleRef) -> T,
+) -> Result<T, ImportError> {
+    // SAFETY: every LLVM object created here is disposed of before returning, and
+    // `use_module` only borrows them; the diagnostic handler only writes into `message`,
+    // which outlives the context.
     unsafe {
         let context = LLVMContextCreate();
         let mut message: Option<String> = None;
@@ -75,29 +81,56 @@ pub fn read_extras(path: &Path) -> Result<Extras, ImportError> {
             Some(diagnostic_handler),
             &mut message as *mut Option<String> as *mut c_void,
         );
-        let buffer = LLVMCreateMemoryBufferWithMemoryRangeCopy(
-            bytes.as_ptr() as *const c_char,
-            bytes.len(),
-            c"input".as_ptr(),
-        );
-        let mut module: LLVMModuleRef = std::ptr::null_mut();
-        let failed = llvm_sys::bit_reader::LLVMParseBitcodeInContext2(context, buffer, &mut module);
-        LLVMDisposeMemoryBuffer(buffer);
-        if failed != 0 || module.is_null() {
-            LLVMContextDispose(context);
-            let reason = message.unwrap_or_else(|| "invalid bitcode".to_string());
-            let reason = reason.lines().next().unwrap_or("invalid bitcode").to_string();
-            return Err(ImportError::BadBitcode { path: path.to_path_buf(), reason });
-        }
-        let extras = collect(context, module);
+        let module = match parse_in_context(context, path, &mut message) {
+            Ok(module) => module,
+            Err(e) => {
+                LLVMContextDispose(context);
+                return Err(e);
+            }
+        };
+        let result = use_module(context, module);
         LLVMDisposeModule(module);
         LLVMContextDispose(context);
-        Ok(extras)
+        Ok(result)
     }
 }
 
-extern "C" fn diagnostic_handler(info: LLVMDiagnosticInfoRef, data: *mut c_void) {
-    // SAFETY: `data` is the `Option<String>` registered in `read_extras`.
+/// Parses the bitcode file at `path` into `context` (whose diagnostic handler writes into
+/// `message`); the caller owns the returned module.
+///
+/// # Safety
+/// `context` must be a live LLVM context whose diagnostic handler is
+/// [`diagnostic_handler`] with `message` as its data.
+pub(crate) unsafe fn parse_in_context(
+    context: LLVMContextRef,
+    path: &Path,
+    message: &mut Option<String>,
+) -> Result<LLVMModuleRef, ImportError> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| ImportError::Unreadable { path: path.to_path_buf(), reason: e.to_string() })?;
+    let raw_magic = bytes.starts_with(b"BC\xC0\xDE");
+    let wrapper_magic = bytes.starts_with(&[0xDE, 0xC0, 0x17, 0x0B]);
+    if !raw_magic && !wrapper_magic {
+        return Err(ImportError::NotBitcode { path: path.to_path_buf() });
+    }
+    let buffer = LLVMCreateMemoryBufferWithMemoryRangeCopy(
+        bytes.as_ptr() as *const c_char,
+        bytes.len(),
+        c"input".as_ptr(),
+    );
+    let mut module: LLVMModuleRef = std::ptr::null_mut();
+    let failed = llvm_sys::bit_reader::LLVMParseBitcodeInContext2(context, buffer, &mut module);
+    LLVMDisposeMemoryBuffer(buffer);
+    if failed != 0 || module.is_null() {
+        let reason = message.take().unwrap_or_else(|| "invalid bitcode".to_string());
+        let reason = reason.lines().next().unwrap_or("invalid bitcode").to_string();
+        return Err(ImportError::BadBitcode { path: path.to_path_buf(), reason });
+    }
+    Ok(module)
+}
+
+pub(crate) extern "C" fn diagnostic_handler(info: LLVMDiagnosticInfoRef, data: *mut c_void) {
+    // SAFETY: `data` is the `Option<String>` registered with the context.
     unsafe {
         let text = LLVMGetDiagInfoDescription(info);
         if !text.is_null() {

@@ -16,21 +16,41 @@ mod globals;
 mod inline_asm;
 mod instructions;
 mod intrinsics;
+mod link;
 mod types;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use adc_ir::Module;
 
 pub use error::ImportError;
 pub use extras::{Extras, InstExtra};
+pub use link::link_bitcode_files;
 
 /// Reads a bitcode file (clang 13..19) and translates it.
 pub fn import_bitcode_file(path: &Path) -> Result<Module, ImportError> {
     let extras = extras::read_extras(path)?;
     let llvm = parse_bitcode(path)?;
     import_module_with(&llvm, &extras)
+}
+
+/// Reads one bitcode file, or links several (LLVM's linker, as for LTO: one translation
+/// unit may differentiate a function another defines) and translates the result.
+pub fn import_bitcode_files(paths: &[PathBuf]) -> Result<Module, ImportError> {
+    if let [path] = paths {
+        return import_bitcode_file(path);
+    }
+    let linked = std::env::temp_dir().join(format!(
+        "adc-linked-{}-{}.bc",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    ));
+    let result = link_bitcode_files(paths, &linked).and_then(|()| import_bitcode_file(&linked));
+    let _ = std::fs::remove_file(&linked);
+    result
 }
 
 /// Parses a bitcode file with llvm-ir, which panics (instead of returning errors) on some
