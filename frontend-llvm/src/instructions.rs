@@ -418,6 +418,11 @@ impl<'a> FuncCtx<'_, 'a> {
         let mut ty = self.convert_type(source)?;
         let mut constant: i64 = 0;
         let mut variable: Option<Value> = None;
+        // The array (of two or more elements: `[1 x T]` and `[0 x T]` are how C spells
+        // trailing flexible arrays) that the first variable index after the pointer step
+        // selects in, as a byte range from the base; `None` once that is not knowable.
+        let mut bounds: Option<(u64, u64)> = None;
+        let mut bounded_so_far = true;
         for (k, index) in indices.iter().enumerate() {
             let (scale, next) = if k == 0 {
                 (ty.size() as i64, ty.clone())
@@ -447,6 +452,15 @@ impl<'a> FuncCtx<'_, 'a> {
                     constant = constant.wrapping_add(k.wrapping_mul(scale));
                 }
                 _ => {
+                    if bounded_so_far && variable.is_none() {
+                        bounds = match (&ty, u64::try_from(constant)) {
+                            (Type::Array(elem, n), Ok(start)) if k > 0 && in_bounds && *n >= 2 => {
+                                Some((start, start + n * elem.size()))
+                            }
+                            _ => None,
+                        };
+                        bounded_so_far = false;
+                    }
                     let v = self.operand(index)?;
                     if self.ty(v).is_vector() {
                         return Err("vector GEP indices are not supported".into());
@@ -481,7 +495,9 @@ impl<'a> FuncCtx<'_, 'a> {
             }
         };
         let flags = if in_bounds { InstFlags::INBOUNDS } else { InstFlags::empty() };
-        self.val(D::PtrAdd { flags, ptr: base, offset })
+        let (inst, result) = self.ins(D::PtrAdd { flags, ptr: base, offset });
+        self.func.dfg.index_bounds[inst] = bounds;
+        result.ok_or_else(|| "`ptradd` with ill-typed operands".into())
     }
 
     /// A constant operand as a value: folded data becomes one `const`; other constant

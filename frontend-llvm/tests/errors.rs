@@ -464,3 +464,36 @@ fn import_module_without_extras_handles_zero_index_constant_geps_only() {
     let m = adc_frontend_llvm::import_module(&llvm).unwrap_or_else(|e| panic!("{e}"));
     assert!(adc_ir::text::print_module(&m).contains("const ptr @g\n"));
 }
+
+/// A variable index into a fixed array of two or more elements records the array's bytes
+/// relative to the base (`dfg.index_bounds`); a variable first index (pointer arithmetic
+/// over the object), a one-element trailing array (the C struct hack) or a GEP without
+/// `inbounds` records nothing.
+#[test]
+fn array_index_bounds_are_recorded() {
+    let ll = r#"
+%struct.P = type { i32, [3 x double], i32, [1 x double] }
+
+define void @f(ptr %p, i64 %i, i64 %k) {
+  %in_array = getelementptr inbounds %struct.P, ptr %p, i64 0, i32 1, i64 %k
+  %in_object = getelementptr inbounds %struct.P, ptr %p, i64 %i, i32 1, i64 1
+  %struct_hack = getelementptr inbounds %struct.P, ptr %p, i64 0, i32 3, i64 %k
+  %not_inbounds = getelementptr %struct.P, ptr %p, i64 0, i32 1, i64 %k
+  store double 0.0, ptr %in_array
+  store double 0.0, ptr %in_object
+  store double 0.0, ptr %struct_hack
+  store double 0.0, ptr %not_inbounds
+  ret void
+}
+"#;
+    let Some(bc) = assemble("index_bounds", ll) else { return };
+    let module = import_bitcode_file(&bc).expect("imports");
+    let f = &module.functions[module.function_by_name("f").unwrap()];
+    let bounds: Vec<Option<(u64, u64)>> = f
+        .layout
+        .insts()
+        .filter(|(_, i)| matches!(f.dfg.insts[*i], adc_ir::InstructionData::PtrAdd { .. }))
+        .map(|(_, i)| f.dfg.index_bounds[i])
+        .collect();
+    assert_eq!(bounds, vec![Some((8, 32)), None, None, None]);
+}

@@ -68,6 +68,14 @@ pub struct DataFlowGraph {
     /// TBAA access-type name of a load/store/memory intrinsic from the input (`"double"`,
     /// `"int"`, `"any pointer"`), kept as a seed for the type analysis. Not printed.
     pub tbaa: SecondaryMap<Inst, Option<std::sync::Arc<str>>>,
+    /// For a `ptradd` imported from a GEP that indexes a fixed-size array inside an object
+    /// with a variable (`p->a[i]` for `struct { double a[4]; int n; }`): the byte range
+    /// `[start, end)` of that array relative to the `ptradd`'s base pointer, which every
+    /// access through the result stays in unless the program indexes out of the array
+    /// (undefined behaviour in C). The type analysis keeps the array's element facts there
+    /// instead of at every offset of the object. Not printed; dropping it only loses
+    /// precision.
+    pub index_bounds: SecondaryMap<Inst, Option<(u64, u64)>>,
     /// Where each instruction was written, when parsed from text.
     pub inst_spans: SecondaryMap<Inst, TextSpan>,
     pub block_spans: SecondaryMap<Block, TextSpan>,

@@ -369,6 +369,7 @@ fn inline_call(func: &mut Function, call: Inst, callee: &Function) -> usize {
             let ni = func.dfg.make_inst(data, ty);
             func.dfg.debug_locs[ni] = callee.dfg.debug_locs[inst].clone();
             func.dfg.tbaa[ni] = callee.dfg.tbaa[inst].clone();
+            func.dfg.index_bounds[ni] = callee.dfg.index_bounds[inst];
             if let (Some(old), Some(new)) = (callee.dfg.inst_result(inst), func.dfg.inst_result(ni))
             {
                 copy_name(func, callee, old, new, &prefix);

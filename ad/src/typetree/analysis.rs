@@ -26,7 +26,10 @@
 //! - Loads and stores unify the value with the pointee at offset 0; `ptradd` by a
 //!   constant shifts the pointee; by a variable `s * i` it maps offsets modulo the stride
 //!   `s` (an array of `s`-byte elements), and a homogeneous element becomes `-1` ("every
-//!   element"); an unknown stride keeps only `-1` facts.
+//!   element"); an unknown stride keeps only `-1` facts. When the importer bounded the
+//!   index to a fixed array inside the object (`dfg.index_bounds`: `p->a[i]` with
+//!   `double a[4]`), the element's facts are laid out at each element of that array only
+//!   (up to 64 elements), so an `int` after the array keeps its own type.
 //! - Integer-only operations (`mul`, `div`, `rem`, min/max, int casts, `ctpop`, shift
 //!   results, indices, lengths, branch conditions) are `Integer`. `add`/`sub` are
 //!   `Integer` when both operands are, `Pointer` when one operand is (pointer
@@ -827,6 +830,16 @@ impl Solver<'_> {
             changed |= self.add_pointee(ptr, &result_memory.at_any_offset());
             return changed;
         };
+        if let Some((start, end)) = self.func.dfg.index_bounds[inst] {
+            // `p->a[i]`: an array of `stride`-byte elements at `[start, end)` of the object;
+            // its elements, not every offset of the object, are laid out alike.
+            if let Some(backward) = spread(&result_memory, stride, start, end) {
+                let forward = modulo(&within(&base_memory, start, end), stride, false);
+                changed |= self.add_pointee(r, &forward);
+                changed |= self.add_pointee(ptr, &backward);
+                return changed;
+            }
+        }
         // `ptr + stride * i`: an array of `stride`-byte elements, all laid out alike.
         let forward = modulo(&base_memory, stride, false);
         let backward = modulo(&result_memory, stride, true);
@@ -1054,6 +1067,61 @@ fn only_any(memory: &TypeTree) -> TypeTree {
     out
 }
 
+/// Most elements of an array in an object whose facts are laid out one by one (beyond it,
+/// facts at every element stand for them: `Any`).
+const MAX_SPREAD_ELEMENTS: u64 = 64;
+
+/// The facts of `memory` in `[start, end)`, and those that hold at every offset.
+fn within(memory: &TypeTree, start: u64, end: u64) -> TypeTree {
+    let mut inside = TypeTree::new();
+    for (path, base) in memory.entries() {
+        let keep = match path[0] {
+            Step::Offset(o) => (start..end).contains(&o),
+            Step::Any => true,
+        };
+        if keep {
+            inside.insert(path.to_vec(), base);
+        }
+    }
+    inside
+}
+
+/// The facts of one element of an array of `stride`-byte elements at `[start, end)` (the
+/// memory behind `base + start + stride * i`, folded modulo `stride`), laid out at every
+/// element of the range; `None` past [`MAX_SPREAD_ELEMENTS`].
+fn spread(element: &TypeTree, stride: u64, start: u64, end: u64) -> Option<TypeTree> {
+    if stride == 0 || end <= start || (end - start) / stride > MAX_SPREAD_ELEMENTS {
+        return None;
+    }
+    let mut out = TypeTree::new();
+    for (path, base) in element.entries() {
+        // A fact at every offset of the element holds at every offset of the range.
+        let residues: Vec<u64> = match path[0] {
+            Step::Offset(o) => vec![o % stride],
+            Step::Any => (0..stride).step_by(base_size(base).max(1) as usize).collect(),
+        };
+        for residue in residues {
+            let first = start + (residue + stride - start % stride) % stride;
+            let mut at = first;
+            while at < end {
+                let mut moved = path.to_vec();
+                moved[0] = Step::Offset(at);
+                out.insert(moved, base);
+                at += stride;
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Bytes of a scalar of this base type (pointers and unknown integers: 8).
+fn base_size(base: BaseType) -> u64 {
+    match base {
+        BaseType::Float(kind) => kind.size(),
+        _ => 8,
+    }
+}
+
 /// Folds the memory of an array of `stride`-byte elements onto one element (offsets
 /// modulo `stride`). With `widen`, an element holding one scalar that fills it (a
 /// `double` every 8 bytes) becomes a fact at every offset (`-1`), the array form.
@@ -1157,6 +1225,30 @@ mod tests {
         let id = m.function_by_name("f").unwrap();
         let base = m.functions[id].params()[0];
         assert!(a.tree(id, base).conflicts().next().is_none());
+    }
+
+    /// `struct { double a[4]; int n; } *p`: `p->a[i]` (bounded by the importer to the
+    /// array's bytes 0..32) and `p->n`. Without the bound, the doubles spread to every
+    /// offset of the struct and conflict with the int at 32.
+    #[test]
+    fn bounded_index_keeps_the_array_in_its_bytes() {
+        let text = "func @f(%p: ptr, %i: i64) -> f64 {\n^e:\n  %c8 = const i64 8\n  %off = mul i64 %i, %c8\n  %e = ptradd ptr %p, %off\n  %v = load f64, %e, align 8\n  %c32 = const i64 32\n  %np = ptradd ptr %p, %c32\n  %n = load i32, %np, align 4\n  %nf = sitofp %n to f64\n  %r = fmul f64 %v, %nf\n  ret %r\n}\n";
+        let (unbounded, a) = analyze(text);
+        let id = unbounded.function_by_name("f").unwrap();
+        let p = unbounded.functions[id].params()[0];
+        assert!(a.tree(id, p).conflicts().next().is_some(), "{}", a.tree(id, p));
+
+        let mut module = parse_module(text).unwrap();
+        let func = &mut module.functions[id];
+        let index = func.layout.insts().nth(2).unwrap().1;
+        func.dfg.index_bounds[index] = Some((0, 32));
+        let analysis = TypeAnalysis::analyze(&module);
+        assert_eq!(
+            tree_of(&module, &analysis, "f", "p"),
+            "{[-1]:Pointer, [-1,0]:Float@double, [-1,8]:Float@double, [-1,16]:Float@double, \
+             [-1,24]:Float@double, [-1,32]:Integer}"
+        );
+        assert!(analysis.tree(id, p).conflicts().next().is_none());
     }
 
     #[test]
