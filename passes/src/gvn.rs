@@ -128,6 +128,13 @@ impl FunctionPass for Gvn {
                             if let Some(f) = func.dfg.insts[def].flags_mut() {
                                 *f = InstFlags(f.0 & flags.map_or(0, |x| x.0));
                             }
+                            // The kept address now stands for both: it stays in the
+                            // union of their arrays, or anywhere if either could go.
+                            func.dfg.index_bounds[def] =
+                                match (func.dfg.index_bounds[def], func.dfg.index_bounds[inst]) {
+                                    (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
+                                    _ => None,
+                                };
                         }
                         replaced.insert(result, earlier);
                         func.layout.remove_inst(inst);
@@ -282,6 +289,28 @@ mod tests {
 
     /// gvn on `text` after tagging the function's instructions (in layout order) with
     /// the given TBAA access types; `None` leaves one untagged.
+    /// Two equal addresses with array bounds: the one kept stays in the union of both
+    /// arrays; with one unbounded, it is unbounded.
+    #[test]
+    fn merged_addresses_keep_the_union_of_their_bounds() {
+        let text = "func @f(%p: ptr, %o: i64) {\n^e:\n  %a = ptradd ptr %p, %o\n  %b = ptradd ptr %p, %o\n  %z = const f64 0.0\n  store %z, %a, align 8\n  store %z, %b, align 8\n  ret\n}\n";
+        for (second, merged) in [(Some((8, 40)), Some((0, 40))), (None, None)] {
+            let mut module = adc_ir::text::parse_module(text).unwrap();
+            let func = module.functions.values_mut().next().unwrap();
+            let insts: Vec<adc_ir::Inst> = func.layout.insts().map(|(_, i)| i).collect();
+            func.dfg.index_bounds[insts[0]] = Some((0, 32));
+            func.dfg.index_bounds[insts[1]] = second;
+            let options = crate::Options { verify_each: true, ..Default::default() };
+            let (_, result) =
+                crate::run_passes(&mut module, &[crate::lookup("gvn").unwrap()], &options);
+            result.unwrap();
+            let func = module.functions.values().next().unwrap();
+            let kept = func.layout.insts().next().unwrap().1;
+            assert_eq!(func.dfg.index_bounds[kept], merged);
+            assert_eq!(func.layout.insts().count(), insts.len() - 1);
+        }
+    }
+
     fn gvn_with_tbaa(text: &str, tags: &[Option<&str>]) -> (String, crate::Report) {
         let mut module = adc_ir::text::parse_module(text).unwrap();
         let func = module.functions.values_mut().find(|f| !f.is_declaration()).unwrap();
