@@ -77,7 +77,11 @@ impl Invocation {
             interp.set_fuel(fuel);
         }
         let (args, buffers) = self.materialize_args(module, func, &mut interp)?;
-        let result = interp.call(func, &args);
+        // `main` runs as a program: the module's constructors first, destructors after.
+        let result = match self.function.as_str() {
+            "main" => interp.call_program(func, &args),
+            _ => interp.call(func, &args),
+        };
         let ret_ty = module.functions[func].signature.ret.clone();
         let mut outcome = Outcome { output: interp.output().to_string(), ..Outcome::default() };
         match (&self.expect, result) {

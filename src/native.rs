@@ -6,7 +6,7 @@
 use adc_backend::abi::{leaf_layout, leaf_types};
 use adc_backend::Jit;
 use adc_ir::interp::Val;
-use adc_ir::{Module, Type};
+use adc_ir::{Module, StartupFunction, StartupKind, Type};
 
 use crate::invocation::{
     format_buffer, format_val, literal_to_val, matches_expected, Clause, Expect, Invocation,
@@ -141,7 +141,24 @@ impl Invocation {
         }
         // SAFETY: buffers outlive the call; the filetests' functions are UB-free where the
         // interpreter accepts them.
+        // `main` runs as a program, as in the interpreter: constructors first (rising
+        // priority), destructors after (falling priority, the last registered first).
+        let is_program = self.function == "main";
+        let startup = |kind: StartupKind| -> Vec<String> {
+            let mut list: Vec<&StartupFunction> =
+                module.startup.iter().filter(|s| is_program && s.kind == kind).collect();
+            list.sort_by_key(|s| s.priority);
+            list.iter().map(|s| module.functions[s.function].name.clone()).collect()
+        };
+        for constructor in startup(StartupKind::Constructor) {
+            // SAFETY: constructors take nothing and return nothing.
+            unsafe { jit.call(&constructor, &[]) }.map_err(|d| d.to_string())?;
+        }
         let result = unsafe { jit.call(&self.function, &leaves) };
+        for destructor in startup(StartupKind::Destructor).into_iter().rev() {
+            // SAFETY: as for constructors.
+            unsafe { jit.call(&destructor, &[]) }.map_err(|d| d.to_string())?;
+        }
         unsafe { fflush(std::ptr::null_mut()) };
         let result = result.map_err(|d| d.to_string())?;
         let mut outcome = Outcome::default();

@@ -1,10 +1,23 @@
 //! Object files through cranelift-object: position-independent code for the host, one
-//! symbol per function and global with the input's name and linkage, externals undefined.
+//! symbol per function and global with the input's name and linkage, externals undefined,
+//! and the module's constructors and destructors in `.init_array` / `.fini_array`.
 
-use adc_ir::{Diagnostic, Module};
-use cranelift_object::{ObjectBuilder, ObjectModule};
+use std::collections::HashMap;
 
+use adc_ir::{Diagnostic, Module, StartupKind};
+use cranelift_object::object::write::{Object, Relocation, SectionId};
+use cranelift_object::object::{
+    elf, BinaryFormat, RelocationEncoding, RelocationFlags, RelocationKind, SectionFlags,
+    SectionKind,
+};
+use cranelift_object::{ObjectBuilder, ObjectModule, ObjectProduct};
+
+use crate::lower::ModuleIds;
 use crate::BackendOptions;
+
+/// The priority C and C++ give constructors and destructors that name none; its entries
+/// go to the plain `.init_array` / `.fini_array` sections.
+const DEFAULT_PRIORITY: u32 = 65535;
 
 /// Compiles `module` to the bytes of a relocatable object file (ELF on Linux), with the
 /// default options.
@@ -22,6 +35,66 @@ pub fn compile_object_with(
     let builder = ObjectBuilder::new(isa, name, cranelift_module::default_libcall_names())
         .map_err(|e| Diagnostic::new(format!("cannot create the object: {e}")))?;
     let mut cm = ObjectModule::new(builder);
-    crate::module::build(module, &mut cm, true, options)?;
-    cm.finish().emit().map_err(|e| Diagnostic::new(format!("cannot write the object: {e}")))
+    let ids = crate::module::build(module, &mut cm, true, options)?;
+    let mut product = cm.finish();
+    add_startup_functions(module, &ids, &mut product)?;
+    product.emit().map_err(|e| Diagnostic::new(format!("cannot write the object: {e}")))
+}
+
+/// One pointer per constructor (destructor) in `.init_array` (`.fini_array`), or in
+/// `.init_array.NNNNN` for priority NNNNN, which the linker sorts (as clang emits them).
+fn add_startup_functions(
+    module: &Module,
+    ids: &ModuleIds,
+    product: &mut ObjectProduct,
+) -> crate::Result<()> {
+    if module.startup.is_empty() {
+        return Ok(());
+    }
+    if product.object.format() != BinaryFormat::Elf {
+        return Err(Diagnostic::new(
+            "constructors and destructors (llvm.global_ctors/dtors) are supported in ELF \
+             objects only",
+        ));
+    }
+    let mut sections: HashMap<String, SectionId> = HashMap::new();
+    for startup in &module.startup {
+        let (prefix, sh_type) = match startup.kind {
+            StartupKind::Constructor => (".init_array", elf::SHT_INIT_ARRAY),
+            StartupKind::Destructor => (".fini_array", elf::SHT_FINI_ARRAY),
+        };
+        let name = match startup.priority {
+            DEFAULT_PRIORITY => prefix.to_string(),
+            priority => format!("{prefix}.{priority:05}"),
+        };
+        let section = *sections
+            .entry(name.clone())
+            .or_insert_with(|| pointer_section(&mut product.object, name.clone(), sh_type));
+        let function = ids.funcs.get(&startup.function).ok_or_else(|| {
+            Diagnostic::new(format!(
+                "the {} is not a function of the module",
+                startup.kind.keyword()
+            ))
+        })?;
+        let symbol = product.function_symbol(*function);
+        let offset = product.object.append_section_data(section, &[0; 8], 8);
+        let flags = RelocationFlags::Generic {
+            kind: RelocationKind::Absolute,
+            encoding: RelocationEncoding::Generic,
+            size: 64,
+        };
+        product
+            .object
+            .add_relocation(section, Relocation { offset, symbol, addend: 0, flags })
+            .map_err(|e| Diagnostic::new(format!("cannot add the {name} entry: {e}")))?;
+    }
+    Ok(())
+}
+
+/// A writable, allocated section of pointers of ELF type `sh_type`.
+fn pointer_section(object: &mut Object<'static>, name: String, sh_type: u32) -> SectionId {
+    let section = object.add_section(Vec::new(), name.into_bytes(), SectionKind::Elf(sh_type));
+    object.section_mut(section).flags =
+        SectionFlags::Elf { sh_flags: u64::from(elf::SHF_ALLOC | elf::SHF_WRITE) };
+    section
 }

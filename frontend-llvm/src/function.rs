@@ -438,11 +438,13 @@ impl<'m, 'a> FuncCtx<'m, 'a> {
             Some(Instruction::LandingPad(pad)) if pad.clauses.is_empty() => {}
             // The handler clang gives calls from `noexcept` functions: it terminates.
             Some(Instruction::LandingPad(_)) if terminates(unwind) => {}
+            // `catch (...) { clean up; throw; }` (libstdc++'s containers): a cleanup too.
+            Some(Instruction::LandingPad(_)) if !self.handler_resumes_normal_flow(unwind) => {}
             Some(Instruction::LandingPad(_)) => {
                 return Err(format!(
-                    "an exception handler that catches (`try`/`catch` or an exception \
-                     specification, landing pad {}) is not supported: adc-compiled code does \
-                     not unwind, so exceptions terminate the program instead of being caught",
+                    "an exception handler that catches and carries on (`try`/`catch`, \
+                     landing pad {}) is not supported: adc-compiled code does not unwind, so \
+                     exceptions would terminate the program instead of being caught",
                     invoke.exception_label
                 ))
             }
@@ -454,6 +456,34 @@ impl<'m, 'a> FuncCtx<'m, 'a> {
             }
         }
         self.invoke_call(invoke)
+    }
+
+    /// Whether the code an exception runs from the landing pad `pad` can return or rejoin
+    /// the function's normal flow (a `catch` that recovers), rather than only cleaning up
+    /// and then resuming, rethrowing or terminating. Normal flow is every block reachable
+    /// from the entry without unwinding (`self.blocks`).
+    fn handler_resumes_normal_flow(&self, pad: &'a BasicBlock) -> bool {
+        let f = self.llvm_func;
+        let mut seen: Vec<&Name> = vec![&pad.name];
+        let mut stack = vec![pad];
+        while let Some(bb) = stack.pop() {
+            let next: Vec<&Name> = match &bb.term {
+                T::Ret(_) => return true,
+                T::Invoke(i) => vec![&i.return_label, &i.exception_label],
+                term => successors(term),
+            };
+            for name in next {
+                if self.blocks.contains_key(name) {
+                    return true;
+                }
+                let Some(&index) = self.block_index.get(name) else { return true };
+                if !seen.contains(&name) {
+                    seen.push(name);
+                    stack.push(&f.basic_blocks[index]);
+                }
+            }
+        }
+        false
     }
 
     /// The block call for the edge `from -> to`: phi inputs become arguments; an edge

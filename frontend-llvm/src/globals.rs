@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use adc_ir::{
     Constant, FuncAttrs, FuncId, Function, Global, GlobalId, Linkage, Module, ParamAttrs,
-    Signature, Symbol, Type,
+    Signature, StartupFunction, StartupKind, Symbol, Type,
 };
 use llvm_ir::function::{CallingConvention, FunctionAttribute, MemoryEffect, ParameterAttribute};
 use llvm_ir::module::Linkage as L;
@@ -227,10 +227,20 @@ pub fn translate_module_with(
             continue;
         }
         let err = |reason: String| ImportError::Global { global: name.clone(), reason };
+        let startup_kind = match name.as_str() {
+            "llvm.global_ctors" => Some(StartupKind::Constructor),
+            "llvm.global_dtors" => Some(StartupKind::Destructor),
+            _ => None,
+        };
+        if let Some(kind) = startup_kind {
+            if let Some(init) = &g.initializer {
+                let startup = startup_functions(&m, kind, init).map_err(err)?;
+                m.module.startup.extend(startup);
+            }
+            continue;
+        }
         if name.starts_with("llvm.") {
-            return Err(err(
-                "special LLVM globals (constructors, destructors) are not supported".into()
-            ));
+            return Err(err("this special LLVM global is not supported".into()));
         }
         if g.thread_local_mode != llvm_ir::module::ThreadLocalMode::NotThreadLocal {
             return Err(err("thread-local globals are not supported".into()));
@@ -282,6 +292,44 @@ pub fn translate_module_with(
         }
     }
     Ok((m.module, skipped))
+}
+
+/// The entries `{ i32 priority, ptr function, ptr data }` of `llvm.global_ctors` or
+/// `llvm.global_dtors`. The data field (the global whose comdat decides whether the entry
+/// is kept) needs nothing here: every symbol of the module is kept.
+fn startup_functions(
+    m: &ModuleCtx<'_>,
+    kind: StartupKind,
+    init: &ConstantRef,
+) -> Result<Vec<StartupFunction>, String> {
+    use llvm_ir::Constant as C;
+    let entries = match init.as_ref() {
+        C::Array { elements, .. } => elements.as_slice(),
+        C::AggregateZero(_) => &[],
+        other => return Err(format!("unexpected initializer {other}")),
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let C::Struct { values, .. } = entry.as_ref() else {
+            return Err(format!("unexpected entry {entry}"));
+        };
+        let (priority, function) = match values.as_slice() {
+            [priority, function, ..] => (priority.as_ref(), function.as_ref()),
+            _ => return Err(format!("unexpected entry {entry}")),
+        };
+        let C::Int { value: priority, .. } = priority else {
+            return Err(format!("entry {entry}: the priority is not an integer"));
+        };
+        let C::GlobalReference { name, .. } = function else {
+            return Err(format!("entry {entry}: not a function"));
+        };
+        let name = global_name(name);
+        let function =
+            *m.funcs.get(&name).ok_or_else(|| format!("entry {entry}: no function @{name}"))?;
+        let priority = u32::try_from(*priority).map_err(|_| format!("entry {entry}: priority"))?;
+        out.push(StartupFunction { kind, priority, function });
+    }
+    Ok(out)
 }
 
 fn signature(

@@ -497,3 +497,54 @@ define void @f(ptr %p, i64 %i, i64 %k) {
         .collect();
     assert_eq!(bounds, vec![Some((8, 32)), None, None, None]);
 }
+
+/// `llvm.global_ctors` / `llvm.global_dtors` become the module's startup functions with
+/// their priorities (C's constructor attribute, a C++ global with a constructor).
+#[test]
+fn constructors_and_destructors_are_startup_functions() {
+    let code = "struct Counter { int n; Counter(); };\nCounter::Counter() : n(1) {}\n\
+                static Counter counter;\n\
+                __attribute__((constructor(300))) static void early() {}\n\
+                __attribute__((destructor)) static void late() {}\n\
+                int get() { return counter.n; }\n";
+    let Some(bc) = compile("startup", "c++", &["-O0"], code) else { return };
+    let module = import_bitcode_file(&bc).expect("imports");
+    let mut startup: Vec<String> = module
+        .startup
+        .iter()
+        .map(|s| {
+            let name = &module.functions[s.function].name;
+            format!("{} {} {}", s.kind.keyword(), s.priority, name)
+        })
+        .collect();
+    startup.sort();
+    assert_eq!(
+        startup,
+        vec![
+            "constructor 300 _ZL5earlyv".to_string(),
+            "constructor 65535 _GLOBAL__sub_I_startup.cpp".to_string(),
+            "destructor 65535 _ZL4latev".to_string(),
+        ]
+    );
+    let text = import_text(&bc);
+    assert!(text.contains("constructor 300 @_ZL5earlyv"), "{text}");
+}
+
+/// A handler that only cleans up and rethrows (`catch (...) { undo; throw; }`, as
+/// libstdc++'s containers do) imports like a cleanup: the exception never returns to the
+/// function's normal flow.
+#[test]
+fn catch_and_rethrow_imports_like_a_cleanup() {
+    let code = "void g(); void undo();\n\
+                int f(int x) { try { g(); } catch (...) { undo(); throw; } return x + 1; }\n";
+    for level in ["-O0", "-O2"] {
+        let Some(bc) = compile(&format!("rethrow{level}"), "c++", &[level], code) else {
+            return;
+        };
+        let text = import_text(&bc);
+        let body = text.split("func @_Z1fi(").nth(1).expect("@f");
+        let body = &body[..body.find("\n}\n").expect("the end of @f")];
+        assert!(body.contains("call @_Z1gv("), "{level}:\n{body}");
+        assert!(!body.contains("__cxa_rethrow"), "{level}: the handler is dropped:\n{body}");
+    }
+}

@@ -32,5 +32,5 @@ pub use function::{Function, Linkage, Signature};
 pub use heap::{Allocation, HeapFunction};
 pub use instructions::*;
 pub use layout::Layout;
-pub use module::{Global, Module};
+pub use module::{Global, Module, StartupFunction, StartupKind};
 pub use types::{StructType, Type};

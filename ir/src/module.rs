@@ -21,10 +21,43 @@ pub struct Global {
     pub init: Option<Constant>,
 }
 
+/// When a [`StartupFunction`] runs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum StartupKind {
+    /// Before `main` (LLVM's `llvm.global_ctors`: C++ globals with constructors,
+    /// `__attribute__((constructor))`).
+    Constructor,
+    /// At exit (`llvm.global_dtors`, `__attribute__((destructor))`).
+    Destructor,
+}
+
+impl StartupKind {
+    /// The keyword of the text form.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            StartupKind::Constructor => "constructor",
+            StartupKind::Destructor => "destructor",
+        }
+    }
+}
+
+/// A function the program runs without a call in the module: constructors in order of
+/// rising priority before `main`, destructors at exit. Text form: `constructor 65535 @f`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct StartupFunction {
+    pub kind: StartupKind,
+    /// Lower runs first; 65535 is the default of C and C++.
+    pub priority: u32,
+    /// A function of no parameters returning nothing.
+    pub function: FuncId,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Module {
     pub functions: PrimaryMap<FuncId, Function>,
     pub globals: PrimaryMap<GlobalId, Global>,
+    /// Constructors and destructors, in the input's order.
+    pub startup: Vec<StartupFunction>,
     /// Target triple of the input, when known (`x86_64-pc-linux-gnu`, `nvptx64-nvidia-cuda`).
     pub target: Option<String>,
 }

@@ -122,10 +122,6 @@ impl Step {
     fn covers(self, other: Step) -> bool {
         self == Step::Any || self == other
     }
-
-    fn overlaps(self, other: Step) -> bool {
-        self.covers(other) || other.covers(self)
-    }
 }
 
 impl fmt::Display for Step {
@@ -223,19 +219,16 @@ impl TypeTree {
         if path.iter().any(|s| matches!(s, Step::Offset(o) if *o > MAX_OFFSET)) {
             return false;
         }
+        // The fact is already here: its interactions with every other entry (subsumption,
+        // conflicts) were settled when it was inserted. Merges repeat most facts, and the
+        // scan below is linear in the tree.
+        if self.entries.get(&path) == Some(&base) {
+            return false;
+        }
         let mut changed = false;
         let mut subsumed = Vec::new();
         let exact = self.entries.get(&path).copied();
-        let overlapping: Vec<(Vec<Step>, BaseType)> = self
-            .entries
-            .iter()
-            .filter(|(other, _)| {
-                **other != path
-                    && other.len() == path.len()
-                    && other.iter().zip(&path).all(|(a, b)| a.overlaps(*b))
-            })
-            .map(|(other, base)| (other.clone(), *base))
-            .collect();
+        let overlapping = self.overlapping(&path);
         for (other, other_base) in &overlapping {
             let general = other.iter().zip(&path).all(|(a, b)| a.covers(*b));
             let specific = path.iter().zip(other).all(|(a, b)| a.covers(*b));
@@ -274,6 +267,60 @@ impl TypeTree {
             None => changed |= self.insert_exact(path, base),
         }
         changed
+    }
+
+    /// The entries other than `path` itself whose paths overlap it step by step (equal
+    /// steps, or `Any` on either side). Paths sort lexicographically, so the entries under
+    /// a prefix are one range: concrete steps of `path` are followed by range lookups (that
+    /// step or `Any`), and only an `Any` step of `path` scans what lies under its prefix.
+    fn overlapping(&self, path: &[Step]) -> Vec<(Vec<Step>, BaseType)> {
+        let mut found = Vec::new();
+        self.collect_overlapping(path, &mut Vec::new(), &mut found);
+        found
+    }
+
+    fn collect_overlapping(
+        &self,
+        path: &[Step],
+        prefix: &mut Vec<Step>,
+        found: &mut Vec<(Vec<Step>, BaseType)>,
+    ) {
+        let depth = prefix.len();
+        let Some(&step) = path.get(depth) else {
+            if prefix.as_slice() != path {
+                if let Some(base) = self.entries.get(prefix.as_slice()) {
+                    found.push((prefix.clone(), *base));
+                }
+            }
+            return;
+        };
+        if step == Step::Any {
+            let rest = &path[depth..];
+            for (key, base) in self.entries_under(prefix) {
+                let overlaps = key.len() == path.len()
+                    && key[depth..].iter().zip(rest).all(|(a, b)| a.covers(*b) || b.covers(*a));
+                if overlaps && key.as_slice() != path {
+                    found.push((key.clone(), *base));
+                }
+            }
+            return;
+        }
+        for s in [Step::Any, step] {
+            prefix.push(s);
+            if self.entries_under(prefix).next().is_some() {
+                self.collect_overlapping(path, prefix, found);
+            }
+            prefix.pop();
+        }
+    }
+
+    /// The entries whose paths start with `prefix`, in order.
+    fn entries_under<'t>(
+        &'t self,
+        prefix: &'t [Step],
+    ) -> impl Iterator<Item = (&'t Vec<Step>, &'t BaseType)> + 't {
+        let from = (std::ops::Bound::Included(prefix), std::ops::Bound::Unbounded);
+        self.entries.range::<[Step], _>(from).take_while(move |(key, _)| key.starts_with(prefix))
     }
 
     fn entries_set(&mut self, path: Vec<Step>, base: BaseType) -> bool {

@@ -43,7 +43,7 @@ use crate::constant::{Constant, Symbol};
 use crate::dfg::TextSpan;
 use crate::diagnostic::Diagnostic;
 use crate::entities::{FuncId, GlobalId};
-use crate::module::Module;
+use crate::module::{Module, StartupKind};
 use crate::types::Type;
 
 pub use grid::{Dim3, Schedule};
@@ -348,7 +348,8 @@ impl<'m> Interpreter<'m> {
     }
 
     /// Calls a C `main`: with `argc = 1, argv = {"prog", NULL}` when it takes two or more
-    /// parameters, with none otherwise. What it prints is in [`Interpreter::output`].
+    /// parameters, with none otherwise, as a whole program ([`Interpreter::call_program`]).
+    /// What it prints is in [`Interpreter::output`].
     pub fn call_main(&mut self, main: FuncId) -> Result<Option<Val>, InterpError> {
         let takes_argv =
             self.module.functions.get(main).is_some_and(|f| f.signature.params.len() >= 2);
@@ -360,7 +361,38 @@ impl<'m> Interpreter<'m> {
         } else {
             Vec::new()
         };
-        self.call(main, &args)
+        self.call_program(main, &args)
+    }
+
+    /// Calls `entry` as the C runtime calls `main`: after the module's constructors (rising
+    /// priority) and before its destructors (falling priority, the last registered first).
+    pub fn call_program(
+        &mut self,
+        entry: FuncId,
+        args: &[Val],
+    ) -> Result<Option<Val>, InterpError> {
+        let startup = |kind: StartupKind| {
+            let mut list: Vec<(u32, FuncId)> = self
+                .module
+                .startup
+                .iter()
+                .filter(|s| s.kind == kind)
+                .map(|s| (s.priority, s.function))
+                .collect();
+            list.sort_by_key(|(priority, _)| *priority);
+            list
+        };
+        let (constructors, mut destructors) =
+            (startup(StartupKind::Constructor), startup(StartupKind::Destructor));
+        destructors.reverse();
+        for (_, constructor) in constructors {
+            self.call(constructor, &[])?;
+        }
+        let result = self.call(entry, args)?;
+        for (_, destructor) in destructors {
+            self.call(destructor, &[])?;
+        }
+        Ok(result)
     }
 
     /// Allocates a heap block holding `values` as consecutive elements of type `ty` (at

@@ -18,7 +18,7 @@ use crate::diagnostic::{Diagnostic, Diagnostics};
 use crate::entities::{Block, FuncId, GlobalId, Value};
 use crate::function::{Function, Linkage, Signature};
 use crate::instructions::InstructionData;
-use crate::module::{Global, Module};
+use crate::module::{Global, Module, StartupFunction, StartupKind};
 use crate::text::ast::{self, Atom, AtomKind, Delim, InstLine, Item, Punct};
 use crate::text::cursor::{at_name, int_literal, sigil_name, Cursor, PResult, SymbolTable};
 use crate::text::grammar::ModuleParser;
@@ -88,7 +88,7 @@ fn recovered_errors(source: &str, tree: &ast::Module) -> Vec<Diagnostic> {
             // Only a line that starts a new item ends the run: the body lines of a broken
             // function (`ret %x`) also parse as lines.
             Item::Line(line) => {
-                if matches!(line.keyword.as_str(), "target" | "global" | "declare") {
+                if ITEM_KEYWORDS.contains(&line.keyword.as_str()) {
                     previous_broken = false;
                 }
             }
@@ -116,7 +116,7 @@ fn starts_item(source: &str, error: &ParseError<usize, Token, LexError>) -> bool
         ParseError::User { error } => error.span.start,
     };
     let line = line_of_offset(source, at);
-    ["func", "global", "declare", "target"]
+    ITEM_KEYWORDS
         .iter()
         .any(|k| line.strip_prefix(k).is_some_and(|rest| rest.starts_with([' ', '\t', '@'])))
 }
@@ -166,6 +166,10 @@ fn syntax_diagnostic(
 }
 
 /// Terminals that can start an atom: when all are expected, say "an operand".
+/// The words that start a top-level item.
+const ITEM_KEYWORDS: [&str; 6] =
+    ["target", "global", "declare", "func", "constructor", "destructor"];
+
 const ATOM_STARTS: &[&str] = &[
     "word", "%value", "^block", "@symbol", "integer", "float", "hex", "string", "c-string", "=",
     ":", ",", "+", "-", "->", "...", "!", "(", "[", "{", "<",
@@ -264,6 +268,7 @@ impl<'s> Lowerer<'s> {
     fn module(mut self, tree: &'s ast::Module) -> Result<Module, Diagnostics> {
         let mut globals = Vec::new();
         let mut bodies = Vec::new();
+        let mut startup = Vec::new();
         let mut target_span: Option<TextSpan> = None;
         for item in &tree.items {
             let result = match item {
@@ -271,11 +276,18 @@ impl<'s> Lowerer<'s> {
                     "target" => self.target(line, &mut target_span),
                     "global" => self.global(line).map(|g| globals.extend(g)),
                     "declare" => self.function(&line.atoms, line.span, None).map(|_| ()),
+                    "constructor" | "destructor" => {
+                        startup.push(line);
+                        Ok(())
+                    }
                     other => {
                         let mut error = Diagnostic::new(format!("unknown keyword `{other}`"))
                             .with_span(line.keyword_span)
-                            .with_label("expected `target`, `global`, `declare` or `func`");
-                        let close = close_names(other, ["target", "global", "declare", "func"]);
+                            .with_label(
+                                "expected `target`, `global`, `declare`, `func`, `constructor` \
+                                 or `destructor`",
+                            );
+                        let close = close_names(other, ITEM_KEYWORDS);
                         if !close.is_empty() {
                             error = error.with_note(format!("did you mean {}?", close.join(", ")));
                         }
@@ -293,6 +305,11 @@ impl<'s> Lowerer<'s> {
         }
         for pending in globals {
             if let Err(error) = self.initializer(&pending) {
+                self.diags.push(error);
+            }
+        }
+        for line in startup {
+            if let Err(error) = self.startup_function(line) {
                 self.diags.push(error);
             }
         }
@@ -394,6 +411,32 @@ impl<'s> Lowerer<'s> {
         }
         let end = TextSpan { start: line.span.end, end: line.span.end };
         Ok(Some(PendingGlobal { id, init: c.rest(), end }))
+    }
+
+    /// `constructor PRIORITY @f` / `destructor PRIORITY @f` (after every function is
+    /// known, so the line may come before the function).
+    fn startup_function(&mut self, line: &'s ast::Line) -> PResult<()> {
+        let kind = match line.keyword.as_str() {
+            "constructor" => StartupKind::Constructor,
+            _ => StartupKind::Destructor,
+        };
+        let mut c = self.line_cursor(&line.atoms, line.span);
+        let priority = c.u32("a priority")?;
+        let (name, span) = c.symbol()?;
+        let function = match self.symbols.resolve(name, span)? {
+            Symbol::Func(f) => f,
+            Symbol::Global(_) => {
+                return Err(Diagnostic::new(format!(
+                    "{} is a global, not a function",
+                    at_name(name)
+                ))
+                .with_span(span)
+                .with_label(format!("a {} must be a function", kind.keyword())))
+            }
+        };
+        c.finish("the function")?;
+        self.module.startup.push(StartupFunction { kind, priority, function });
+        Ok(())
     }
 
     fn initializer(&mut self, pending: &PendingGlobal<'_>) -> PResult<()> {

@@ -47,6 +47,13 @@ fn write_module(out: &mut String, module: &Module) -> fmt::Result {
         separate(out);
         FunctionPrinter::new(module, func).write(out)?;
     }
+    if !module.startup.is_empty() {
+        separate(out);
+        for startup in &module.startup {
+            let name = module.functions.get(startup.function).map_or("?", |f| f.name.as_str());
+            writeln!(out, "{} {} {}", startup.kind.keyword(), startup.priority, symbol_name(name))?;
+        }
+    }
     Ok(())
 }
 

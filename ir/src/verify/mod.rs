@@ -37,7 +37,27 @@ pub fn verify_module(module: &Module) -> Result<(), Diagnostics> {
     for func in module.functions.values() {
         FuncVerifier::new(module, func, &mut errors).run();
     }
+    check_startup(module, &mut errors);
     finish(errors)
+}
+
+/// Constructors and destructors are functions of no parameters returning nothing (the C
+/// runtime calls them so).
+fn check_startup(module: &Module, errors: &mut Vec<Diagnostic>) {
+    for startup in &module.startup {
+        let kind = startup.kind.keyword();
+        let Some(func) = module.functions.get(startup.function) else {
+            errors.push(Diagnostic::new(format!("{kind} names a function not in the module")));
+            continue;
+        };
+        let sig = &func.signature;
+        if !sig.params.is_empty() || sig.ret.is_some() || sig.varargs {
+            errors.push(Diagnostic::new(format!(
+                "{kind} @{} must take no parameters and return nothing",
+                func.name
+            )));
+        }
+    }
 }
 
 /// Verifies one function; symbols (callees, globals) are resolved in `module`, of which
