@@ -70,9 +70,24 @@ pub(crate) fn with_parsed_module<T>(
     path: &Path,
     use_module: impl FnOnce(LLVMContextRef, LLVMModuleRef) -> T,
 ) -> Result<T, ImportError> {
-    // SAFETY: every LLVM object created here is disposed of before returning, and
-    // `use_module` only borrows them; the diagnostic handler only writes into `message`,
-    // which outlives the context.
+    with_context(|context, message| {
+        // SAFETY: the module is parsed into the live `context` and disposed of before it;
+        // `use_module` only borrows both.
+        unsafe {
+            let module = parse_in_context(context, path, message)?;
+            let result = use_module(context, module);
+            LLVMDisposeModule(module);
+            Ok(result)
+        }
+    })
+}
+
+/// Runs `work` with a fresh LLVM context whose diagnostics (LLVM's one-line reasons) are
+/// collected into the `message` it is given; the context is disposed of afterwards, so
+/// `work` must dispose of the modules it makes in it.
+pub(crate) fn with_context<T>(work: impl FnOnce(LLVMContextRef, &mut Option<String>) -> T) -> T {
+    // SAFETY: the diagnostic handler only writes into `message`, which outlives the
+    // context; the context is disposed of after `work` is done with it.
     unsafe {
         let context = LLVMContextCreate();
         let mut message: Option<String> = None;
@@ -81,17 +96,9 @@ pub(crate) fn with_parsed_module<T>(
             Some(diagnostic_handler),
             &mut message as *mut Option<String> as *mut c_void,
         );
-        let module = match parse_in_context(context, path, &mut message) {
-            Ok(module) => module,
-            Err(e) => {
-                LLVMContextDispose(context);
-                return Err(e);
-            }
-        };
-        let result = use_module(context, module);
-        LLVMDisposeModule(module);
+        let result = work(context, &mut message);
         LLVMContextDispose(context);
-        Ok(result)
+        result
     }
 }
 
@@ -129,7 +136,7 @@ pub(crate) unsafe fn parse_in_context(
     Ok(module)
 }
 
-pub(crate) extern "C" fn diagnostic_handler(info: LLVMDiagnosticInfoRef, data: *mut c_void) {
+extern "C" fn diagnostic_handler(info: LLVMDiagnosticInfoRef, data: *mut c_void) {
     // SAFETY: `data` is the `Option<String>` registered with the context.
     unsafe {
         let text = LLVMGetDiagInfoDescription(info);

@@ -5,39 +5,28 @@
 //! `__enzyme_autodiff` call and differentiated function sit in different translation
 //! units importable, as Enzyme's link-time plugin does.
 
-use std::ffi::{c_void, CString};
+use std::ffi::CString;
 use std::path::{Path, PathBuf};
 
 use llvm_sys::core::*;
 use llvm_sys::prelude::*;
 
 use crate::error::ImportError;
-use crate::extras::{diagnostic_handler, parse_in_context};
+use crate::extras::{parse_in_context, with_context};
 
 /// Links `inputs` (two or more bitcode files) and writes the result to `output`.
 pub fn link_bitcode_files(inputs: &[PathBuf], output: &Path) -> Result<(), ImportError> {
     let Some((first, rest)) = inputs.split_first() else {
         return Err(ImportError::Link { reason: "no input to link".into() });
     };
-    // SAFETY: the modules live in `context`; each source module is consumed by
-    // `LLVMLinkModules2` (linked or not), the destination is disposed of before the
-    // context, and the diagnostic handler only writes into `message`, which outlives them.
-    unsafe {
-        let context = LLVMContextCreate();
-        let mut message: Option<String> = None;
-        LLVMContextSetDiagnosticHandler(
-            context,
-            Some(diagnostic_handler),
-            &mut message as *mut Option<String> as *mut c_void,
-        );
-        let result = link_into(context, first, rest, output, &mut message);
-        LLVMContextDispose(context);
-        result
-    }
+    // SAFETY: the modules live in the context; each source module is consumed by
+    // `LLVMLinkModules2` (linked or not) and the destination is disposed of before the
+    // context.
+    with_context(|context, message| unsafe { link_into(context, first, rest, output, message) })
 }
 
 /// # Safety
-/// `context` must be live, with [`diagnostic_handler`] writing into `message`.
+/// `context` must be live, with its diagnostics going to `message` ([`with_context`]).
 unsafe fn link_into(
     context: LLVMContextRef,
     first: &Path,

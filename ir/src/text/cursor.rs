@@ -42,6 +42,19 @@ impl SymbolTable {
         }
         Err(error)
     }
+
+    /// The function `name` names; a global is an error labelled with `why` (what needs a
+    /// function there).
+    pub fn function(&self, name: &str, span: TextSpan, why: &str) -> PResult<FuncId> {
+        match self.resolve(name, span)? {
+            Symbol::Func(f) => Ok(f),
+            Symbol::Global(_) => {
+                Err(Diagnostic::new(format!("{} is a global, not a function", at_name(name)))
+                    .with_span(span)
+                    .with_label(why))
+            }
+        }
+    }
 }
 
 /// `@name` as the printer writes it (quoted when needed).

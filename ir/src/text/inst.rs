@@ -6,14 +6,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::constant::Symbol;
 use crate::dfg::{DebugLoc, TextSpan};
 use crate::diagnostic::Diagnostic;
 use crate::entities::{Block, Value};
 use crate::function::Signature;
 use crate::instructions::*;
 use crate::text::ast::{Atom, AtomKind, Delim, Inst, Punct};
-use crate::text::cursor::{at_name, sigil_name, Cursor, PResult, SymbolTable};
+use crate::text::cursor::{sigil_name, Cursor, PResult, SymbolTable};
 use crate::types::Type;
 
 use cranelift_entity::EntityRef;
@@ -297,17 +296,8 @@ impl<'a> FnCtx<'a> {
             }
             "call" => {
                 let (name, span) = c.symbol()?;
-                let callee = match self.symbols.resolve(name, span)? {
-                    Symbol::Func(f) => f,
-                    Symbol::Global(_) => {
-                        return Err(Diagnostic::new(format!(
-                            "{} is a global, not a function",
-                            at_name(name)
-                        ))
-                        .with_span(span)
-                        .with_label("only functions can be called directly"))
-                    }
-                };
+                let callee =
+                    self.symbols.function(name, span, "only functions can be called directly")?;
                 let group = c.expect_group(Delim::Paren, "the arguments")?;
                 let args = self.operand_list(c, group)?;
                 let attrs = func_attrs(c)?;

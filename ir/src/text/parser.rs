@@ -423,17 +423,8 @@ impl<'s> Lowerer<'s> {
         let mut c = self.line_cursor(&line.atoms, line.span);
         let priority = c.u32("a priority")?;
         let (name, span) = c.symbol()?;
-        let function = match self.symbols.resolve(name, span)? {
-            Symbol::Func(f) => f,
-            Symbol::Global(_) => {
-                return Err(Diagnostic::new(format!(
-                    "{} is a global, not a function",
-                    at_name(name)
-                ))
-                .with_span(span)
-                .with_label(format!("a {} must be a function", kind.keyword())))
-            }
-        };
+        let why = format!("a {} must be a function", kind.keyword());
+        let function = self.symbols.function(name, span, &why)?;
         c.finish("the function")?;
         self.module.startup.push(StartupFunction { kind, priority, function });
         Ok(())
