@@ -21,7 +21,8 @@
 //! type under an `Any` entry is a conflict too.
 //!
 //! Caps keep the lattice finite so the interprocedural fixpoint terminates: paths longer
-//! than [`MAX_DEPTH`] steps and offsets above [`MAX_OFFSET`] are dropped (a fact lost to a
+//! than [`MAX_DEPTH`] steps and offsets above [`MAX_OFFSET`] are dropped, and a tree of
+//! [`MAX_ENTRIES`] entries takes no facts deeper than [`CROWDED_DEPTH`] (a fact lost to a
 //! cap surfaces later as an undeducible type, never as a wrong one).
 
 pub mod analysis;
@@ -37,6 +38,13 @@ pub use analysis::TypeAnalysis;
 pub const MAX_DEPTH: usize = 6;
 /// Byte offsets above this are dropped (Enzyme's `MaxTypeOffset` plays the same role).
 pub const MAX_OFFSET: u64 = 4096;
+/// A tree with this many entries takes no more facts deeper than [`CROWDED_DEPTH`] steps:
+/// nested pointer structures (expression templates, evaluators holding pointers to
+/// evaluators) otherwise grow trees of thousands of paths, each insertion costs a search,
+/// and the analysis of one function takes minutes.
+pub const MAX_ENTRIES: usize = 256;
+/// How deep a crowded tree still takes facts: the value itself and what it points to.
+pub const CROWDED_DEPTH: usize = 2;
 
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
 pub enum FloatKind {
@@ -214,6 +222,9 @@ impl TypeTree {
     /// Adds one fact; returns whether the tree changed. Facts beyond the caps are dropped.
     pub fn insert(&mut self, path: Vec<Step>, base: BaseType) -> bool {
         if path.is_empty() || path.len() > MAX_DEPTH {
+            return false;
+        }
+        if path.len() > CROWDED_DEPTH && self.entries.len() >= MAX_ENTRIES {
             return false;
         }
         if path.iter().any(|s| matches!(s, Step::Offset(o) if *o > MAX_OFFSET)) {
@@ -488,6 +499,17 @@ mod tests {
         let mut tree = TypeTree::scalar(F64);
         assert!(!tree.insert(vec![Step::Any], F64));
         assert_eq!(tree.to_string(), "{[-1]:Float@double}");
+    }
+
+    #[test]
+    fn a_crowded_tree_takes_only_shallow_facts() {
+        let mut tree = TypeTree::new();
+        for k in 0..MAX_ENTRIES as u64 {
+            assert!(tree.insert(vec![Step::Any, Step::Offset(8 * k)], BaseType::Pointer));
+        }
+        let deep = vec![Step::Any, Step::Offset(0), Step::Offset(0)];
+        assert!(!tree.insert(deep, BaseType::Float(FloatKind::F64)));
+        assert!(tree.insert(vec![Step::Offset(0)], BaseType::Pointer));
     }
 
     #[test]
