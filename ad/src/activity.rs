@@ -819,6 +819,12 @@ impl<'a> Solver<'a> {
                 if result_reaches || self.holds_needed_pointer(r) {
                     changed |= self.make_useful(*ptr);
                 }
+                // The caller sees memory reached through pointers held in memory it sees
+                // (a struct's pointer field, a `double **`, an array of row pointers):
+                // stores through a loaded pointer are outputs too.
+                if self.is_pointer_like(r) && self.is_useful(*ptr) {
+                    changed |= self.make_useful(r);
+                }
             }
             (I::Store { value, ptr, .. }, _) => {
                 if self.is_useful(*ptr) {
