@@ -10,7 +10,7 @@
 //! - `freeze` is the identity.
 
 use adc_ir::builder::FunctionBuilder;
-use adc_ir::{BinaryOp, Inst, InstructionData, ReduceOp, Type, UnaryOp, Value};
+use adc_ir::{BinaryOp, CastOp, Inst, InstructionData, ReduceOp, Type, UnaryOp, Value};
 
 use super::{has_float, Synth};
 use crate::error::AdError;
@@ -34,6 +34,15 @@ impl<'a> Synth<'a> {
             I::Unary { op, arg, .. } => {
                 let d = self.take_adjoint(result);
                 self.apply_rule(inst, Differentiable::Unary(op), &[arg], result, d)
+            }
+            // Reinterpreting float bits held in an integer (`memcpy(&d, &bits, 8)` at -O2)
+            // keeps the value: the adjoint passes through unchanged.
+            I::Cast { op: CastOp::Bitcast, arg, .. }
+                if self.adjoint_type(arg) == self.adjoint_type(result) =>
+            {
+                let d = self.take_adjoint(result);
+                self.add_adjoint(arg, d);
+                Ok(())
             }
             I::Cast { op, arg, .. } => {
                 let d = self.take_adjoint(result);

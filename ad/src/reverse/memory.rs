@@ -341,8 +341,10 @@ impl<'a> Synth<'a> {
     pub(super) fn reverse_memory(&mut self, inst: Inst) -> Result<(), AdError> {
         use InstructionData as I;
         match self.primal.dfg.insts[inst].clone() {
-            I::Load { ty, ptr, .. } => {
+            I::Load { ptr, .. } => {
                 let result = self.primal.dfg.inst_result(inst).expect("load has a result");
+                // An integer load of float bits moves the adjoint of the float it holds.
+                let ty = self.adjoint_type(result);
                 if !has_float(&ty) || !self.is_active(result) {
                     return Ok(());
                 }
@@ -363,7 +365,7 @@ impl<'a> Synth<'a> {
                 }
             }
             I::Store { value, ptr, .. } => {
-                let ty = self.primal.dfg.value_type(value).clone();
+                let ty = self.adjoint_type(value);
                 if !has_float(&ty) {
                     return Ok(());
                 }

@@ -189,6 +189,9 @@ pub(crate) struct Synth<'a> {
     pub heap_shadows: HashMap<Inst, Value>,
     /// Primal value -> the stack slot holding its adjoint.
     pub adjoint_slots: HashMap<Value, Value>,
+    /// Active integer values carrying float bits -> the float type of their adjoint
+    /// ([`TypeAnalysis::float_view`]).
+    pub float_views: HashMap<Value, Type>,
     pub cache: Cache,
     /// Where reverse code is being appended.
     pub cur: Block,
@@ -299,6 +302,7 @@ fn synthesize_planned(
     // Dup`) returns it: the returned block needs a shadow even when nothing active is
     // stored into it here (an allocator function), see `control::forward_terminator`.
     let activity = Activity::analyze(module, request, types, env.facts)?;
+    let float_views = float_views(module, primal, request, &activity, types)?;
     let mut f = Function::new(name, signature);
     f.linkage = Linkage::Internal;
     if !split {
@@ -339,6 +343,7 @@ fn synthesize_planned(
         shadows: HashMap::new(),
         heap_shadows: HashMap::new(),
         adjoint_slots: HashMap::new(),
+        float_views,
         cache: Cache::new(env.cache),
         cur: setup,
         cur_primal: None,
@@ -454,6 +459,35 @@ fn derivative_signature(
         _ => Some(Type::structure(adjoints, false)),
     };
     Ok(Signature::new(params, ret))
+}
+
+/// The float types of the adjoints of the active integer values of `primal` (copies of
+/// float bits through integer loads, stores, selects and block parameters): an error
+/// naming the value's definition when the type analysis cannot tell which floats they
+/// hold, since dropping their adjoints would make the derivative silently wrong.
+fn float_views(
+    module: &Module,
+    primal: &Function,
+    request: &DiffRequest,
+    activity: &Activity,
+    types: &TypeAnalysis,
+) -> Result<HashMap<Value, Type>, AdError> {
+    let mut views = HashMap::new();
+    for (value, data) in primal.dfg.values.iter() {
+        let lane = data.ty.lane_type();
+        if !lane.is_int() || *lane == Type::I1 || !activity.is_active_value(value) {
+            continue;
+        }
+        let at = match data.def {
+            ValueDef::Result(inst) => Some(inst),
+            ValueDef::Param(block, _) => primal.layout.block_insts(block).first().copied(),
+        };
+        let Some(at) = at else { continue };
+        if let Some(view) = types.float_view(module, request.function, value, at)? {
+            views.insert(value, view);
+        }
+    }
+    Ok(views)
 }
 
 /// The value an adjoint starts from: `-0.0` for floats (and float vectors), the neutral
@@ -683,6 +717,15 @@ impl<'a> Synth<'a> {
         }
     }
 
+    /// The type of a primal value's adjoint: its own type, or the float type of the bits
+    /// an active integer carries (see [`float_views`]).
+    pub fn adjoint_type(&self, value: Value) -> Type {
+        match self.float_views.get(&value) {
+            Some(view) => view.clone(),
+            None => self.primal.dfg.value_type(value).clone(),
+        }
+    }
+
     /// Whether the primal value carries a derivative (has an adjoint).
     pub fn is_active(&self, value: Value) -> bool {
         self.activity.is_active_value(value)
@@ -693,7 +736,7 @@ impl<'a> Synth<'a> {
         if let Some(slot) = self.adjoint_slots.get(&value) {
             return *slot;
         }
-        let ty = self.primal.dfg.value_type(value).clone();
+        let ty = self.adjoint_type(value);
         let align = ty.align() as u32;
         let slot = self
             .ins_setup(InstructionData::Alloca { ty: ty.clone(), count: None, align })
@@ -712,7 +755,7 @@ impl<'a> Synth<'a> {
             return;
         }
         let slot = self.adjoint_slot(value);
-        let ty = self.primal.dfg.value_type(value).clone();
+        let ty = self.adjoint_type(value);
         let old = self.load(&ty, slot);
         let new = self.accumulate(old, d);
         self.store(new, slot);
@@ -722,7 +765,7 @@ impl<'a> Synth<'a> {
     /// is being undone, so later (earlier in time) instances start from zero.
     pub fn take_adjoint(&mut self, value: Value) -> Value {
         let slot = self.adjoint_slot(value);
-        let ty = self.primal.dfg.value_type(value).clone();
+        let ty = self.adjoint_type(value);
         let d = self.load(&ty, slot);
         let zero = self.constant(ty.clone(), adjoint_zero(&ty));
         self.store(zero, slot);

@@ -11,7 +11,8 @@
 //!   or integers/pointers (`None`)? Unknown or conflicting bytes are an
 //!   [`AdErrorKind::UndeducibleType`] naming `at` — never a guess.
 //! - [`TypeAnalysis::value_float_kind`]: the same question for an SSA value (an `i64`
-//!   that carries a `double`'s bits).
+//!   that carries a `double`'s bits); [`TypeAnalysis::float_view`] the float type of
+//!   those bits (what the reverse pass keeps its adjoint as).
 //! - [`TypeAnalysis::copy_layout`]: the scalar facts over a `memcpy`'d range, offset by
 //!   offset, for copies that mix integers and floats.
 //!
@@ -226,6 +227,51 @@ impl TypeAnalysis {
             format!("{name} ({})", self.tree(func, value))
         };
         kind_of_facts(&facts, what).map_err(|kind| error_at(module, func, at, kind))
+    }
+
+    /// The float type whose bits the integer SSA `value` carries, for the reverse pass,
+    /// which keeps such a value's adjoint as that float: `f64` for an `i64` copy of a
+    /// `double` (clang's `memcpy` and struct copies), `<2 x f32>` for an `i64` holding
+    /// two floats, `<2 x f64>` for a `<2 x i64>` holding two doubles. `None` when the
+    /// bits are integers or pointers. Unknown or conflicting facts, or a width the float
+    /// does not divide, are an error naming `at`.
+    pub fn float_view(
+        &self,
+        module: &Module,
+        func: FuncId,
+        value: Value,
+        at: Inst,
+    ) -> Result<Option<Type>, AdError> {
+        let Some(kind) = self.value_float_kind(module, func, value, at)? else {
+            return Ok(None);
+        };
+        let ty = module.functions[func].dfg.value_type(value);
+        let float = kind.ir_type();
+        let lane_bits = ty.lane_type().int_bits().unwrap_or(0);
+        let kind_bits = 8 * kind.size() as u32;
+        let view = match ty {
+            Type::Vector(_, lanes) if lane_bits == kind_bits => Some(Type::vector(float, *lanes)),
+            _ if ty.is_int() && lane_bits == kind_bits => Some(float),
+            _ if ty.is_int() && lane_bits > kind_bits && lane_bits % kind_bits == 0 => {
+                Some(Type::vector(float, lane_bits / kind_bits))
+            }
+            _ => None,
+        };
+        match view {
+            Some(view) => Ok(Some(view)),
+            None => {
+                let function = &module.functions[func];
+                let name = adc_ir::text::FunctionPrinter::new(module, function).value(value);
+                Err(error_at(
+                    module,
+                    func,
+                    at,
+                    AdErrorKind::UndeducibleType {
+                        what: format!("{name}, a {ty} that holds {} bits", kind.c_name()),
+                    },
+                ))
+            }
+        }
     }
 
     /// The scalar facts over the `len` bytes at `offset` behind `ptr`, sorted by offset
