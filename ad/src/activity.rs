@@ -1150,6 +1150,87 @@ fn value_line(
     format!("{}: {state}{shadow}", printer.value(value))
 }
 
+/// The index of the parameter into whose memory `ptr` points: following offsets, address
+/// casts, reloads from a stack slot whose stores all store one pointer (clang -O0), and
+/// pointers loaded from the memory of an argument (a struct's pointer field, a
+/// `double **`): what they point to is reachable from the argument, so it is the
+/// caller's memory too. `None` when `ptr` comes from elsewhere.
+pub fn argument_behind(func: &Function, ptr: Value) -> Option<usize> {
+    let dfg = &func.dfg;
+    let mut current = ptr;
+    // Each step moves to an earlier definition; the bound guards against cycles through
+    // malformed input.
+    for _ in 0..64 {
+        let inst = match dfg.value_def(current) {
+            ValueDef::Param(block, index) => {
+                return (block == func.layout.entry_block()?).then_some(index as usize);
+            }
+            ValueDef::Result(inst) => inst,
+        };
+        current = match &dfg.insts[inst] {
+            InstructionData::PtrAdd { ptr, .. } => *ptr,
+            InstructionData::Cast {
+                op: CastOp::Addrspacecast | CastOp::Ptrtoint | CastOp::Inttoptr | CastOp::Bitcast,
+                arg,
+                ..
+            } => *arg,
+            InstructionData::Load { ptr: slot, .. } if is_alloca(func, *slot) => {
+                only_pointer_stored_into(func, *slot)?
+            }
+            InstructionData::Load { ptr: holder, .. } => *holder,
+            _ => return None,
+        };
+    }
+    None
+}
+
+fn is_alloca(func: &Function, value: Value) -> bool {
+    matches!(func.dfg.value_def(value),
+        ValueDef::Result(inst) if matches!(func.dfg.insts[inst], InstructionData::Alloca { .. }))
+}
+
+/// When every use of the alloca `slot` is a load from it or a store of one and the same
+/// value into it, that value.
+fn only_pointer_stored_into(func: &Function, slot: Value) -> Option<Value> {
+    let mut stored = None;
+    for (_, inst) in func.layout.insts() {
+        let data = &func.dfg.insts[inst];
+        if !data.args().contains(&slot) {
+            continue;
+        }
+        match data {
+            InstructionData::Load { ptr, .. } if *ptr == slot => {}
+            InstructionData::Store { value, ptr, .. } if *ptr == slot && *value != slot => {
+                if stored.is_some_and(|s| s != *value) {
+                    return None;
+                }
+                stored = Some(*value);
+            }
+            _ => return None,
+        }
+    }
+    stored
+}
+
+/// For a store of an active value through `ptr`, which has no shadow: an error message
+/// when `ptr` points into the memory of an argument that has a shadow
+/// ([`argument_behind`]), where dropping the store's derivative would make the result
+/// silently wrong.
+pub fn check_store_into_argument(
+    func: &Function,
+    request: &DiffRequest,
+    ptr: Value,
+) -> Result<(), String> {
+    let Some(index) = argument_behind(func, ptr) else { return Ok(()) };
+    if !request.args.get(index).is_some_and(|a| a.has_shadow()) {
+        return Ok(());
+    }
+    Err(format!(
+        "an active store through a pointer into the memory of argument {index}, which has a \
+         shadow, was given no shadow by the activity analysis"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1193,6 +1274,41 @@ mod tests {
         assert!(printed.contains("%slot: active shadow"), "{printed}");
         assert!(printed.contains("call @g(%slot, %x): active"), "{printed}");
         assert!(printed.contains("%y: active"), "{printed}");
+    }
+
+    #[test]
+    fn argument_behind_follows_pointers_loaded_from_argument_memory() {
+        let module = parse_module(
+            "func @f(%m: ptr, %k: ptr) {
+^e:
+  %slot = alloca ptr, align 8
+  store %m, %slot, align 8
+  %reloaded = load ptr, %slot, align 8
+  %eight = const i64 8
+  %field = ptradd ptr %reloaded, %eight
+  %coef = load ptr, %field, align 8
+  %row = load ptr, %coef, align 8
+  %local = alloca f64, align 8
+  %other = alloca ptr, align 8
+  store %m, %other, align 8
+  store %k, %other, align 8
+  %either = load ptr, %other, align 8
+  ret
+}
+",
+        )
+        .unwrap();
+        let func = &module.functions[module.function_by_name("f").unwrap()];
+        let value = |name: &str| {
+            func.dfg.values.keys().find(|v| func.dfg.value_name(*v) == Some(name)).unwrap()
+        };
+        for name in ["m", "reloaded", "field", "coef", "row"] {
+            assert_eq!(argument_behind(func, value(name)), Some(0), "%{name}");
+        }
+        assert_eq!(argument_behind(func, value("k")), Some(1));
+        // A local, and a slot that holds either argument, point to neither.
+        assert_eq!(argument_behind(func, value("local")), None);
+        assert_eq!(argument_behind(func, value("either")), None);
     }
 
     const GLOBALS: &str = "global const @table: f64, align 8 = 2.0

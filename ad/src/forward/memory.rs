@@ -75,6 +75,10 @@ impl Synth<'_> {
                     let shadow_ptr = self.shadow(ptr, inst)?;
                     let data = I::Store { value: shadow_value, ptr: shadow_ptr, align, volatile };
                     self.b.ins(data);
+                } else if self.activity.is_active_value(value) {
+                    // Never drop a tangent bound for the caller's memory.
+                    crate::activity::check_store_into_argument(self.primal, self.request, ptr)
+                        .map_err(|what| self.error(inst, AdErrorKind::Internal { what }))?;
                 }
             }
             I::PtrAdd { flags, ptr, offset } => {

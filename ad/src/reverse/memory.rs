@@ -470,11 +470,10 @@ impl<'a> Synth<'a> {
     }
 
     /// A defensive check against silently zero gradients: an active value stored through
-    /// a pointer that is visibly derived from a `Dup`/`DupNoNeed` argument (by offsets,
-    /// address casts, or a reload from a stack slot that only ever receives that
-    /// argument, as at clang -O0) must have a shadow to accumulate into. If the activity
-    /// analysis gave it none, the derivative would drop this store's contribution, so it
-    /// is an internal error instead.
+    /// a pointer into the memory of a `Dup`/`DupNoNeed` argument
+    /// ([`crate::activity::argument_behind`]) must have a shadow to accumulate into. If
+    /// the activity analysis gave it none, the derivative would drop this store's
+    /// contribution, so it is an internal error instead.
     fn check_store_into_argument(
         &self,
         inst: Inst,
@@ -484,78 +483,8 @@ impl<'a> Synth<'a> {
         if !self.is_active(value) || self.shadows.contains_key(&ptr) {
             return Ok(());
         }
-        let Some(index) = self.argument_behind(ptr) else { return Ok(()) };
-        if !self.request.args[index].has_shadow() {
-            return Ok(());
-        }
-        Err(self.error(
-            inst,
-            AdErrorKind::Internal {
-                what: format!(
-                    "an active store through a pointer derived from argument {index}, \
-                     which has a shadow, was given no shadow by the activity analysis"
-                ),
-            },
-        ))
-    }
-
-    /// The index of the parameter `ptr` is derived from, following offsets, address
-    /// casts and reloads from a stack slot whose only stores store one pointer.
-    fn argument_behind(&self, ptr: Value) -> Option<usize> {
-        use InstructionData as I;
-        let dfg = &self.primal.dfg;
-        let mut current = ptr;
-        // Each step moves to an earlier definition; the bound guards against cycles
-        // through malformed input.
-        for _ in 0..64 {
-            let inst = match dfg.value_def(current) {
-                ValueDef::Param(block, index) => {
-                    let entry = self.primal.layout.entry_block()?;
-                    return (block == entry).then_some(index as usize);
-                }
-                ValueDef::Result(inst) => inst,
-            };
-            current = match &dfg.insts[inst] {
-                I::PtrAdd { ptr, .. } => *ptr,
-                I::Cast {
-                    op:
-                        CastOp::Addrspacecast | CastOp::Ptrtoint | CastOp::Inttoptr | CastOp::Bitcast,
-                    arg,
-                    ..
-                } => *arg,
-                I::Load { ptr: slot, .. } => self.only_pointer_stored_into(*slot)?,
-                _ => return None,
-            };
-        }
-        None
-    }
-
-    /// When `slot` is an alloca whose every use is a load from it or a store of one and
-    /// the same value into it, that value.
-    fn only_pointer_stored_into(&self, slot: Value) -> Option<Value> {
-        use InstructionData as I;
-        let ValueDef::Result(def) = self.primal.dfg.value_def(slot) else { return None };
-        if !matches!(self.primal.dfg.insts[def], I::Alloca { .. }) {
-            return None;
-        }
-        let mut stored = None;
-        for (_, inst) in self.primal.layout.insts() {
-            let data = &self.primal.dfg.insts[inst];
-            if !data.args().contains(&slot) {
-                continue;
-            }
-            match data {
-                I::Load { ptr, .. } if *ptr == slot => {}
-                I::Store { value, ptr, .. } if *ptr == slot && *value != slot => {
-                    if stored.is_some_and(|s| s != *value) {
-                        return None;
-                    }
-                    stored = Some(*value);
-                }
-                _ => return None,
-            }
-        }
-        stored
+        crate::activity::check_store_into_argument(self.primal, self.request, ptr)
+            .map_err(|what| self.error(inst, AdErrorKind::Internal { what }))
     }
 
     /// `shadow_src[i] += shadow_dst[i]; shadow_dst[i] = 0` for each element of `len` bytes.
