@@ -34,8 +34,9 @@
 //!   pointers. Comparisons, `fptosi`/`fptoui` and integer-only values never carry.
 //! - **Down (reaches the output).** The returned value when the return is active; values
 //!   stored into a *useful* class, which is a shadowed class that the caller sees (one
-//!   holding an argument, a global, or a pointer stored into useful memory) or that a
-//!   useful load reads; operands of a useful operation (not branch conditions or
+//!   holding an argument, a global, a pointer stored into useful memory, or a pointer
+//!   loaded from useful memory: a struct's pointer field, a `double **`, row pointers)
+//!   or that a useful load reads; operands of a useful operation (not branch conditions or
 //!   `select` conditions); the arguments of a useful call, or of a call that may write
 //!   useful memory.
 //! - **Active** values carry and reach; a pointer is active when its class is shadowed and
