@@ -252,7 +252,7 @@ impl TypeAnalysis {
         let view = match ty {
             Type::Vector(_, lanes) if lane_bits == kind_bits => Some(Type::vector(float, *lanes)),
             _ if ty.is_int() && lane_bits == kind_bits => Some(float),
-            _ if ty.is_int() && lane_bits > kind_bits && lane_bits % kind_bits == 0 => {
+            _ if ty.is_int() && lane_bits > kind_bits && lane_bits.is_multiple_of(kind_bits) => {
                 Some(Type::vector(float, lane_bits / kind_bits))
             }
             _ => None,
