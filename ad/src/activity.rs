@@ -15,7 +15,8 @@
 //!   destination of a copy from a shadowed class, holds pointers loaded from shadowed
 //!   memory, or is passed to a call that may write its arguments together with something
 //!   active. A class containing an `enzyme_const` (`Const`) pointer argument is never
-//!   shadowed: what the caller declared constant stays constant, as in Enzyme.
+//!   shadowed: what the caller declared constant stays constant, as in Enzyme, and so
+//!   does memory reached through pointers loaded from it.
 //! - **Pointers that calls return** (other than allocators') may point into the memory of
 //!   the call's pointer arguments (`&v[i]`, `b->data + i`), whatever the callee's memory
 //!   effects: the result's class and the arguments' classes share being shadowed and
@@ -381,6 +382,7 @@ impl<'a> Solver<'a> {
                 self.useful.insert(class);
             }
         }
+        self.spread_constness();
         for (_, inst) in func.layout.insts() {
             if let InstructionData::Const {
                 value: Constant::Address { symbol: Symbol::Global(global), .. },
@@ -394,6 +396,34 @@ impl<'a> Solver<'a> {
                         self.shadowed.insert(class);
                     }
                 }
+            }
+        }
+    }
+
+    /// Memory reached through a `Const` argument is constant, as in Enzyme: a pointer
+    /// loaded from a constant class (the rows of a `Const` `double **`) is in a constant
+    /// class too (unless an argument with a shadow is in it), so a callee that writes
+    /// other pointer arguments does not ask it for a shadow that cannot exist.
+    fn spread_constness(&mut self) {
+        let func = self.func;
+        loop {
+            let mut changed = false;
+            for (_, inst) in func.layout.insts() {
+                let (InstructionData::Load { ptr, .. }, Some(r)) =
+                    (func.inst(inst), func.dfg.inst_result(inst))
+                else {
+                    continue;
+                };
+                let class = self.find(r);
+                if self.is_pointer_like(r)
+                    && self.constant.contains(&self.find(*ptr))
+                    && !self.shadowed.contains(&class)
+                {
+                    changed |= self.constant.insert(class);
+                }
+            }
+            if !changed {
+                break;
             }
         }
     }
