@@ -61,7 +61,9 @@ fn returns_through_sret(func: &Function) -> R<bool> {
     match func.param_attrs.iter().position(sret) {
         None => Ok(false),
         Some(0) => Ok(true),
-        Some(i) => Err(format!("parameter {i} of variadic @{} is sret but not the first", func.name)),
+        Some(i) => {
+            Err(format!("parameter {i} of variadic @{} is sret but not the first", func.name))
+        }
     }
 }
 
@@ -124,7 +126,9 @@ pub(crate) fn define_entry_thunks<M: ClModule>(
         };
         let arch = cm.isa().triple().architecture;
         if arch != target_lexicon::Architecture::X86_64 {
-            return Err(err(format!("variadic definitions are implemented for x86-64 only, not {arch}")));
+            return Err(err(format!(
+                "variadic definitions are implemented for x86-64 only, not {arch}"
+            )));
         }
         va::named_params(func).map_err(err)?;
         let sret = returns_through_sret(func).map_err(err)?;
@@ -187,15 +191,18 @@ impl<M: ClModule> Lower<'_, '_, M> {
     /// `va_start`, `va_end` or `va_copy` on `va_list` pointers `args`.
     pub(crate) fn va_intrinsic(&mut self, intrinsic: VaIntrinsic, args: &[Value]) -> R<()> {
         let ptrs = args.iter().map(|a| self.one(*a)).collect::<R<Vec<_>>>()?;
-        let [ap, ..] = ptrs[..] else { return Err(format!("@{} without operands", intrinsic.name())) };
+        let [ap, ..] = ptrs[..] else {
+            return Err(format!("@{} without operands", intrinsic.name()));
+        };
         match intrinsic {
             VaIntrinsic::Start => {
-                let frame = self.va_frame.ok_or_else(|| {
-                    format!("@{} outside a variadic function", intrinsic.name())
-                })?;
+                let frame = self
+                    .va_frame
+                    .ok_or_else(|| format!("@{} outside a variadic function", intrinsic.name()))?;
                 let gp = self.b.ins().iconst(types::I32, i64::from(frame.gp_offset));
                 let fp = self.b.ins().iconst(types::I32, i64::from(frame.fp_offset));
-                let overflow = self.b.ins().iadd_imm_s(frame.arg_area, frame.overflow_offset as i64);
+                let overflow =
+                    self.b.ins().iadd_imm_s(frame.arg_area, frame.overflow_offset as i64);
                 self.b.ins().store(mem(), gp, ap, va::GP_OFFSET_FIELD as i32);
                 self.b.ins().store(mem(), fp, ap, va::FP_OFFSET_FIELD as i32);
                 self.b.ins().store(mem(), overflow, ap, va::OVERFLOW_AREA_FIELD as i32);
@@ -237,6 +244,9 @@ mod tests {
         let (plain, _) = entry_thunk(false, true, target());
         let (sret, _) = entry_thunk(true, true, target());
         assert_eq!(sret.len(), plain.len() + 7);
-        assert_eq!(&sret[sret.len() - 9..sret.len() - 2], &[0x48, 0x8b, 0x85, 0x50, 0xff, 0xff, 0xff]);
+        assert_eq!(
+            &sret[sret.len() - 9..sret.len() - 2],
+            &[0x48, 0x8b, 0x85, 0x50, 0xff, 0xff, 0xff]
+        );
     }
 }

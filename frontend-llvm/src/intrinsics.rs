@@ -19,11 +19,11 @@
 //!   sqrt}.rn.{f,d}` that LLVM 19 does not auto-upgrade: they are exactly the IEEE
 //!   operations, so they become IR instructions without fast-math flags (no fusion).
 
+use adc_ir::varargs::VaIntrinsic;
 use adc_ir::{
     BinaryOp, BlockCall, CastOp, Constant, FloatCC, FuncAttrs, FuncId, Function, InstFlags,
     InstructionData as D, IntCC, Linkage, ReduceOp, Signature, Type, UnaryOp, Value,
 };
-use adc_ir::varargs::VaIntrinsic;
 use llvm_ir::instruction::Call;
 use llvm_ir::Constant as C;
 

@@ -176,9 +176,12 @@ pub fn named_params(func: &Function) -> Result<(Vec<ParamHome>, ArgAssigner), St
         let attrs = func.param_attrs.get(i).copied().unwrap_or_default();
         let what = format!("parameter {i} of variadic @{}", func.name);
         if attrs.contains(ParamAttrs::BYVAL) {
-            let size = func.byval_sizes.get(i).copied().flatten().ok_or_else(|| {
-                format!("{what} is byval without a size")
-            })?;
+            let size = func
+                .byval_sizes
+                .get(i)
+                .copied()
+                .flatten()
+                .ok_or_else(|| format!("{what} is byval without a size"))?;
             homes.push(ParamHome::Byval(assigner.byval(u64::from(size))));
         } else {
             homes.push(ParamHome::Leaves(assigner.assign(ty, &what)?));

@@ -14,8 +14,8 @@ use crate::types::Type;
 use super::memory::{checked_size, Access, AllocKind};
 use super::value::{self, malformed, Val};
 use super::varargs::VaArea;
-use crate::varargs::VaIntrinsic;
 use super::{ErrorKind, ErrorLocation, InterpError, Interpreter, R};
+use crate::varargs::VaIntrinsic;
 
 /// One activation of a defined function.
 pub(crate) struct Frame<'m> {

@@ -11,8 +11,8 @@ use crate::types::Type;
 
 use super::libm;
 use super::memory::{Access, AllocKind, Memory};
-use super::varargs::{FormatArgs, VaListArgs};
 use super::value::Val;
+use super::varargs::{FormatArgs, VaListArgs};
 use super::{ErrorKind, Interpreter, R};
 
 /// Alignment of blocks from `malloc` and friends (glibc on x86-64).
@@ -446,12 +446,7 @@ impl<'m> Interpreter<'m> {
     }
 
     /// Formats the format string at `fmt` with the values `values` yields.
-    fn format_from(
-        &mut self,
-        name: &str,
-        fmt: u64,
-        values: &mut dyn FormatArgs,
-    ) -> R<Vec<u8>> {
+    fn format_from(&mut self, name: &str, fmt: u64, values: &mut dyn FormatArgs) -> R<Vec<u8>> {
         let fmt = self.mem.c_string(fmt, None, "printf")?;
         let unsupported =
             |what: String| ErrorKind::BadExternalCall { name: name.to_string(), detail: what };
@@ -523,12 +518,13 @@ impl<'m> Interpreter<'m> {
             let text = match conv {
                 b'%' => b"%".to_vec(),
                 b'd' | b'i' => {
-                    let v = crate::constant::sign_extend(values.int(&mut self.mem, bits)?, bits) as i64;
+                    let v =
+                        crate::constant::sign_extend(values.int(&mut self.mem, bits)?, bits) as i64;
                     c_format(&format!("{spec}lld"), &CArg::Signed(v))?
                 }
                 b'u' | b'x' | b'X' | b'o' => {
-                    let v =
-                        crate::constant::mask_to_width(values.int(&mut self.mem, bits)?, bits) as u64;
+                    let v = crate::constant::mask_to_width(values.int(&mut self.mem, bits)?, bits)
+                        as u64;
                     c_format(&format!("{spec}ll{}", conv as char), &CArg::Unsigned(v))?
                 }
                 b'c' => {

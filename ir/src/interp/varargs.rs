@@ -95,7 +95,12 @@ impl<'m> Interpreter<'m> {
                 self.mem.store(ap + abi::FP_OFFSET_FIELD, &Type::I32, &int32(area.fp_offset), w)?;
                 let overflow = Val::Ptr(area.overflow);
                 self.mem.store(ap + abi::OVERFLOW_AREA_FIELD, &Type::PTR, &overflow, w)?;
-                self.mem.store(ap + abi::REG_SAVE_AREA_FIELD, &Type::PTR, &Val::Ptr(area.save), w)?;
+                self.mem.store(
+                    ap + abi::REG_SAVE_AREA_FIELD,
+                    &Type::PTR,
+                    &Val::Ptr(area.save),
+                    w,
+                )?;
             }
             VaIntrinsic::End => {
                 self.mem.check(ptr(0)?, abi::VA_LIST_BYTES, Access::read("va_end"))?;
