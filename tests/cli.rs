@@ -313,3 +313,53 @@ int main(void) {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("must all be bitcode"), "{}", stderr(&out));
 }
+
+/// A printf-style function defined in C with varargs (`tests/c/import/53_variadic_printf.c`)
+/// prints what the native program prints in the interpreter, in the JIT and as an adc
+/// object, at -O0 and -O2 (the import corpus runs the interpreter and object stages at
+/// every level; this adds the JIT).
+#[test]
+fn variadic_definitions_run_in_the_interpreter_the_jit_and_objects() {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/c/import/53_variadic_printf.c");
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli");
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let run = |cmd: &mut Command| {
+        let out = cmd.output().expect("the command runs");
+        assert!(out.status.success(), "{cmd:?}: {}", stderr(&out));
+        stdout(&out)
+    };
+    for level in ["-O0", "-O2"] {
+        let (bc, adir) = (dir.join(format!("va{level}.bc")), dir.join(format!("va{level}.adir")));
+        let clang = Command::new("clang-19")
+            .args([level, "-c", "-emit-llvm", "-o"])
+            .arg(&bc)
+            .arg(&src)
+            .status();
+        if !clang.is_ok_and(|s| s.success()) {
+            eprintln!("notice: clang-19 unavailable, variadic definitions test skipped");
+            return;
+        }
+        let native = dir.join(format!("va{level}.native"));
+        run(Command::new("clang-19").arg(&bc).arg("-o").arg(&native));
+        let expected = run(&mut Command::new(&native));
+        assert!(expected.contains("logged 86"), "{expected}");
+        let (bc_s, adir_s) = (bc.to_str().unwrap(), adir.to_str().unwrap());
+        let imported = adc(&["import", bc_s, "-o", adir_s]);
+        assert!(imported.status.success(), "{}", stderr(&imported));
+        for extra in [&[][..], &["--jit"][..]] {
+            let mut args = vec!["interp", adir_s, "--fn", "main"];
+            args.extend_from_slice(extra);
+            args.extend(["1", "null"]);
+            let out = adc(&args);
+            assert!(out.status.success(), "{level} {extra:?}: {}", stderr(&out));
+            // The interpreter prints main's return value after the program's output.
+            assert_eq!(stdout(&out), format!("{expected}0\n"), "{level} {extra:?}");
+        }
+        let obj = dir.join(format!("va{level}.o"));
+        let built = adc(&["build", bc_s, "-o", obj.to_str().unwrap()]);
+        assert!(built.status.success(), "{}", stderr(&built));
+        let exe = dir.join(format!("va{level}.adc"));
+        run(Command::new("cc").arg(&obj).arg("-lm").arg("-o").arg(&exe));
+        assert_eq!(run(&mut Command::new(&exe)), expected, "{level}: the adc object");
+    }
+}

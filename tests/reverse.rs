@@ -7,6 +7,7 @@
 //! exits non-zero on a mismatch; its output is shown when the case fails. Two `cli/` cases
 //! check `--emit ir` and pass toggles on an .adir input.
 //!
+//! Programs listed in `EVERY_LEVEL` also run at -O1 and -O3.
 //! One libtest-mimic test per (level, program), named `O2/17_array_pointer` for reverse
 //! mode and `O2/forward/03_loop` for the other suites; without clang-19 every C case is
 //! ignored with a notice. `leak/<program>` runs each reverse-mode program built at O2 under
@@ -24,6 +25,13 @@ const CXX_COMPILER: &str = "clang++-19";
 /// would forbid that, as it does for Enzyme.
 const O0: &[&str] = &["-O0", "-Xclang", "-disable-O0-optnone", "-g"];
 const O2: &[&str] = &["-O2", "-g"];
+const O1: &[&str] = &["-O1", "-g"];
+const O3: &[&str] = &["-O3", "-g"];
+
+/// Reverse-mode programs that also run at -O1 and -O3, where clang's code for them takes
+/// another shape (variadic helpers: how `va_arg` is lowered and what gets inlined).
+const EVERY_LEVEL: &[&str] = &["107_variadic_check"];
+const MORE_LEVELS: &[(&str, &[&str], &[&str])] = &[("O1", O1, &[]), ("O3", O3, &[])];
 
 /// (name, clang flags, `adc build` flags). The `ad-before-opt` variants differentiate the
 /// imported code before adc's pipelines run (the ablation reference point), so the
@@ -93,6 +101,24 @@ fn main() {
                     trial.with_ignored_flag(!present)
                 });
             }
+        }
+    }
+    for (level, flags, adc_flags) in MORE_LEVELS {
+        for program in programs_of(&c_root.join("reverse")) {
+            let stem = program.file_stem().and_then(|s| s.to_str()).unwrap_or("prog").to_string();
+            if !EVERY_LEVEL.contains(&stem.as_str()) {
+                continue;
+            }
+            let case = Case {
+                flags,
+                adc_flags,
+                source: program.clone(),
+                include: include.clone(),
+                dir: out_root.join(level).join("reverse"),
+                stem: stem.clone(),
+            };
+            let trial = Trial::test(format!("{level}/{stem}"), move || case.run());
+            trials.push(trial.with_ignored_flag(!present));
         }
     }
     trials.extend(leak_check_trials(&c_root.join("reverse"), &include, &out_root, present));

@@ -9,7 +9,9 @@
 //!   lane form that every operation without a SIMD lowering falls back to;
 //! - `data`: global initializers;
 //! - `module`: the module driver shared by objects and the JIT (declarations, data,
-//!   variadic-call thunks, function definitions).
+//!   variadic-call thunks, function definitions);
+//! - `varargs`: variadic function definitions (an entry thunk that saves the argument
+//!   registers, `va_start`/`va_copy`/`va_end`).
 
 pub mod abi;
 mod data;
@@ -19,6 +21,7 @@ mod module;
 pub mod object;
 mod ops;
 mod simd;
+mod varargs;
 
 use adc_ir::Diagnostic;
 

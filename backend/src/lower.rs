@@ -37,8 +37,11 @@ const LINK_BYTES: i64 = 8;
 pub struct ModuleIds {
     pub funcs: HashMap<FuncId, cranelift_module::FuncId>,
     pub data: HashMap<adc_ir::GlobalId, DataId>,
-    /// `mov al, 8; jmp callee` thunks for variadic callees (see `varargs.rs`).
+    /// `mov al, 8; jmp callee` thunks for variadic callees (see `module.rs`).
     pub thunks: HashMap<FuncId, cranelift_module::FuncId>,
+    /// The Cranelift bodies of defined variadic functions, whose own symbols are entry
+    /// thunks (see `varargs.rs`).
+    pub va_bodies: HashMap<FuncId, cranelift_module::FuncId>,
     pub call_conv: cranelift_codegen::isa::CallConv,
     pub frontend: TargetFrontendConfig,
     /// Float vectors are kept in SIMD form inside functions.
@@ -66,8 +69,9 @@ pub fn lower_function<M: ClModule>(
         ids.call_conv,
         abi_simd,
     )?;
-    if func.signature.varargs {
-        return Err("defining a variadic function (va_start) is not supported".into());
+    let variadic = func.signature.varargs;
+    if variadic {
+        out.signature = crate::varargs::body_signature(&out.signature);
     }
     let dom = DomTree::for_function(func).ok_or("function without an entry block")?;
     let b = FunctionBuilder::new(out, fbc);
@@ -84,10 +88,18 @@ pub fn lower_function<M: ClModule>(
         simd: ids.simd,
         abi_simd,
         dynamic_allocas: None,
+        va_frame: None,
         dom,
     };
     let order: Vec<Block> = cx.dom.rpo().to_vec();
     let entry = func.entry_block();
+    // A variadic body starts in a block of its own that loads the named parameters.
+    let va_start_block = variadic.then(|| {
+        let block = cx.b.create_block();
+        cx.b.append_block_param(block, types::I64);
+        cx.b.append_block_param(block, types::I64);
+        block
+    });
     for &block in &order {
         let cl = cx.b.create_block();
         cx.blocks.insert(block, cl);
@@ -100,6 +112,12 @@ pub fn lower_function<M: ClModule>(
             }
             cx.vals[param] = leaves;
         }
+    }
+    if let (Some(start), Some(entry)) = (va_start_block, entry) {
+        cx.b.switch_to_block(start);
+        let params = cx.va_prologue(start)?;
+        let args: Vec<BlockArg> = params.into_iter().map(BlockArg::Value).collect();
+        cx.b.ins().jump(cx.blocks[&entry], &args);
     }
     for &block in &order {
         cx.b.switch_to_block(cx.blocks[&block]);
@@ -148,6 +166,8 @@ pub(crate) struct Lower<'a, 'b, M: ClModule> {
     /// The stack slot holding the head of this call's list of heap-backed allocas (see
     /// [`Lower::alloca`]); `None` when every alloca is a static stack slot.
     dynamic_allocas: Option<ir::StackSlot>,
+    /// A variadic function's save and argument areas (see `varargs.rs`).
+    pub(crate) va_frame: Option<crate::varargs::VaFrame>,
     dom: DomTree,
 }
 
@@ -886,6 +906,11 @@ impl<M: ClModule> Lower<'_, '_, M> {
 
     fn call(&mut self, callee: FuncId, args: &[Value]) -> R<Vec<ir::Value>> {
         let target = self.module.functions.get(callee).ok_or("call to an unknown function")?;
+        let intrinsic = adc_ir::varargs::VaIntrinsic::from_name(&target.name);
+        if let Some(intrinsic) = intrinsic.filter(|_| target.is_declaration()) {
+            self.va_intrinsic(intrinsic, args)?;
+            return Ok(Vec::new());
+        }
         let fixed = target.signature.params.len();
         let extra: Vec<Type> = args.iter().skip(fixed).map(|a| self.ty(*a).clone()).collect();
         let simd = self.ids.simd_abi.contains(&callee);

@@ -1,6 +1,6 @@
 //! The module driver shared by the object writer and the JIT: declares every function
-//! and global with its linkage, defines data, emits `%al` thunks for variadic callees, and
-//! lowers every defined function. Errors name the adc function or global.
+//! and global with its linkage, defines data, emits `%al` thunks for variadic callees and
+//! entry thunks for variadic definitions (`varargs.rs`), and lowers every defined function. Errors name the adc function or global.
 
 use std::collections::{HashMap, HashSet};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -53,6 +53,7 @@ pub fn build_inspecting<M: ClModule>(
         funcs: HashMap::new(),
         data: HashMap::new(),
         thunks: HashMap::new(),
+        va_bodies: HashMap::new(),
         call_conv: isa.default_call_conv(),
         frontend: isa.frontend_config(),
         simd: options.simd,
@@ -89,6 +90,7 @@ pub fn build_inspecting<M: ClModule>(
         ids.data.insert(id, cl);
     }
     define_thunks(module, cm, &mut ids, pic)?;
+    crate::varargs::define_entry_thunks(module, cm, &mut ids, pic)?;
     for (id, global) in module.globals.iter() {
         let Some(init) = &global.init else { continue };
         let err = |e: String| Diagnostic::new(format!("cannot emit global @{}: {e}", global.name));
@@ -138,7 +140,8 @@ pub fn build_inspecting<M: ClModule>(
             Err(_) => return Err(err("internal error in the Cranelift lowering".into())),
         }
         let defined = catch_unwind(AssertUnwindSafe(|| {
-            cm.define_function(ids.funcs[&id], &mut ctx).map_err(Box::new)
+            let cl = ids.va_bodies.get(&id).unwrap_or(&ids.funcs[&id]);
+            cm.define_function(*cl, &mut ctx).map_err(Box::new)
         }));
         match defined {
             Ok(Ok(())) => {}
@@ -187,6 +190,7 @@ fn simd_abi_functions(module: &Module) -> HashSet<FuncId> {
         .iter()
         .filter(|(id, f)| {
             !f.is_declaration()
+                && !f.signature.varargs
                 && matches!(f.linkage, Linkage::Internal | Linkage::Private)
                 && !address_taken.contains(id)
         })

@@ -396,7 +396,7 @@ impl<'a> FuncCtx<'_, 'a> {
                 Ok(())
             }
             I::Call(call) => self.call(call),
-            I::VAArg(_) => Err("va_arg is not supported (functions defining varargs)".into()),
+            I::VAArg(_) => Err("the LLVM `va_arg` instruction is not supported: adc implements the x86-64 `va_list` that clang reads with explicit loads (clang never emits `va_arg` for x86-64)".into()),
             I::LandingPad(_) | I::CatchPad(_) | I::CleanupPad(_) => {
                 Err("exception handling (landingpad/catchpad/cleanuppad) is not supported".into())
             }

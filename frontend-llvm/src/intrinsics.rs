@@ -12,11 +12,14 @@
 //!   memory is released at return only (VLAs in loops grow the frame; fine for an oracle).
 //! - lifetime, assume, noalias.scope.decl, dbg.*, prefetch, trap (the `unreachable` after
 //!   it traps) are dropped; `llvm.expect*` is its first argument.
+//! - `llvm.va_start`/`va_end`/`va_copy` (any overload suffix) become calls of the
+//!   declarations `adc_ir::varargs` names; the backend and interpreter implement them.
 //! - nvvm intrinsics stay calls to declarations of that name (the PTX emitter selects
 //!   them), except the correctly rounded arithmetic `llvm.nvvm.{add,sub,mul,div,fma,
 //!   sqrt}.rn.{f,d}` that LLVM 19 does not auto-upgrade: they are exactly the IEEE
 //!   operations, so they become IR instructions without fast-math flags (no fusion).
 
+use adc_ir::varargs::VaIntrinsic;
 use adc_ir::{
     BinaryOp, BlockCall, CastOp, Constant, FloatCC, FuncAttrs, FuncId, Function, InstFlags,
     InstructionData as D, IntCC, Linkage, ReduceOp, Signature, Type, UnaryOp, Value,
@@ -298,7 +301,16 @@ impl<'a> FuncCtx<'_, 'a> {
                     return Err("masked vector memory operations are not supported".into())
                 }
                 "va_start" | "va_end" | "va_copy" => {
-                    return Err("functions that define varargs (va_start) are not supported".into())
+                    let intrinsic = VaIntrinsic::from_name(&format!("llvm.{base}"))
+                        .ok_or("unknown va_ intrinsic")?;
+                    let args = self.args(call, intrinsic.operand_count())?;
+                    if args.iter().any(|a| !self.ty(*a).is_ptr()) {
+                        return Err(format!("@{name} takes va_list pointers"));
+                    }
+                    let attrs = FuncAttrs::NOUNWIND | FuncAttrs::WILLRETURN;
+                    let callee = self.m.declare(intrinsic.name(), intrinsic.signature(), attrs);
+                    self.ins(D::Call { callee, args, attrs });
+                    None
                 }
                 _ => return Err(format!("intrinsic @{name} is not supported")),
             }

@@ -165,15 +165,32 @@ fn computed_goto_is_an_error() {
 }
 
 #[test]
-fn varargs_definitions_are_errors() {
+fn varargs_definitions_import_as_va_intrinsic_calls() {
     let code =
-        "#include <stdarg.h>\nint sum(int n, ...) { va_list ap; va_start(ap, n); int s = 0;\n\
-                for (int i = 0; i < n; i++) s += va_arg(ap, int); va_end(ap); return s; }\n";
-    let Some(bc) = compile("varargs", "c", &["-O1"], code) else {
+        "#include <stdarg.h>\nint sum(int n, ...) { va_list ap, aq; va_start(ap, n); int s = 0;\n\
+                va_copy(aq, ap); for (int i = 0; i < n; i++) s += va_arg(ap, int);\n\
+                va_end(aq); va_end(ap); return s; }\n";
+    for level in ["-O0", "-O1", "-O2"] {
+        let Some(bc) = compile("varargs", "c", &[level], code) else {
+            return;
+        };
+        let text = import_text(&bc);
+        for intrinsic in ["llvm.va_start", "llvm.va_copy", "llvm.va_end"] {
+            assert!(text.contains(&format!("call @{intrinsic}(")), "{level}: {text}");
+            assert!(text.contains(&format!("declare @{intrinsic}(ptr")), "{level}: {text}");
+        }
+        assert!(text.contains("func @sum(") && text.contains(", ...) -> i32"), "{level}: {text}");
+    }
+}
+
+#[test]
+fn the_va_arg_instruction_is_an_error() {
+    let ll = "define i32 @first(ptr %ap) {\n  %v = va_arg ptr %ap, i32\n  ret i32 %v\n}\n";
+    let Some(bc) = assemble("va_arg", ll) else {
         return;
     };
     let e = import_error(&bc).to_string();
-    assert!(e.contains("@sum") && e.contains("varargs"), "{e}");
+    assert!(e.contains("@first") && e.contains("va_arg"), "{e}");
 }
 
 #[test]

@@ -22,6 +22,7 @@ pub mod module;
 pub mod nvvm;
 pub mod text;
 pub mod types;
+pub mod varargs;
 pub mod verify;
 
 pub use constant::{Constant, Symbol};

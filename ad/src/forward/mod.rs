@@ -327,7 +327,9 @@ pub(crate) fn derivative_signature(
     if sig.varargs {
         return Err(AdError::new(
             site.clone(),
-            AdErrorKind::Unsupported { what: "a variadic function".into() },
+            AdErrorKind::Unsupported {
+                what: format!("@{}, a function of variable arguments", primal.name),
+            },
         ));
     }
     if request.args.len() != sig.params.len() {

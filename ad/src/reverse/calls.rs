@@ -327,6 +327,11 @@ impl<'a> Synth<'a> {
         let (args, activities, layout, target) = match self.primal.dfg.insts[inst].clone() {
             InstructionData::Call { args, .. } => {
                 let Some(request) = self.split_request(inst)? else { return Ok(false) };
+                let callee = &self.module.functions[request.function];
+                if callee.signature.varargs {
+                    let what = format!("an active call of @{}, which takes variable arguments: they cannot be differentiated", callee.name);
+                    return Err(self.unsupported(inst, what));
+                }
                 if self.plan_combined_call(inst, &request) {
                     // The primal call is cloned as it is.
                     return Ok(false);

@@ -417,7 +417,7 @@ fn derivative_signature(
         )));
     }
     if primal.signature.varargs {
-        return Err(bad("a variadic function".into()));
+        return Err(bad(format!("@{}, a function of variable arguments", primal.name)));
     }
     if request.width != 1 {
         return Err(bad(format!("reverse mode of width {}", request.width)));

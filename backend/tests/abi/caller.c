@@ -19,6 +19,14 @@ Mixed mixedf(Mixed);
 double bigf(Big);
 Big bigret(double, int);
 double sumv(int, ...);
+long sumi(int, ...);
+double mixv(const char *, ...);
+double copyv(int, ...);
+long stackv(int, int, int, int, int, int, int, double, ...);
+double fpv(double, double, double, double, double, double, double, double, double, int, ...);
+double bigv(Big, int, ...);
+Big bigretv(int, ...);
+int formatv(char *, int, const char *, ...);
 int main(void) {
   double arr[5] = {1, 2, 3, 4, 5};
   __int128 w = i128f((__int128)1 << 70, 3);
@@ -37,5 +45,18 @@ int main(void) {
   printf("small %d %d pair %.2f %.2f mixed %ld %.2f\n", s.a, s.b, p.x, p.y, m.a, m.d);
   printf("big %.1f (caller copy kept %.1f) ret %.1f %.1f %d\n", bs, b.v[0], r.v[0], r.v[3], r.tag);
   printf("varargs %.2f\n", sumv(3, 1.25, 2.5, 3.75));
+  printf("sumi %ld %ld\n", sumi(3, 1, -2, 3), sumi(10, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10));
+  double cell = 0.5;
+  printf("mixv %.3f\n", mixv("idlpsdidddddddddii", 7, 2.5, -3LL, &cell, "A", 0.25, 9, 1.0, 2.0,
+                              3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 11, 12));
+  printf("copyv %.3f\n", copyv(10, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0));
+  printf("stackv %ld\n", stackv(1, 2, 3, 4, 5, 6, 7, 0.5, 3, 4, 5, 6, 2.25));
+  printf("fpv %.3f\n", fpv(1, 2, 3, 4, 5, 6, 7, 8, 9, 3, 0.5, 0.25, 0.125));
+  printf("bigv %.3f\n", bigv(b, 2, 1.5, 2.5));
+  Big rv = bigretv(3, 1.5, 2.5, 3.5);
+  printf("bigretv %.1f %.1f %.1f %.1f %d\n", rv.v[0], rv.v[1], rv.v[2], rv.v[3], rv.tag);
+  char text[16];
+  int len = formatv(text, sizeof text, "%s-%d-%.2f-%c%c", "abc", 42, 3.14159, 'x', 'y');
+  printf("formatv %d [%s]\n", len, text);
   return 0;
 }

@@ -13,7 +13,9 @@ use crate::types::Type;
 
 use super::memory::{checked_size, Access, AllocKind};
 use super::value::{self, malformed, Val};
+use super::varargs::VaArea;
 use super::{ErrorKind, ErrorLocation, InterpError, Interpreter, R};
+use crate::varargs::VaIntrinsic;
 
 /// One activation of a defined function.
 pub(crate) struct Frame<'m> {
@@ -27,6 +29,8 @@ pub(crate) struct Frame<'m> {
     ret_to: Option<Value>,
     /// Reused buffer for block arguments.
     scratch: Vec<Val>,
+    /// The variable arguments of a variadic function's activation.
+    va_area: Option<VaArea>,
 }
 
 impl<'m> Frame<'m> {
@@ -131,6 +135,7 @@ enum Flow {
         callee: FuncId,
         args: Vec<Val>,
         result: Option<Value>,
+        va_area: Option<VaArea>,
     },
     Return(Option<Val>),
     /// A GPU thread reached a block-wide barrier (only under [`Interpreter::launch`]).
@@ -180,11 +185,16 @@ impl<'m> Interpreter<'m> {
             let tys = converted.iter().map(type_of_val).collect::<Vec<_>>();
             return Ok(self.call_external(f, converted, &tys)?);
         }
-        if f.signature.varargs {
-            return Err(varargs_unsupported(f).into());
-        }
+        let mut converted = converted;
+        let va_area = if f.signature.varargs {
+            let extra = converted.split_off(f.signature.params.len());
+            let tys = extra.iter().map(type_of_val).collect::<Vec<_>>();
+            Some(self.va_area(f, &extra, &tys)?)
+        } else {
+            None
+        };
         let mut stack = Vec::new();
-        self.push_frame(&mut stack, func, converted, None)?;
+        self.push_frame(&mut stack, func, converted, None, va_area)?;
         let result = self.run_loop(&mut stack);
         self.kill_frames(stack);
         match result? {
@@ -234,6 +244,7 @@ impl<'m> Interpreter<'m> {
         func_id: FuncId,
         args: Vec<Val>,
         ret_to: Option<Value>,
+        va_area: Option<VaArea>,
     ) -> R<()> {
         let module: &'m crate::module::Module = self.module;
         let func = module
@@ -258,14 +269,16 @@ impl<'m> Interpreter<'m> {
         for (p, a) in params.iter().zip(args) {
             *values.get_mut(p.index()).ok_or_else(|| malformed("bad parameter"))? = Some(a);
         }
+        let allocas = va_area.map_or_else(Vec::new, |a| vec![a.save, a.overflow]);
         stack.push(Frame {
             func,
             values,
             block: entry,
             pos: 0,
-            allocas: Vec::new(),
+            allocas,
             ret_to,
             scratch: Vec::new(),
+            va_area,
         });
         Ok(())
     }
@@ -315,9 +328,9 @@ impl<'m> Interpreter<'m> {
                     frame.pos += 1;
                     return Ok(Exit::Barrier);
                 }
-                Flow::Call { callee, args, result } => {
+                Flow::Call { callee, args, result, va_area } => {
                     frame.pos += 1;
-                    if let Err(e) = self.push_frame(stack, callee, args, result) {
+                    if let Err(e) = self.push_frame(stack, callee, args, result, va_area) {
                         if let Some(caller) = stack.last_mut() {
                             caller.pos -= 1;
                         }
@@ -639,8 +652,12 @@ impl<'m> Interpreter<'m> {
                 });
             }
         }
-        let vals = args.iter().map(|a| frame.get(*a).cloned()).collect::<R<Vec<_>>>()?;
+        let mut vals = args.iter().map(|a| frame.get(*a).cloned()).collect::<R<Vec<_>>>()?;
         let result = func_result(frame.func, inst);
+        if let Some(intrinsic) = VaIntrinsic::from_name(&f.name).filter(|_| f.is_declaration()) {
+            self.va_intrinsic(intrinsic, frame.va_area, frame.func, &vals)?;
+            return Ok(Flow::Next);
+        }
         if f.is_declaration() {
             let ret = match self.gpu_intrinsic(&f.name, &vals)? {
                 Some(super::grid::Intrinsic::Barrier) => return Ok(Flow::Barrier),
@@ -656,22 +673,19 @@ impl<'m> Interpreter<'m> {
             }
             return Ok(Flow::Next);
         }
-        if f.signature.varargs {
-            return Err(varargs_unsupported(f));
-        }
-        Ok(Flow::Call { callee, args: vals, result })
+        let va_area = if f.signature.varargs {
+            let extra = vals.split_off(f.signature.params.len().min(vals.len()));
+            let tys = args[vals.len()..].iter().map(|a| frame.ty(*a).cloned());
+            Some(self.va_area(f, &extra, &tys.collect::<R<Vec<_>>>()?)?)
+        } else {
+            None
+        };
+        Ok(Flow::Call { callee, args: vals, result, va_area })
     }
 }
 
 fn func_result(func: &Function, inst: Inst) -> Option<Value> {
     func.dfg.inst_result(inst)
-}
-
-fn varargs_unsupported(f: &Function) -> ErrorKind {
-    ErrorKind::Unsupported(format!(
-        "call to @{}, a defined function with variable arguments (va_arg is not interpreted)",
-        f.name
-    ))
 }
 
 /// Whether a call site's signature may call a function of signature `actual`.

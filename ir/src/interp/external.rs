@@ -10,8 +10,9 @@ use crate::heap::HeapFunction;
 use crate::types::Type;
 
 use super::libm;
-use super::memory::{Access, AllocKind};
+use super::memory::{Access, AllocKind, Memory};
 use super::value::Val;
+use super::varargs::{FormatArgs, VaListArgs};
 use super::{ErrorKind, Interpreter, R};
 
 /// Alignment of blocks from `malloc` and friends (glibc on x86-64).
@@ -264,6 +265,40 @@ impl<'m> Interpreter<'m> {
                 self.emit(stream, &text);
                 int(text.len() as i64)
             }
+            "vprintf" => {
+                let text = self.format_va(name, ptr(0)?, ptr(1)?)?;
+                self.emit(Stream::Stdout, &text);
+                int(text.len() as i64)
+            }
+            "vfprintf" => {
+                let stream = self.stream(name, ptr(0)?)?;
+                let text = self.format_va(name, ptr(1)?, ptr(2)?)?;
+                self.emit(stream, &text);
+                int(text.len() as i64)
+            }
+            "sprintf" | "snprintf" | "vsprintf" | "vsnprintf" => {
+                let bounded = name.contains('n');
+                let at = if bounded { 2 } else { 1 };
+                let text = if name.starts_with('v') {
+                    self.format_va(name, ptr(at)?, ptr(at + 1)?)?
+                } else {
+                    self.format(name, args, at)?
+                };
+                let capacity = if bounded { size(1)? } else { text.len() as u64 + 1 };
+                if capacity > 0 {
+                    let kept = (text.len() as u64).min(capacity - 1);
+                    let mut bytes = text[..kept as usize].to_vec();
+                    bytes.push(0);
+                    let op = match name {
+                        "sprintf" => "sprintf",
+                        "snprintf" => "snprintf",
+                        "vsprintf" => "vsprintf",
+                        _ => "vsnprintf",
+                    };
+                    self.mem.write_bytes(ptr(0)?, &bytes, Access::write(op))?;
+                }
+                int(text.len() as i64)
+            }
             "puts" => {
                 let mut text = self.mem.c_string(ptr(0)?, None, "puts")?;
                 text.push(b'\n');
@@ -400,13 +435,19 @@ impl<'m> Interpreter<'m> {
     }
 
     /// Formats `printf`-style: the format string is argument `at`, values follow it.
-    fn format(&self, name: &str, args: &[Val], at: usize) -> R<Vec<u8>> {
-        let fmt = self.mem.c_string(ptr_arg(name, args, at)?, None, "printf")?;
-        let mut next = at + 1;
-        let mut take = || {
-            next += 1;
-            next - 1
-        };
+    fn format(&mut self, name: &str, args: &[Val], at: usize) -> R<Vec<u8>> {
+        let fmt = ptr_arg(name, args, at)?;
+        self.format_from(name, fmt, &mut ValArgs { name, args, next: at + 1 })
+    }
+
+    /// Formats the format string at `fmt` with the arguments of the `va_list` at `ap`.
+    fn format_va(&mut self, name: &str, fmt: u64, ap: u64) -> R<Vec<u8>> {
+        self.format_from(name, fmt, &mut VaListArgs { name, ap })
+    }
+
+    /// Formats the format string at `fmt` with the values `values` yields.
+    fn format_from(&mut self, name: &str, fmt: u64, values: &mut dyn FormatArgs) -> R<Vec<u8>> {
+        let fmt = self.mem.c_string(fmt, None, "printf")?;
         let unsupported =
             |what: String| ErrorKind::BadExternalCall { name: name.to_string(), detail: what };
         let mut out = Vec::new();
@@ -425,7 +466,7 @@ impl<'m> Interpreter<'m> {
                 i += 1;
             }
             if fmt.get(i) == Some(&b'*') {
-                let w = int_arg(name, args, take())? as u32 as i32;
+                let w = values.int(&mut self.mem, 32)? as u32 as i32;
                 spec.push_str(&w.to_string());
                 i += 1;
             } else {
@@ -439,7 +480,7 @@ impl<'m> Interpreter<'m> {
                 i += 1;
                 let p = if fmt.get(i) == Some(&b'*') {
                     i += 1;
-                    int_arg(name, args, take())? as u32 as i32
+                    values.int(&mut self.mem, 32)? as u32 as i32
                 } else {
                     let mut p = 0i32;
                     while let Some(&c) = fmt.get(i).filter(|c| c.is_ascii_digit()) {
@@ -477,31 +518,32 @@ impl<'m> Interpreter<'m> {
             let text = match conv {
                 b'%' => b"%".to_vec(),
                 b'd' | b'i' => {
-                    let v = crate::constant::sign_extend(int_arg(name, args, take())?, bits) as i64;
+                    let v =
+                        crate::constant::sign_extend(values.int(&mut self.mem, bits)?, bits) as i64;
                     c_format(&format!("{spec}lld"), &CArg::Signed(v))?
                 }
                 b'u' | b'x' | b'X' | b'o' => {
-                    let v =
-                        crate::constant::mask_to_width(int_arg(name, args, take())?, bits) as u64;
+                    let v = crate::constant::mask_to_width(values.int(&mut self.mem, bits)?, bits)
+                        as u64;
                     c_format(&format!("{spec}ll{}", conv as char), &CArg::Unsigned(v))?
                 }
                 b'c' => {
-                    let c = int_arg(name, args, take())? as u8;
+                    let c = values.int(&mut self.mem, 32)? as u8;
                     c_format(&format!("{spec}c"), &CArg::Char(c_int::from(c)))?
                 }
                 b's' => {
-                    let p = ptr_arg(name, args, take())?;
+                    let p = values.ptr(&mut self.mem)?;
                     let bytes = self.mem.c_string(p, precision, "printf")?;
                     let s =
                         CString::new(bytes).map_err(|_| unsupported("string with NUL".into()))?;
                     c_format(&format!("{spec}s"), &CArg::Str(s))?
                 }
                 b'f' | b'F' | b'e' | b'E' | b'g' | b'G' | b'a' | b'A' if length != "L" => {
-                    let x = float_arg(name, args, take())?;
+                    let x = values.float(&mut self.mem)?;
                     c_format(&format!("{spec}{}", conv as char), &CArg::Double(x))?
                 }
                 b'p' => {
-                    let p = ptr_arg(name, args, take())?;
+                    let p = values.ptr(&mut self.mem)?;
                     c_format(&format!("{spec}p"), &CArg::Pointer(p))?
                 }
                 _ => {
@@ -512,6 +554,37 @@ impl<'m> Interpreter<'m> {
             out.extend_from_slice(&text);
         }
         Ok(out)
+    }
+}
+
+/// The `printf` family's own arguments, after the format string.
+struct ValArgs<'a> {
+    name: &'a str,
+    args: &'a [Val],
+    next: usize,
+}
+
+impl ValArgs<'_> {
+    fn take(&mut self) -> usize {
+        self.next += 1;
+        self.next - 1
+    }
+}
+
+impl FormatArgs for ValArgs<'_> {
+    fn int(&mut self, _: &mut Memory, _: u32) -> R<u128> {
+        let i = self.take();
+        int_arg(self.name, self.args, i)
+    }
+
+    fn float(&mut self, _: &mut Memory) -> R<f64> {
+        let i = self.take();
+        float_arg(self.name, self.args, i)
+    }
+
+    fn ptr(&mut self, _: &mut Memory) -> R<u64> {
+        let i = self.take();
+        ptr_arg(self.name, self.args, i)
     }
 }
 

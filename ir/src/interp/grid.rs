@@ -170,7 +170,7 @@ impl<'m> Interpreter<'m> {
         for ctx in &contexts {
             let mut stack = Vec::new();
             self.gpu = Some(*ctx);
-            self.push_frame(&mut stack, kernel, args.to_vec(), None)?;
+            self.push_frame(&mut stack, kernel, args.to_vec(), None, None)?;
             stacks.push(Some(stack));
         }
         let result = self.run_phases(&contexts, &mut stacks);

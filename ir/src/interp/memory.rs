@@ -558,6 +558,15 @@ impl Memory {
         }
     }
 
+    /// Writes `bytes` at `addr`, marking them initialized.
+    pub fn write_bytes(&mut self, addr: u64, bytes: &[u8], access: Access) -> R<()> {
+        if let Some((b, m)) = self.slices_mut(addr, bytes.len() as u64, access)? {
+            b.copy_from_slice(bytes);
+            m.fill(true);
+        }
+        Ok(())
+    }
+
     /// `memcpy`/`memmove`: copies bytes together with their initialized bits (copying
     /// uninitialized bytes is not an error). Overlapping `memcpy` ranges are reported,
     /// except for a copy onto itself.

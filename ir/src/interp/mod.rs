@@ -26,7 +26,9 @@
 //!   `memcmp` returns the difference of the first differing bytes;
 //! - `printf` conversions are formatted by the C library's `snprintf`, libm calls go to
 //!   the platform libm: the same routines native code calls;
-//! - calls to defined variadic functions are reported as unsupported (no `va_arg`).
+//! - calls to defined variadic functions lay their variable arguments out in a System V
+//!   register save area and overflow area (`varargs`), which clang's `va_arg` code reads;
+//!   `vprintf`, `vfprintf`, `vsnprintf` and `vsprintf` read them through the `va_list`.
 
 mod eval;
 mod external;
@@ -35,6 +37,7 @@ mod libm;
 mod memory;
 mod nvvm;
 mod value;
+mod varargs;
 
 use cranelift_entity::SecondaryMap;
 use thiserror::Error;

@@ -13,6 +13,7 @@ use crate::function::Signature;
 use crate::instructions::*;
 use crate::module::Module;
 use crate::types::Type;
+use crate::varargs::VaIntrinsic;
 
 use super::{symbol_name, type_problem, unknown_symbols, At, FuncVerifier};
 
@@ -388,7 +389,12 @@ impl<'a> FuncVerifier<'a> {
                 self.expect(at, op, "length", *len, Kind::Int);
             }
             I::Call { callee, args, .. } => match self.module.functions.get(*callee) {
-                Some(f) => self.check_call_args(at, Callee::Direct(&f.name), &f.signature, args),
+                Some(f) => {
+                    self.check_call_args(at, Callee::Direct(&f.name), &f.signature, args);
+                    if let Some(intrinsic) = VaIntrinsic::from_name(&f.name) {
+                        self.check_va_intrinsic(at, intrinsic, &f.signature);
+                    }
+                }
                 None => {
                     self.error(at, format!("call to unknown function {callee}"), "no such function")
                 }
@@ -522,6 +528,29 @@ impl<'a> FuncVerifier<'a> {
                 at,
                 format!("condition {name} of `select` has type {cond}, expected {expected}"),
                 format!("expected {expected}, found {cond}"),
+            );
+        }
+    }
+
+    /// `llvm.va_start` needs a variadic caller (its save area) and every `va_*` intrinsic
+    /// its one declaration shape: `fn(ptr)` or, for `va_copy`, `fn(ptr, ptr)`.
+    fn check_va_intrinsic(&mut self, at: At, intrinsic: VaIntrinsic, declared: &Signature) {
+        let name = intrinsic.name();
+        let expected = intrinsic.signature();
+        if *declared != expected {
+            let shape = if intrinsic.operand_count() == 2 { "fn(ptr, ptr)" } else { "fn(ptr)" };
+            self.error(
+                at,
+                format!("@{name} is declared with the wrong signature: it must be {shape}"),
+                format!("expected {shape}"),
+            );
+        }
+        if intrinsic == VaIntrinsic::Start && !self.func.signature.varargs {
+            let function = symbol_name(&self.func.name);
+            self.error(
+                at,
+                format!("@{name} in {function}, which is not variadic: there are no variable arguments to start"),
+                "only a function declared with `...` may call this",
             );
         }
     }
