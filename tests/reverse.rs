@@ -30,7 +30,7 @@ const O3: &[&str] = &["-O3", "-g"];
 
 /// Reverse-mode programs that also run at -O1 and -O3, where clang's code for them takes
 /// another shape (variadic helpers: how `va_arg` is lowered and what gets inlined).
-const EVERY_LEVEL: &[&str] = &["107_variadic_check"];
+const EVERY_LEVEL: &[&str] = &["109_variadic_check"];
 const MORE_LEVELS: &[(&str, &[&str], &[&str])] = &[("O1", O1, &[]), ("O3", O3, &[])];
 
 /// (name, clang flags, `adc build` flags). The `ad-before-opt` variants differentiate the
