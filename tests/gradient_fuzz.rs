@@ -41,11 +41,34 @@ use runner::{check, commands, Config, Finding, Tools, Verdict, CONFIGS, EXTRA_CO
 /// The seeds `cargo test` checks (a few minutes on two cores).
 const CI_SEEDS: std::ops::Range<u64> = 1..41;
 
-/// Seeds that fail today, each with its reason and tracked issue. They are listed as
-/// `[known failure]` and ignored, so CI checks every other seed; run them with
+/// Tests that fail today (`seed-N` of [`CI_SEEDS`], `found/<file>` of
+/// `tests/c/fuzz-found`), each with its reason. They are listed as `[known failure]` and
+/// ignored, so CI checks everything else; run them with
 /// `cargo test --test gradient_fuzz -- --include-ignored`. Remove an entry when its bug is
 /// fixed (nothing checks that automatically).
-const KNOWN_FAILURES: &[(u64, &str)] = &[];
+const KNOWN_FAILURES: &[(&str, &str)] = &[
+    ("seed-9", CONST_SOURCE_POINTER),
+    ("seed-14", LOADED_POINTER),
+    ("seed-21", LOADED_POINTER),
+    ("seed-22", LOADED_POINTER),
+    ("seed-31", LOADED_POINTER),
+    ("seed-32", LOADED_POINTER),
+    ("found/seed9_forward_const_double_ptr_read_by_noinline_helper", CONST_SOURCE_POINTER),
+    ("found/seed14_split_inplace_through_double_ptr_in_helper", LOADED_POINTER),
+    ("found/seed21_split_row_pointers_update", LOADED_POINTER),
+    ("found/seed22_split_struct_field_overwrite_in_helper", LOADED_POINTER),
+    ("found/seed31_split_row_pointer_inplace_in_loop", LOADED_POINTER),
+    ("found/seed32_split_struct_field_inplace_reversed", LOADED_POINTER),
+];
+
+/// Issue 23 (fixed on main after 4713f72): memory reached through a pointer loaded from
+/// memory (a struct's pointer field, `double **`, row pointers) was inactive.
+const LOADED_POINTER: &str = "issue 23: stores through pointers loaded from memory";
+
+/// `adc build` at -O2 refuses a noinline helper reading through a `Const` `double **`
+/// into `Dup` memory in forward mode ("cannot differentiate a pointer without shadow
+/// memory").
+const CONST_SOURCE_POINTER: &str = "forward mode: a Const double ** read by a noinline helper";
 
 /// How often a program gets a new point when the probe rejects one.
 const POINT_ATTEMPTS: u64 = 6;
@@ -124,6 +147,37 @@ fn run_trial(seed: u64) -> Result<(), Failed> {
     }
 }
 
+/// A program the fuzzer found (`tests/c/fuzz-found/*.c`): a regression test in every
+/// configuration.
+fn run_found(path: &Path) -> Result<(), Failed> {
+    let tools = Tools::from_env();
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("prog");
+    let dir = work_root().join("found").join(stem);
+    let source = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    match runner::check_source(&tools, &source, &dir, CONFIGS)? {
+        Verdict::Pass { .. } => Ok(()),
+        Verdict::Skip => Err("the probe rejects the saved point".into()),
+        Verdict::Fail(findings) => {
+            let mut text = String::new();
+            for f in &findings {
+                text.push_str(&format!("- {}\n{}\n", f.summary(), f.output));
+            }
+            text.push_str(&format!("reproduce:\n{}\n", commands(&tools, &findings[0].config)));
+            Err(text.into())
+        }
+    }
+}
+
+fn found_programs() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/fuzz-found");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    files.retain(|p| p.extension().is_some_and(|x| x == "c"));
+    files.sort();
+    files
+}
+
 fn seeds_from_env() -> Option<Vec<u64>> {
     let list = std::env::var("ADC_FUZZ_SEEDS").ok()?;
     Some(list.split(',').filter_map(|s| s.trim().parse().ok()).collect())
@@ -150,12 +204,21 @@ fn main() {
     if !present {
         eprintln!("notice: {} not found, the gradient fuzzer is ignored", runner::CLANG);
     }
-    let seeds = seeds_from_env().unwrap_or_else(|| CI_SEEDS.collect());
-    let trials = seeds
+    let explicit = seeds_from_env();
+    let mut trials: Vec<Trial> = Vec::new();
+    for seed in explicit.clone().unwrap_or_else(|| CI_SEEDS.collect()) {
+        trials.push(Trial::test(format!("seed-{seed}"), move || run_trial(seed)));
+    }
+    if explicit.is_none() {
+        for path in found_programs() {
+            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("prog").to_string();
+            trials.push(Trial::test(format!("found/{stem}"), move || run_found(&path)));
+        }
+    }
+    let trials = trials
         .into_iter()
-        .map(|seed| {
-            let trial = Trial::test(format!("seed-{seed}"), move || run_trial(seed));
-            if KNOWN_FAILURES.iter().any(|(s, _)| *s == seed) {
+        .map(|trial| {
+            if KNOWN_FAILURES.iter().any(|(name, _)| *name == trial.name()) {
                 trial.with_kind("known failure").with_ignored_flag(true)
             } else {
                 trial.with_ignored_flag(!present)
@@ -214,7 +277,7 @@ fn hunt(minutes: f64) -> i32 {
                             programs.fetch_add(1, Ordering::Relaxed);
                             let summary: Vec<String> = findings.iter().map(|f| f.summary()).collect();
                             eprintln!("seed {seed}: FAIL {}", summary.join("; "));
-                            let budget = Duration::from_secs(240);
+                            let budget = Duration::from_secs(150);
                             let (text, source) = report(&tools, seed, &program, &findings, &dir, budget);
                             let _ = std::fs::write(out.join(format!("seed-{seed}.c")), source);
                             let _ = std::fs::write(out.join(format!("seed-{seed}.txt")), &text);

@@ -254,7 +254,7 @@ impl Writer<'_> {
             Base::Param(k) => format!("a{k}"),
             Base::Coef(k) => format!("m{k}->coef"),
             Base::Row(k, r) => format!("rows{k}[{}]", self.index(r)),
-            Base::Local(k) if self.p.locals[*k].heap => format!("h{k}"),
+            Base::Local(k) if self.p.locals[*k].heap => format!("heap{k}"),
             Base::Local(k) => format!("l{k}"),
         }
     }
@@ -446,7 +446,7 @@ impl Writer<'_> {
         let _ = writeln!(out, "  real result = {};", self.expr(&p.ret, &[]));
         for (k, l) in p.locals.iter().enumerate() {
             if used.locals[k] && l.heap {
-                let _ = writeln!(out, "  free(h{k});");
+                let _ = writeln!(out, "  free(heap{k});");
             }
         }
         let _ = writeln!(out, "  return result;\n}}");

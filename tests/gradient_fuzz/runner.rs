@@ -188,10 +188,10 @@ fn text(out: &Output) -> String {
 
 /// Writes the program to `dir/prog.c` and screens its point with the probe (clang alone).
 /// `Ok(Some(reason))`: rejected.
-fn write_and_probe(program: &Program, dir: &Path) -> Result<Option<String>, String> {
+fn write_and_probe(text_of_program: &str, dir: &Path) -> Result<Option<String>, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let source = dir.join("prog.c");
-    std::fs::write(&source, render(program)).map_err(|e| e.to_string())?;
+    std::fs::write(&source, text_of_program).map_err(|e| e.to_string())?;
     let probe = dir.join("probe");
     let mut clang = Command::new(CLANG);
     clang.args(["-O0", "-DFUZZ_PROBE_ONLY", "-Wall", "-Werror"]);
@@ -387,7 +387,17 @@ pub fn check(
     dir: &Path,
     configs: &[Config],
 ) -> Result<Verdict, String> {
-    if let Some(reason) = write_and_probe(program, dir)? {
+    check_source(tools, &render(program), dir, configs)
+}
+
+/// Checks a rendered program (a generated one, or one saved in `tests/c/fuzz-found`).
+pub fn check_source(
+    tools: &Tools,
+    source: &str,
+    dir: &Path,
+    configs: &[Config],
+) -> Result<Verdict, String> {
+    if let Some(reason) = write_and_probe(source, dir)? {
         let _ = reason;
         return Ok(Verdict::Skip);
     }
