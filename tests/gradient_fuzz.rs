@@ -84,7 +84,8 @@ fn check_seed(
     let mut program = generate(seed);
     for attempt in 0..POINT_ATTEMPTS {
         if attempt > 0 {
-            program.value_seed = program.value_seed.wrapping_mul(6364136223846793005).wrapping_add(attempt);
+            program.value_seed =
+                program.value_seed.wrapping_mul(6364136223846793005).wrapping_add(attempt);
         }
         match check(tools, &program, dir, configs)? {
             Verdict::Skip => continue,
@@ -249,11 +250,15 @@ fn hunt(minutes: f64) -> i32 {
         });
     let deadline = Instant::now() + Duration::from_secs_f64(minutes * 60.0);
     let next = AtomicU64::new(first);
-    let (programs, skipped, checks) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0));
+    let (programs, skipped, checks) =
+        (AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0));
     let failures: Mutex<Vec<(u64, String)>> = Mutex::new(Vec::new());
     let errors: Mutex<Vec<(u64, String)>> = Mutex::new(Vec::new());
     let configs: Vec<Config> = CONFIGS.iter().chain(EXTRA_CONFIGS).copied().collect();
-    eprintln!("hunting for {minutes} min with {jobs} job(s) from seed {first}; failures go to {}", out.display());
+    eprintln!(
+        "hunting for {minutes} min with {jobs} job(s) from seed {first}; failures go to {}",
+        out.display()
+    );
     std::thread::scope(|scope| {
         for _ in 0..jobs {
             scope.spawn(|| {
@@ -275,10 +280,12 @@ fn hunt(minutes: f64) -> i32 {
                         Ok(Some((_, Verdict::Skip))) => {}
                         Ok(Some((program, Verdict::Fail(findings)))) => {
                             programs.fetch_add(1, Ordering::Relaxed);
-                            let summary: Vec<String> = findings.iter().map(|f| f.summary()).collect();
+                            let summary: Vec<String> =
+                                findings.iter().map(|f| f.summary()).collect();
                             eprintln!("seed {seed}: FAIL {}", summary.join("; "));
                             let budget = Duration::from_secs(150);
-                            let (text, source) = report(&tools, seed, &program, &findings, &dir, budget);
+                            let (text, source) =
+                                report(&tools, seed, &program, &findings, &dir, budget);
                             let _ = std::fs::write(out.join(format!("seed-{seed}.c")), source);
                             let _ = std::fs::write(out.join(format!("seed-{seed}.txt")), &text);
                             failures.lock().unwrap().push((seed, summary.join("; ")));

@@ -160,15 +160,41 @@ pub enum Op {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Stmt {
-    Store { base: Base, index: Index, op: Op, value: Expr },
-    SetScalar { dst: Scalar, op: Op, value: Expr },
-    Loop { bound: Bound, body: Vec<Stmt> },
+    Store {
+        base: Base,
+        index: Index,
+        op: Op,
+        value: Expr,
+    },
+    SetScalar {
+        dst: Scalar,
+        op: Op,
+        value: Expr,
+    },
+    Loop {
+        bound: Bound,
+        body: Vec<Stmt>,
+    },
     /// `if (cond > threshold) { then } else { otherwise }`: a branch on data.
-    If { cond: Expr, threshold: f64, then: Vec<Stmt>, otherwise: Vec<Stmt> },
+    If {
+        cond: Expr,
+        threshold: f64,
+        then: Vec<Stmt>,
+        otherwise: Vec<Stmt>,
+    },
     /// `hK(dst, src, n, scale)` of an array helper.
-    CallArray { helper: usize, dst: Base, src: Base, scale: Expr },
+    CallArray {
+        helper: usize,
+        dst: Base,
+        src: Base,
+        scale: Expr,
+    },
     /// `hK(mP, scale)` of a struct helper.
-    CallStruct { helper: usize, param: usize, scale: Expr },
+    CallStruct {
+        helper: usize,
+        param: usize,
+        scale: Expr,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -179,8 +205,7 @@ pub enum HelperKind {
     /// `Arg(0) = src[k]`, `Arg(1) = s`, `Arg(2) = dst[k]`.
     Array(Op),
     /// `void hK(M *m, T s)`: for k < m->n, `m->coef[k] op= body` with
-    /// `Arg(0) = m->coef[k]`, `Arg(1) = s`, `Arg(2) = m->s`; then `m->s += Arg(0)`-free
-    /// update `m->s = m->s * 0.5 + s`.
+    /// `Arg(0) = m->coef[k]`, `Arg(1) = s`, `Arg(2) = m->s`; then `m->s = m->s * 0.5 + s`.
     Struct(Op),
 }
 
@@ -313,10 +338,8 @@ pub fn generate(seed: u64) -> Program {
     let ret = g.expr(2);
     let mut requests = Vec::new();
     for mode in [Mode::Reverse, Mode::Forward, Mode::Split] {
-        let acts = params
-            .iter()
-            .map(|_| if g.rng.chance(75) { Act::Diff } else { Act::Const })
-            .collect();
+        let acts =
+            params.iter().map(|_| if g.rng.chance(75) { Act::Diff } else { Act::Const }).collect();
         requests.push(Request { mode, acts });
     }
     let value_seed = g.rng.next_u64();
@@ -391,7 +414,14 @@ impl Gen<'_> {
     }
 
     fn binop(&mut self) -> BinOp {
-        *self.rng.pick(&[BinOp::Add, BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Mul, BinOp::SafeDiv])
+        *self.rng.pick(&[
+            BinOp::Add,
+            BinOp::Add,
+            BinOp::Sub,
+            BinOp::Mul,
+            BinOp::Mul,
+            BinOp::SafeDiv,
+        ])
     }
 
     /// An index valid for an array of `len` elements.
@@ -418,13 +448,13 @@ impl Gen<'_> {
         }
     }
 
-    /// An array of any parameter or local; `writable` excludes nothing today (every
-    /// written pointer parameter becomes `Dup`), but keeps the intent visible.
+    /// An array of any parameter or local (read or written: every written pointer
+    /// parameter becomes `Dup`).
     fn base(&mut self) -> Option<Base> {
         let mut choices = Vec::new();
         for (k, p) in self.params.iter().enumerate() {
             match p {
-                ParamKind::Array | ParamKind::PtrPtr => choices.push(0 + 4 * k),
+                ParamKind::Array | ParamKind::PtrPtr => choices.push(4 * k),
                 ParamKind::Struct => choices.push(1 + 4 * k),
                 ParamKind::Rows => choices.push(2 + 4 * k),
                 ParamKind::Scalar => {}

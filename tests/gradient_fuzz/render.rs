@@ -183,7 +183,12 @@ fn slots(p: &Program, used: &Usage) -> Vec<Slot> {
     }
     if out.is_empty() {
         // C has no empty arrays: a program without parameters gets one inert slot.
-        out.push(Slot { lvalue: "pad".into(), label: "pad".into(), param: NO_PARAM, memory: false });
+        out.push(Slot {
+            lvalue: "pad".into(),
+            label: "pad".into(),
+            param: NO_PARAM,
+            memory: false,
+        });
     }
     out
 }
@@ -331,10 +336,8 @@ impl Writer<'_> {
                     Bound::N => "n",
                     Bound::Rows => "ROWS",
                 };
-                let _ = writeln!(
-                    out,
-                    "{pad}for (int i{depth} = 0; i{depth} < {limit}; i{depth}++) {{"
-                );
+                let _ =
+                    writeln!(out, "{pad}for (int i{depth} = 0; i{depth} < {limit}; i{depth}++) {{");
                 self.stmts(out, body, depth + 1, indent + 1);
                 let _ = writeln!(out, "{pad}}}");
             }
@@ -487,12 +490,7 @@ struct Numerics {
 fn numerics(prec: Prec) -> Numerics {
     match prec {
         // 2^-20 and 2^-10: x ± h v stays exact on the inputs' grid.
-        Prec::F64 => Numerics {
-            step: "0x1p-20",
-            tol: "1e-6",
-            primal_tol: "1e-9",
-            margin: "1e-3",
-        },
+        Prec::F64 => Numerics { step: "0x1p-20", tol: "1e-6", primal_tol: "1e-9", margin: "1e-3" },
         Prec::F32 => Numerics { step: "0x1p-10", tol: "2e-2", primal_tol: "1e-4", margin: "5e-2" },
     }
 }
@@ -529,7 +527,8 @@ pub fn render(p: &Program) -> String {
     test.function(&mut o, &used);
     let _ = write!(o, "#ifndef FUZZ_PROBE_ONLY\n{WRAPPERS}#endif\n#endif /* kernel */\n");
     o.push_str(
-        "\n/* ---- The checking harness (compiled by clang). ---- */\n#ifndef FUZZ_KERNEL\n");
+        "\n/* ---- The checking harness (compiled by clang). ---- */\n#ifndef FUZZ_KERNEL\n",
+    );
     let _ = write!(o, "#ifndef FUZZ_PROBE_ONLY\n{PROTOTYPES}#endif\n");
     let proto = Writer { p, suffix: "", probe: false };
     let mut sig = String::new();
@@ -603,8 +602,10 @@ pub fn render(p: &Program) -> String {
     let _ = writeln!(o, "static const int slot_memory[NSLOT] = {{{}}};", list(memory));
     let x0_values: Vec<f64> =
         slots.iter().map(|s| draw(p.value_seed, "x", &s.label, -1.0, 1.0, 1024.0)).collect();
-    let w_values: Vec<f64> = slots.iter().map(|s| sign_weight(p.value_seed, "w", &s.label)).collect();
-    let v_values: Vec<f64> = slots.iter().map(|s| sign_weight(p.value_seed, "v", &s.label)).collect();
+    let w_values: Vec<f64> =
+        slots.iter().map(|s| sign_weight(p.value_seed, "w", &s.label)).collect();
+    let v_values: Vec<f64> =
+        slots.iter().map(|s| sign_weight(p.value_seed, "v", &s.label)).collect();
     let x0 = x0_values.iter().map(|x| format!("{x:?}")).collect();
     let _ = writeln!(o, "/* The point of evaluation. */");
     let _ = writeln!(o, "static const double x0[NSLOT] = {{\n  {}}};", list(x0));
@@ -623,8 +624,10 @@ pub fn render(p: &Program) -> String {
     );
 
     let args_of = |frame: &str| -> String {
-        let mut a: Vec<String> =
-            (0..p.params.len()).filter(|&k| used.params[k]).map(|k| frame_arg(p, k, frame)).collect();
+        let mut a: Vec<String> = (0..p.params.len())
+            .filter(|&k| used.params[k])
+            .map(|k| frame_arg(p, k, frame))
+            .collect();
         a.push("LEN".into());
         a.push("idx_table".into());
         a.join(", ")
@@ -783,7 +786,11 @@ pub fn render(p: &Program) -> String {
                 continue;
             }
             if slot.memory {
-                let _ = writeln!(dump, "    printf(\"V {name} {s} %a\\n\", (double)sh.{});", slot.lvalue);
+                let _ = writeln!(
+                    dump,
+                    "    printf(\"V {name} {s} %a\\n\", (double)sh.{});",
+                    slot.lvalue
+                );
             } else if let Some(j) = actives.iter().position(|&k| k == slot.param) {
                 let _ = writeln!(dump, "    printf(\"V {name} {s} %a\\n\", (double)g[{j}]);");
             }

@@ -112,7 +112,9 @@ impl Finding {
 
 pub enum Verdict {
     /// Every configuration passed `checks` comparisons each.
-    Pass { checks: usize },
+    Pass {
+        checks: usize,
+    },
     /// The probe rejected the point (near a kink, or values too large).
     Skip,
     Fail(Vec<Finding>),
@@ -195,7 +197,11 @@ fn write_and_probe(text_of_program: &str, dir: &Path) -> Result<Option<String>, 
     let probe = dir.join("probe");
     let mut clang = Command::new(CLANG);
     clang.args(["-O0", "-DFUZZ_PROBE_ONLY", "-Wall", "-Werror"]);
-    clang.args(["-Wno-unused-function", "-Wno-unused-const-variable", "-Wno-unused-but-set-variable"]);
+    clang.args([
+        "-Wno-unused-function",
+        "-Wno-unused-const-variable",
+        "-Wno-unused-but-set-variable",
+    ]);
     clang.arg(&source).arg("-lm").arg("-o").arg(&probe);
     let out = run(&mut clang)?;
     if !out.status.success() {
@@ -332,7 +338,12 @@ fn compare_dumps(
     exited: bool,
 ) -> Result<(usize, String), Finding> {
     let got = dumped(output);
-    let crash = |output: String| Finding { config: *config, kind: FindingKind::Crash, modes: vec![], output };
+    let crash = |output: String| Finding {
+        config: *config,
+        kind: FindingKind::Crash,
+        modes: vec![],
+        output,
+    };
     if !exited || got.is_empty() {
         return Err(crash(output.to_string()));
     }

@@ -25,12 +25,20 @@ fn expr_variants(e: &Expr) -> Vec<Expr> {
     out.push(Expr::Lit(0.5));
     match e {
         Expr::Bin(op, a, b) => {
-            out.extend(expr_variants(a).into_iter().map(|a| Expr::Bin(*op, Box::new(a), b.clone())));
-            out.extend(expr_variants(b).into_iter().map(|b| Expr::Bin(*op, a.clone(), Box::new(b))));
+            out.extend(
+                expr_variants(a).into_iter().map(|a| Expr::Bin(*op, Box::new(a), b.clone())),
+            );
+            out.extend(
+                expr_variants(b).into_iter().map(|b| Expr::Bin(*op, a.clone(), Box::new(b))),
+            );
         }
         Expr::Call(h, a, b) => {
-            out.extend(expr_variants(a).into_iter().map(|a| Expr::Call(*h, Box::new(a), b.clone())));
-            out.extend(expr_variants(b).into_iter().map(|b| Expr::Call(*h, a.clone(), Box::new(b))));
+            out.extend(
+                expr_variants(a).into_iter().map(|a| Expr::Call(*h, Box::new(a), b.clone())),
+            );
+            out.extend(
+                expr_variants(b).into_iter().map(|b| Expr::Call(*h, a.clone(), Box::new(b))),
+            );
         }
         Expr::Fun(f, a) => {
             out.extend(expr_variants(a).into_iter().map(|a| Expr::Fun(*f, Box::new(a))));
@@ -45,7 +53,12 @@ fn stmt_variants(s: &Stmt) -> Vec<Stmt> {
     match s {
         Stmt::Store { base, index, op, value } => {
             for v in expr_variants(value) {
-                out.push(Stmt::Store { base: base.clone(), index: index.clone(), op: *op, value: v });
+                out.push(Stmt::Store {
+                    base: base.clone(),
+                    index: index.clone(),
+                    op: *op,
+                    value: v,
+                });
             }
         }
         Stmt::SetScalar { dst, op, value } => {
@@ -178,14 +191,17 @@ pub fn shrink(
     budget: Duration,
 ) -> Shrunk {
     let start = Instant::now();
-    let mut best = Shrunk { program: program.clone(), finding: finding.clone(), steps: 0, tries: 0 };
+    let mut best =
+        Shrunk { program: program.clone(), finding: finding.clone(), steps: 0, tries: 0 };
     'outer: while start.elapsed() < budget {
         for candidate in program_variants(&best.program) {
             if start.elapsed() >= budget {
                 break 'outer;
             }
             best.tries += 1;
-            let Ok(Verdict::Fail(found)) = check(tools, &candidate, dir, &reproducing(&finding.config)) else {
+            let Ok(Verdict::Fail(found)) =
+                check(tools, &candidate, dir, &reproducing(&finding.config))
+            else {
                 continue;
             };
             if let Some(f) = found.into_iter().find(|f| f.same_as(finding)) {
