@@ -185,6 +185,63 @@ fn found_programs() -> Vec<PathBuf> {
     files
 }
 
+/// The interpreter's values are compared through C's `%a` text.
+fn self_hex_floats() -> Result<(), Failed> {
+    let cases = [
+        ("0x1.8p+0", 1.5),
+        ("-0x1.cp-1", -0.875),
+        ("0x0p+0", 0.0),
+        ("0x1.999999999999ap-4", 0.1),
+        ("-0x1p-1074", -f64::from_bits(1)),
+        ("inf", f64::INFINITY),
+    ];
+    for (text, want) in cases {
+        let got = runner::parse_hex_float(text);
+        if got != Some(want) {
+            return Err(format!("{text}: got {got:?}, want {want}").into());
+        }
+    }
+    match runner::parse_hex_float("0x1.zp+0") {
+        None => Ok(()),
+        Some(v) => Err(format!("0x1.zp+0 parsed as {v}").into()),
+    }
+}
+
+/// A seed names one program: rendering is a function of the seed alone.
+fn self_deterministic() -> Result<(), Failed> {
+    for seed in 1..50 {
+        let (a, b) = (render::render(&generate(seed)), render::render(&generate(seed)));
+        if a != b {
+            return Err(format!("seed {seed} renders two different programs").into());
+        }
+        if a == render::render(&generate(seed + 1)) {
+            return Err(format!("seeds {seed} and {} render the same program", seed + 1).into());
+        }
+    }
+    Ok(())
+}
+
+/// Shrinking only proposes valid C: every candidate of a few programs compiles (clang
+/// with -Werror, probe build) and its probe runs.
+fn self_shrink_candidates_compile() -> Result<(), Failed> {
+    if !Tools::clang_present() {
+        return Ok(());
+    }
+    let dir = work_root().join("self");
+    for seed in [3, 7] {
+        let program = generate(seed);
+        let candidates = shrink::program_variants(&program);
+        if candidates.is_empty() {
+            return Err(format!("seed {seed}: no shrink candidates").into());
+        }
+        // Every eighth candidate: the list is long and each costs a clang run.
+        for candidate in candidates.iter().step_by(8) {
+            runner::write_and_probe(&render::render(candidate), &dir)?;
+        }
+    }
+    Ok(())
+}
+
 fn seeds_from_env() -> Option<Vec<u64>> {
     let list = std::env::var("ADC_FUZZ_SEEDS").ok()?;
     Some(list.split(',').filter_map(|s| s.trim().parse().ok()).collect())
@@ -221,6 +278,12 @@ fn main() {
             let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("prog").to_string();
             trials.push(Trial::test(format!("found/{stem}"), move || run_found(&path)));
         }
+    }
+    if explicit.is_none() {
+        trials.push(Trial::test("self/hex-floats", self_hex_floats));
+        trials.push(Trial::test("self/deterministic", self_deterministic));
+        let probe = Trial::test("self/shrink-candidates-compile", self_shrink_candidates_compile);
+        trials.push(probe);
     }
     let trials = trials
         .into_iter()

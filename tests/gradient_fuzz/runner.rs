@@ -190,7 +190,7 @@ fn text(out: &Output) -> String {
 
 /// Writes the program to `dir/prog.c` and screens its point with the probe (clang alone).
 /// `Ok(Some(reason))`: rejected.
-fn write_and_probe(text_of_program: &str, dir: &Path) -> Result<Option<String>, String> {
+pub fn write_and_probe(text_of_program: &str, dir: &Path) -> Result<Option<String>, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let source = dir.join("prog.c");
     std::fs::write(&source, text_of_program).map_err(|e| e.to_string())?;
@@ -310,7 +310,7 @@ fn dumped(output: &str) -> Vec<(String, f64)> {
 }
 
 /// C's `%a` format (`-0x1.8p-3`, `0x0p+0`, `inf`, `nan`).
-fn parse_hex_float(text: &str) -> Option<f64> {
+pub fn parse_hex_float(text: &str) -> Option<f64> {
     let (negative, t) = match text.strip_prefix('-') {
         Some(rest) => (true, rest),
         None => (false, text),
@@ -322,7 +322,9 @@ fn parse_hex_float(text: &str) -> Option<f64> {
         for (k, c) in frac.chars().enumerate() {
             m += c.to_digit(16)? as f64 / 16f64.powi(k as i32 + 1);
         }
-        m * 2f64.powi(exp.parse().ok()?)
+        // In two halves: 2^-1074 alone underflows in powi.
+        let e: i32 = exp.parse().ok()?;
+        m * 2f64.powi(e / 2) * 2f64.powi(e - e / 2)
     } else {
         t.parse().ok()?
     };

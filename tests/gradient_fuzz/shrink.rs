@@ -129,7 +129,7 @@ fn list_variants(list: &[Stmt]) -> Vec<Vec<Stmt>> {
     out
 }
 
-fn program_variants(p: &Program) -> Vec<Program> {
+pub fn program_variants(p: &Program) -> Vec<Program> {
     let mut out = Vec::new();
     if p.requests.len() > 1 {
         for k in 0..p.requests.len() {
