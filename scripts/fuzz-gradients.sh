@@ -6,13 +6,14 @@
 #
 #   scripts/fuzz-gradients.sh --minutes 30 [--jobs 2] [--out DIR] [--first-seed N] [--adc PATH]
 #
-# --adc checks another adc binary (default: this checkout's release build, built first).
+# --adc checks another adc binary (default: this checkout's release build, built first);
+# --out defaults to target/fuzz-found.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 minutes=5
 jobs=2
-out=fuzz-found
+out=target/fuzz-found
 first=""
 adc=""
 while [ $# -gt 0 ]; do
@@ -22,11 +23,12 @@ while [ $# -gt 0 ]; do
     --out) out="$2"; shift 2 ;;
     --first-seed) first="$2"; shift 2 ;;
     --adc) adc="$2"; shift 2 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
     *) echo "fuzz-gradients.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 
+case "$out" in /*) ;; *) out="$PWD/$out" ;; esac
 if [ -z "$adc" ]; then
   cargo build --release --bin adc
   adc="$PWD/target/release/adc"
