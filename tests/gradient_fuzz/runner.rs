@@ -201,6 +201,8 @@ pub fn write_and_probe(text_of_program: &str, dir: &Path) -> Result<Option<Strin
         "-Wno-unused-function",
         "-Wno-unused-const-variable",
         "-Wno-unused-but-set-variable",
+        // The generator may write `x = x` (a scalar assigned an expression of itself).
+        "-Wno-self-assign",
     ]);
     clang.arg(&source).arg("-lm").arg("-o").arg(&probe);
     let out = run(&mut clang)?;
