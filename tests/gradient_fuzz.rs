@@ -46,35 +46,7 @@ const CI_SEEDS: std::ops::Range<u64> = 1..41;
 /// ignored, so CI checks everything else; run them with
 /// `cargo test --test gradient_fuzz -- --include-ignored`. Remove an entry when its bug is
 /// fixed (nothing checks that automatically).
-const KNOWN_FAILURES: &[(&str, &str)] = &[
-    ("seed-9", CONST_SOURCE_POINTER),
-    ("seed-14", LOADED_POINTER),
-    ("seed-21", LOADED_POINTER),
-    ("seed-22", LOADED_POINTER),
-    ("seed-31", LOADED_POINTER),
-    ("seed-32", LOADED_POINTER),
-    ("found/seed9_forward_const_double_ptr_read_by_noinline_helper", CONST_SOURCE_POINTER),
-    ("found/seed1053_reverse_const_row_pointer_read_by_noinline_helper", CONST_ROW_SOURCE),
-    ("found/seed14_split_inplace_through_double_ptr_in_helper", LOADED_POINTER),
-    ("found/seed21_split_row_pointers_update", LOADED_POINTER),
-    ("found/seed22_split_struct_field_overwrite_in_helper", LOADED_POINTER),
-    ("found/seed31_split_row_pointer_inplace_in_loop", LOADED_POINTER),
-    ("found/seed32_split_struct_field_inplace_reversed", LOADED_POINTER),
-];
-
-/// Issue 23 (fixed on main after 4713f72): memory reached through a pointer loaded from
-/// memory (a struct's pointer field, `double **`, row pointers) was inactive.
-const LOADED_POINTER: &str = "issue 23: stores through pointers loaded from memory";
-
-/// `adc build` at -O2 refuses, in reverse mode, a noinline helper that adds a row read
-/// through `Const` row pointers into `Dup` memory ("cannot differentiate a shadow of the
-/// address").
-const CONST_ROW_SOURCE: &str = "reverse mode: a Const row pointer read by a noinline helper";
-
-/// `adc build` at -O2 refuses a noinline helper reading through a `Const` `double **`
-/// into `Dup` memory in forward mode ("cannot differentiate a pointer without shadow
-/// memory").
-const CONST_SOURCE_POINTER: &str = "forward mode: a Const double ** read by a noinline helper";
+const KNOWN_FAILURES: &[(&str, &str)] = &[];
 
 /// How often a program gets a new point when the probe rejects one.
 const POINT_ATTEMPTS: u64 = 6;
