@@ -39,7 +39,8 @@ failed=0
 declare -A classes
 for ((seed = start; seed < start + count; seed++)); do
   prog="$work/p$seed.c"
-  csmith --seed "$seed" --no-volatiles --no-packed-struct -o "$prog" >/dev/null 2>&1 || {
+  # csmith writes platform.info into the current directory.
+  (cd "$work" && csmith --seed "$seed" --no-volatiles --no-packed-struct -o "$prog") >/dev/null 2>&1 || {
     skipped=$((skipped + 1)); continue
   }
   clang-19 -O0 -w -I"$include" "$prog" -o "$work/ref" 2>/dev/null || {

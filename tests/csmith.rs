@@ -49,7 +49,9 @@ fn run(seed: u32, level: &str, out: &Path) -> Result<(), Failed> {
     let dir = out.join(format!("{level}-{seed}"));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let program = dir.join("program.c");
+    // csmith writes platform.info into its current directory.
     let generated = Command::new("csmith")
+        .current_dir(&dir)
         .args(["--seed", &seed.to_string(), "--no-volatiles", "--no-packed-struct", "-o"])
         .arg(&program)
         .output()

@@ -591,7 +591,9 @@ impl<M: ClModule> Lower<'_, '_, M> {
             // The vector's bytes, as in memory, one constant-pool entry per chunk.
             let mut bytes = vec![0u8; ty.size().next_multiple_of(16) as usize];
             crate::data::write_constant(ty, value, 0, &mut bytes, &mut Vec::new())?;
-            for piece in bytes.chunks(16) {
+            // Only the lanes' bytes: the size in memory may be padded (<12 x f32> takes 64).
+            let lane_bytes = u64::from(ty.lanes()) * ty.lane_type().size();
+            for piece in bytes[..lane_bytes as usize].chunks(16) {
                 let c = self.b.func.dfg.constants.insert(ir::ConstantData::from(piece));
                 out.push(self.b.ins().vconst(chunk, c));
             }
