@@ -418,3 +418,115 @@ mod tests {
         assert_eq!(piece_align(1, 4, 32), 1);
     }
 }
+
+#[cfg(test)]
+mod semantics {
+    use adc_ir::interp::{Interpreter, Val};
+
+    /// i24 operations imported from LLVM text and run in the interpreter, against the same
+    /// operations computed here on 24-bit two's complement.
+    const OPS: &str = r#"
+define i32 @wrap(i32 %a, i32 %b) {
+  %x = trunc i32 %a to i24
+  %y = trunc i32 %b to i24
+  %s = add i24 %x, %y
+  %m = mul i24 %s, %y
+  %l = shl i24 %m, 3
+  %r = zext i24 %l to i32
+  ret i32 %r
+}
+define i32 @signed(i32 %a, i32 %b) {
+  %x = trunc i32 %a to i24
+  %y = trunc i32 %b to i24
+  %q = sdiv i24 %x, %y
+  %m = srem i24 %x, %y
+  %h = ashr i24 %x, 5
+  %s = add i24 %q, %m
+  %t = xor i24 %s, %h
+  %r = sext i24 %t to i32
+  ret i32 %r
+}
+define i32 @compare(i32 %a, i32 %b) {
+  %x = trunc i32 %a to i24
+  %y = trunc i32 %b to i24
+  %lt = icmp slt i24 %x, %y
+  %ult = icmp ult i24 %x, %y
+  %l = zext i1 %lt to i32
+  %u = zext i1 %ult to i32
+  %u2 = shl i32 %u, 1
+  %r = or i32 %l, %u2
+  ret i32 %r
+}
+define double @to_float(i32 %a) {
+  %x = trunc i32 %a to i24
+  %f = sitofp i24 %x to double
+  ret double %f
+}
+define i64 @widen(i32 %a) {
+  %x = trunc i32 %a to i24
+  %w = sext i24 %x to i40
+  %d = mul i40 %w, 1000003
+  %r = sext i40 %d to i64
+  ret i64 %r
+}
+define i64 @memory(i32 %a) {
+  %p = alloca i64, align 8
+  store i64 -1, ptr %p, align 8
+  %q = getelementptr i8, ptr %p, i64 2
+  %x = trunc i32 %a to i24
+  store i24 %x, ptr %q, align 1
+  %back = load i24, ptr %q, align 1
+  %same = icmp eq i24 %back, %x
+  %w = load i64, ptr %p, align 8
+  %r = select i1 %same, i64 %w, i64 0
+  ret i64 %r
+}
+"#;
+
+    fn sx(v: i64, bits: u32) -> i64 {
+        (v << (64 - bits)) >> (64 - bits)
+    }
+
+    fn run(name: &str, args: &[u32]) -> Val {
+        let llvm = llvm_ir::Module::from_ir_str(OPS).expect("valid LLVM text");
+        let module = crate::import_module(&llvm).expect("imports");
+        adc_ir::verify::verify_module(&module).expect("verifies");
+        let f = module.function_by_name(name).expect("defined");
+        let mut interp = Interpreter::new(&module).expect("interpreter");
+        let args: Vec<Val> = args.iter().map(|&a| Val::Int(u128::from(a))).collect();
+        interp.call(f, &args).expect("runs").expect("returns")
+    }
+
+    fn int(v: Val) -> u128 {
+        match v {
+            Val::Int(n) => n,
+            other => panic!("not an integer: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn i24_arithmetic_wraps_and_signs_like_llvm() {
+        let samples: [i64; 7] = [0, 1, -1, 0x7f_ffff, -0x80_0000, 123_456, -98_765];
+        for &a in &samples {
+            for &b in &samples {
+                let (ua, ub) = (a as u32, b as u32);
+                let wrap = ((((a + b) * b) << 3) & 0xff_ffff) as u128;
+                assert_eq!(int(run("wrap", &[ua, ub])), wrap, "wrap({a}, {b})");
+                let (x, y) = (sx(a, 24), sx(b, 24));
+                let lt = u128::from(x < y) | (u128::from((x & 0xff_ffff) < (y & 0xff_ffff)) << 1);
+                assert_eq!(int(run("compare", &[ua, ub])), lt, "compare({a}, {b})");
+                if y != 0 && !(x == -0x80_0000 && y == -1) {
+                    let t = sx((x / y + x % y) ^ (x >> 5), 24);
+                    assert_eq!(int(run("signed", &[ua, ub])), u128::from(t as u32), "signed({a}, {b})");
+                }
+            }
+            let x = sx(a, 24);
+            assert_eq!(run("to_float", &[a as u32]), Val::F64(x as f64), "to_float({a})");
+            let widened = sx(x * 1_000_003, 40);
+            assert_eq!(int(run("widen", &[a as u32])), u128::from(widened as u64), "widen({a})");
+            // Bytes 2..5 hold the value, the others stay 0xff.
+            let bytes = (!0u64 & !(0xff_ffff << 16)) | (((x as u64) & 0xff_ffff) << 16);
+            assert_eq!(int(run("memory", &[a as u32])), u128::from(bytes), "memory({a})");
+        }
+    }
+}
