@@ -12,8 +12,9 @@ use std::process::Command;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 
-/// Seeds run in CI: a few minutes on two cores.
-const SEEDS: std::ops::RangeInclusive<u32> = 1..=12;
+/// Seeds run in CI: about a minute on two cores with a debug build of adc (seed 9 alone
+/// takes more than a minute to build at -O0 there; `scripts/csmith.sh` uses a release build).
+const SEEDS: std::ops::RangeInclusive<u32> = 1..=8;
 const CSMITH_INCLUDE: &str = "/usr/include/csmith";
 /// Seconds a program may run, natively or built by adc.
 const RUN_LIMIT: &str = "10";
