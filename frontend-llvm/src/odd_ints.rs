@@ -307,7 +307,7 @@ impl<'a> FuncCtx<'_, 'a> {
         }
         let v = v.ok_or("load of an empty integer")?;
         // Bits of the last byte above N are not part of the value.
-        let v = if bits % 8 == 0 { v } else { self.mask(v, bits)? };
+        let v = if bits.is_multiple_of(8) { v } else { self.mask(v, bits)? };
         self.define(dest, v);
         Ok(())
     }
@@ -517,7 +517,11 @@ define i64 @memory(i32 %a) {
                 assert_eq!(int(run("compare", &[ua, ub])), lt, "compare({a}, {b})");
                 if y != 0 && !(x == -0x80_0000 && y == -1) {
                     let t = sx((x / y + x % y) ^ (x >> 5), 24);
-                    assert_eq!(int(run("signed", &[ua, ub])), u128::from(t as u32), "signed({a}, {b})");
+                    assert_eq!(
+                        int(run("signed", &[ua, ub])),
+                        u128::from(t as u32),
+                        "signed({a}, {b})"
+                    );
                 }
             }
             let x = sx(a, 24);
@@ -525,7 +529,7 @@ define i64 @memory(i32 %a) {
             let widened = sx(x * 1_000_003, 40);
             assert_eq!(int(run("widen", &[a as u32])), u128::from(widened as u64), "widen({a})");
             // Bytes 2..5 hold the value, the others stay 0xff.
-            let bytes = (!0u64 & !(0xff_ffff << 16)) | (((x as u64) & 0xff_ffff) << 16);
+            let bytes = !(0xff_ffffu64 << 16) | (((x as u64) & 0xff_ffff) << 16);
             assert_eq!(int(run("memory", &[a as u32])), u128::from(bytes), "memory({a})");
         }
     }
