@@ -4,8 +4,8 @@
 //! `import_bitcode_file` is the complete path: it checks and parses the file with the LLVM
 //! C API (to get LLVM's own error message and the facts llvm-ir 0.11 does not expose:
 //! fast-math flags, `disjoint`, TBAA tags, kernel annotations), rewrites constant GEPs into
-//! byte offsets, then reads it (rewritten) through llvm-ir and translates. `import_module` translates an llvm-ir
-//! module alone; it then lacks those facts (see `Extras`).
+//! byte offsets, then reads it (rewritten) through llvm-ir and translates. `import_module`
+//! translates an llvm-ir module alone; it then lacks those facts (see `Extras`).
 
 mod byte_geps;
 mod calls;

@@ -1,7 +1,6 @@
 // Constant GEPs that print alike but index different types: `&u.a.x` and `&u.c.y` are both
 // `getelementptr (T, @u, 0, 1)` with T = struct A or struct C (offsets 4 and 8), in global
-// initializers and in instructions, nested inside other constant GEPs and casts.
-#include <stdint.h>
+// initializers and in instructions, nested inside other constant GEPs.
 #include <stdio.h>
 
 struct A { char c; int x; };
