@@ -9,6 +9,7 @@ packages=(
   build-essential                           # cc to link adc's objects
   python3-venv                              # a venv for ptxas (nvidia-cuda-nvcc-cu12 on PyPI)
   valgrind                                  # leak check of the reverse-mode C programs (tests/reverse.rs)
+  csmith libcsmith-dev creduce              # random C programs vs clang (tests/csmith.rs, scripts/csmith.sh)
 )
 
 missing=()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One command for a fresh Debian 12 machine (as root): install the system packages, build
-# adc in release mode, and run it on the bundled example.
+# adc in release mode, and build and run the bundled example: a C program whose gradient adc
+# synthesizes, printed next to a finite-difference check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -8,9 +9,12 @@ scripts/install-deps.sh
 cargo build --release --locked
 adc=target/release/adc
 
-echo "== adc opt examples/sum.adir (parse, verify, print)"
-"$adc" opt examples/sum.adir
-echo "== adc interp examples/sum.adir --fn sum_of_squares '[f64 1.0, 2.0, 3.0]' 3"
-"$adc" interp examples/sum.adir --fn sum_of_squares '[f64 1.0, 2.0, 3.0]' 3
-echo "== adc interp examples/sum.adir --fn scale '\$v = [f64 1.0, 2.0, 3.0]' 2.0 3"
-"$adc" interp examples/sum.adir --fn scale '$v = [f64 1.0, 2.0, 3.0]' 2.0 3
+# The main job: a C program that calls __enzyme_autodiff, compiled by clang to bitcode,
+# built by adc (which synthesizes the gradient) and linked by cc.
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+echo "== clang-19 -O2 -> adc build -> cc: examples/gradient/rosenbrock.c"
+clang-19 -O2 -c -emit-llvm examples/gradient/rosenbrock.c -o "$work/rosenbrock.bc"
+"$adc" build "$work/rosenbrock.bc" -o "$work/rosenbrock.o"
+cc "$work/rosenbrock.o" -lm -o "$work/rosenbrock"
+"$work/rosenbrock"

@@ -314,13 +314,13 @@ int main(void) {
     assert!(stderr(&out).contains("must all be bitcode"), "{}", stderr(&out));
 }
 
-/// A printf-style function defined in C with varargs (`tests/c/import/53_variadic_printf.c`)
+/// A printf-style function defined in C with varargs (`tests/c/import/57_variadic_printf.c`)
 /// prints what the native program prints in the interpreter, in the JIT and as an adc
 /// object, at -O0 and -O2 (the import corpus runs the interpreter and object stages at
 /// every level; this adds the JIT).
 #[test]
 fn variadic_definitions_run_in_the_interpreter_the_jit_and_objects() {
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/c/import/53_variadic_printf.c");
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/c/import/57_variadic_printf.c");
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli");
     std::fs::create_dir_all(&dir).expect("scratch dir");
     let run = |cmd: &mut Command| {

@@ -213,6 +213,11 @@ fn params_of(
     Ok(())
 }
 
+/// The bytes a `byval` argument of `size` bytes occupies in the argument area.
+pub fn byval_slot_size(size: u32) -> u32 {
+    size.next_multiple_of(8)
+}
+
 /// The Cranelift signature of an adc signature. `param_attrs` may be shorter than the
 /// parameter list (missing entries are empty); `byval` gives the byte size of each `byval`
 /// parameter's pointee. `extra` are the types of variadic arguments at a call site.
@@ -230,9 +235,13 @@ pub fn signature(
     for (i, ty) in sig.params.iter().enumerate() {
         let attrs = param_attrs.get(i).copied().unwrap_or_default();
         match byval.get(i).copied().flatten() {
-            Some(size) if attrs.contains(ParamAttrs::BYVAL) => out
-                .params
-                .push(AbiParam::special(types::I64, ArgumentPurpose::StructArgument(size))),
+            // The x86-64 ABI gives a by-value struct whole eightbytes of the argument area,
+            // and Cranelift insists on that size (a 20-byte struct takes 24); the caller
+            // copies such a struct into a slot that large first (`Lower::call`).
+            Some(size) if attrs.contains(ParamAttrs::BYVAL) => out.params.push(AbiParam::special(
+                types::I64,
+                ArgumentPurpose::StructArgument(byval_slot_size(size)),
+            )),
             _ => {
                 let mut plain = attrs;
                 plain.0 &= !ParamAttrs::BYVAL.0;

@@ -13,8 +13,8 @@ use std::collections::{HashMap, HashSet};
 
 use adc_ir::dominance::DomTree;
 use adc_ir::{
-    Block, Constant, FuncId, Function, InstructionData as D, Module, Signature, Symbol, Type,
-    Value, ValueDef,
+    Block, Constant, FuncId, Function, InstructionData as D, Module, ParamAttrs, Signature, Symbol,
+    Type, Value, ValueDef,
 };
 use cranelift_codegen::ir::{
     self, condcodes, condcodes::CondCode, types, BlockArg, ExternalName, InstBuilder, MemFlagsData,
@@ -611,7 +611,9 @@ impl<M: ClModule> Lower<'_, '_, M> {
             // The vector's bytes, as in memory, one constant-pool entry per chunk.
             let mut bytes = vec![0u8; ty.size().next_multiple_of(16) as usize];
             crate::data::write_constant(ty, value, 0, &mut bytes, &mut Vec::new())?;
-            for piece in bytes.chunks(16) {
+            // Only the lanes' bytes: the size in memory may be padded (<12 x f32> takes 64).
+            let lane_bytes = u64::from(ty.lanes()) * ty.lane_type().size();
+            for piece in bytes[..lane_bytes as usize].chunks(16) {
                 let c = self.b.func.dfg.constants.insert(ir::ConstantData::from(piece));
                 out.push(self.b.ins().vconst(chunk, c));
             }
@@ -928,9 +930,34 @@ impl<M: ClModule> Lower<'_, '_, M> {
             *self.ids.funcs.get(&callee).ok_or("call to an undeclared function")?
         };
         let r = self.func_ref(id, sig);
-        let flat = self.flat_args(args, simd)?;
+        let mut flat = Vec::new();
+        for (i, a) in args.iter().enumerate() {
+            let byval = target.param_attrs.get(i).is_some_and(|p| p.contains(ParamAttrs::BYVAL));
+            match target.byval_sizes.get(i).copied().flatten() {
+                Some(size) if byval && abi::byval_slot_size(size) != size => {
+                    flat.push(self.padded_byval_copy(*a, size)?)
+                }
+                _ => flat.extend(if simd { self.machine(*a)? } else { self.get(*a)? }),
+            }
+        }
         let call = self.b.ins().call(r, &flat);
         self.call_results(call, target.signature.ret.as_ref(), simd)
+    }
+
+    /// A copy of a `byval` struct whose size is not a whole number of eightbytes in a stack
+    /// slot that is: Cranelift copies the slot's size into the argument area, which must
+    /// not read past the end of the caller's struct.
+    fn padded_byval_copy(&mut self, arg: Value, size: u32) -> R<ir::Value> {
+        let source = self.one(arg)?;
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            abi::byval_slot_size(size),
+            4,
+        ));
+        let copy = self.b.ins().stack_addr(types::I64, slot, 0);
+        let len = self.b.ins().iconst(types::I64, i64::from(size));
+        self.b.call_memcpy(self.ids.frontend, copy, source, len);
+        Ok(copy)
     }
 
     fn call_indirect(

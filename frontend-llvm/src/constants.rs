@@ -4,8 +4,9 @@
 //! instructions by the function translator, or rejected in global initializers.
 //!
 //! A constant GEP's byte offset needs its source element type, which llvm-ir 0.11 drops
-//! for LLVM >= 15; the offset comes from `Extras::gep_offsets`, keyed by a structural
-//! fingerprint both walks compute the same way. All-zero indices need no type.
+//! for LLVM >= 15; `import_bitcode_file` has the C API rewrite every constant GEP into
+//! `getelementptr (i8, base, offset)` first (`crate::byte_geps`), so one index is a byte
+//! count. All-zero indices need no type.
 
 use adc_ir::{Constant, Symbol, Type};
 use llvm_ir::constant::Float;
@@ -18,24 +19,6 @@ pub fn global_name(name: &Name) -> String {
     match name {
         Name::Name(s) => s.to_string(),
         Name::Number(n) => format!("__unnamed.{n}"),
-    }
-}
-
-/// The llvm-ir side of `extras::fingerprint`; both must build the same string.
-pub fn fingerprint(c: &L) -> String {
-    match c {
-        L::GlobalReference { name: Name::Name(s), .. } => format!("@{s}"),
-        L::Int { bits, value } if *bits <= 64 => format!("i{bits}:{value}"),
-        L::Null(_) => "null".into(),
-        L::GetElementPtr(g) => {
-            let parts: Vec<String> = g.indices.iter().map(|i| fingerprint(i)).collect();
-            format!("gep({};{})", fingerprint(&g.address), parts.join(","))
-        }
-        L::BitCast(x) => format!("cast({})", fingerprint(&x.operand)),
-        L::AddrSpaceCast(x) => format!("cast({})", fingerprint(&x.operand)),
-        L::PtrToInt(x) => format!("cast({})", fingerprint(&x.operand)),
-        L::IntToPtr(x) => format!("cast({})", fingerprint(&x.operand)),
-        _ => "?".into(),
     }
 }
 
@@ -65,12 +48,19 @@ impl ModuleCtx<'_> {
         if all_zero {
             return Ok(0);
         }
-        match self.extras.gep_offsets.get(&fingerprint(c)) {
-            Some(Some(offset)) => Ok(*offset),
-            Some(None) => Err(format!(
-                "constant GEP `{c}` is ambiguous: equal-looking GEPs have different offsets"
+        match g.indices.as_slice() {
+            [index] if self.extras.constant_geps_in_bytes => match index.as_ref() {
+                L::Int { bits, value } if *bits <= 64 => {
+                    let shift = 64 - bits;
+                    Ok(((*value << shift) as i64) >> shift)
+                }
+                _ => Err(format!("constant GEP `{c}` has an index that is not an integer")),
+            },
+            _ if self.extras.constant_geps_in_bytes => Err(format!(
+                "constant GEP `{c}` has indices that are not integer constants; adc needs \
+                 its byte offset"
             )),
-            None => Err(format!(
+            _ => Err(format!(
                 "byte offset of constant GEP `{c}` is unknown (llvm-ir drops its source \
                  element type; import with `import_bitcode_file` to read it through the C API)"
             )),

@@ -2,7 +2,8 @@
 //! the same bitcode: fast-math flags and `disjoint` per instruction, TBAA access types,
 //! byte offsets of constant GEPs (whose source element type llvm-ir drops), value types of
 //! global declarations, nvvm kernel annotations and the templates of inline assembly. Also the place where a file is checked
-//! and parsed first, so that a bad file gives LLVM's own one-line reason.
+//! and parsed first, so that a bad file gives LLVM's own one-line reason, and where constant
+//! GEPs are rewritten into byte offsets (`crate::byte_geps`) before llvm-ir reads the module.
 //!
 //! Instructions are matched to llvm-ir's by (function, block index, instruction index),
 //! the order both walks use; a function whose shape differs is simply left without extras.
@@ -37,9 +38,9 @@ pub struct InstExtra {
 pub struct Extras {
     /// Function name -> blocks -> instructions (terminator included), in LLVM order.
     pub insts: HashMap<String, Vec<Vec<InstExtra>>>,
-    /// Constant GEP fingerprint (see `crate::constants::fingerprint`) -> byte offset;
-    /// `None` when two GEPs with the same fingerprint have different offsets.
-    pub gep_offsets: HashMap<String, Option<i64>>,
+    /// Every constant GEP with integer-constant indices was rewritten to
+    /// `getelementptr (i8, base, offset)` (`crate::byte_geps`): a one-index GEP counts bytes.
+    pub constant_geps_in_bytes: bool,
     /// Value types of global variables (llvm-ir only knows their pointer type).
     pub global_types: HashMap<String, Type>,
     /// Functions named `kernel` in `!nvvm.annotations`.
@@ -56,12 +57,37 @@ impl Extras {
     }
 }
 
-/// Reads and checks the file, parses it with LLVM and collects the extras.
-pub fn read_extras(path: &Path) -> Result<Extras, ImportError> {
+/// Reads and checks the file, parses it with LLVM, rewrites its constant GEPs into bytes
+/// and collects the extras. When the rewrite changed the module, it is written to
+/// `rewritten` for llvm-ir to read instead of `path`; the returned flag says so.
+pub fn read_extras(path: &Path, rewritten: &Path) -> Result<(Extras, bool), ImportError> {
     with_parsed_module(path, |context, module| {
         // SAFETY: both come from `with_parsed_module` and live until it returns.
-        unsafe { collect(context, module) }
-    })
+        unsafe {
+            let layout = LLVMGetDataLayoutStr(module);
+            let target_data = LLVMCreateTargetData(layout);
+            let changed = crate::byte_geps::rewrite_constant_geps(module, target_data);
+            LLVMDisposeTargetData(target_data);
+            let mut extras = collect(context, module);
+            extras.constant_geps_in_bytes = true;
+            if !changed {
+                return Ok((extras, false));
+            }
+            let written = std::ffi::CString::new(rewritten.as_os_str().as_encoded_bytes())
+                .map(|c| llvm_sys::bit_writer::LLVMWriteBitcodeToFile(module, c.as_ptr()) == 0)
+                .unwrap_or(false);
+            match written {
+                true => Ok((extras, true)),
+                false => Err(ImportError::Unreadable {
+                    path: path.to_path_buf(),
+                    reason: format!(
+                        "cannot write the module with byte-offset GEPs to {}",
+                        rewritten.display()
+                    ),
+                }),
+            }
+        }
+    })?
 }
 
 /// Reads and checks a bitcode file, parses it in a fresh LLVM context and runs `use_module`
@@ -184,18 +210,14 @@ unsafe fn md_operands(node: LLVMValueRef) -> Vec<LLVMValueRef> {
 }
 
 struct Collector {
-    target_data: LLVMTargetDataRef,
     tbaa_kind: u32,
     visited: HashSet<LLVMValueRef>,
     extras: Extras,
 }
 
 unsafe fn collect(context: LLVMContextRef, module: LLVMModuleRef) -> Extras {
-    let layout = LLVMGetDataLayoutStr(module);
-    let target_data = LLVMCreateTargetData(layout);
     let tbaa_kind = LLVMGetMDKindIDInContext(context, c"tbaa".as_ptr(), 4);
-    let mut c =
-        Collector { target_data, tbaa_kind, visited: HashSet::new(), extras: Extras::default() };
+    let mut c = Collector { tbaa_kind, visited: HashSet::new(), extras: Extras::default() };
 
     let mut global = LLVMGetFirstGlobal(module);
     while !global.is_null() {
@@ -255,7 +277,6 @@ unsafe fn collect(context: LLVMContextRef, module: LLVMModuleRef) -> Extras {
             }
         }
     }
-    LLVMDisposeTargetData(c.target_data);
     c.extras
 }
 
@@ -300,7 +321,7 @@ impl Collector {
         extra
     }
 
-    /// Records every constant GEP reachable from `value` (without entering globals).
+    /// Records every wide integer constant reachable from `value` (without entering globals).
     unsafe fn visit_constant(&mut self, value: LLVMValueRef) {
         if !LLVMIsAGlobalValue(value).is_null() || !self.visited.insert(value) {
             return;
@@ -317,17 +338,6 @@ impl Collector {
             }
             return;
         }
-        if !LLVMIsAConstantExpr(value).is_null()
-            && LLVMGetConstOpcode(value) == LLVMOpcode::LLVMGetElementPtr
-        {
-            if let Some(offset) = self.gep_offset(value) {
-                let key = fingerprint(value);
-                let entry = self.extras.gep_offsets.entry(key).or_insert(Some(offset));
-                if *entry != Some(offset) {
-                    *entry = None;
-                }
-            }
-        }
         let n = LLVMGetNumOperands(value).max(0) as u32;
         for i in 0..n {
             let op = LLVMGetOperand(value, i);
@@ -335,37 +345,6 @@ impl Collector {
                 self.visit_constant(op);
             }
         }
-    }
-
-    unsafe fn gep_offset(&self, gep: LLVMValueRef) -> Option<i64> {
-        let mut ty = LLVMGetGEPSourceElementType(gep);
-        let n = LLVMGetNumOperands(gep).max(0) as u32;
-        let mut offset: i64 = 0;
-        for i in 1..n {
-            let index = LLVMGetOperand(gep, i);
-            if LLVMIsAConstantInt(index).is_null() {
-                return None;
-            }
-            let k = LLVMConstIntGetSExtValue(index);
-            if i == 1 {
-                let size = LLVMABISizeOfType(self.target_data, ty) as i64;
-                offset = offset.wrapping_add(k.wrapping_mul(size));
-                continue;
-            }
-            match LLVMGetTypeKind(ty) {
-                LLVMTypeKind::LLVMStructTypeKind => {
-                    offset += LLVMOffsetOfElement(self.target_data, ty, k as u32) as i64;
-                    ty = LLVMStructGetTypeAtIndex(ty, k as u32);
-                }
-                LLVMTypeKind::LLVMArrayTypeKind | LLVMTypeKind::LLVMVectorTypeKind => {
-                    ty = LLVMGetElementType(ty);
-                    let size = LLVMABISizeOfType(self.target_data, ty) as i64;
-                    offset = offset.wrapping_add(k.wrapping_mul(size));
-                }
-                _ => return None,
-            }
-        }
-        Some(offset)
     }
 }
 
@@ -385,47 +364,6 @@ unsafe fn wide_int_value(value: LLVMValueRef, bits: u32) -> Option<u128> {
         n => n.parse::<i128>().ok()? as u128,
     };
     Some(adc_ir::constant::mask_to_width(parsed, bits))
-}
-
-/// The C-API side of `crate::constants::fingerprint`; both must build the same string.
-unsafe fn fingerprint(value: LLVMValueRef) -> String {
-    if !LLVMIsAGlobalValue(value).is_null() {
-        let name = value_name(value);
-        return if name.is_empty() { "?".into() } else { format!("@{name}") };
-    }
-    if !LLVMIsAConstantInt(value).is_null() {
-        let bits = LLVMGetIntTypeWidth(LLVMTypeOf(value));
-        return if bits <= 64 {
-            format!("i{bits}:{}", LLVMConstIntGetZExtValue(value))
-        } else {
-            "?".into()
-        };
-    }
-    if !LLVMIsAConstantPointerNull(value).is_null() {
-        return "null".into();
-    }
-    if !LLVMIsAConstantExpr(value).is_null() {
-        let n = LLVMGetNumOperands(value).max(0) as u32;
-        match LLVMGetConstOpcode(value) {
-            LLVMOpcode::LLVMGetElementPtr => {
-                let parts: Vec<String> =
-                    (1..n).map(|i| fingerprint(LLVMGetOperand(value, i))).collect();
-                return format!(
-                    "gep({};{})",
-                    fingerprint(LLVMGetOperand(value, 0)),
-                    parts.join(",")
-                );
-            }
-            LLVMOpcode::LLVMBitCast
-            | LLVMOpcode::LLVMAddrSpaceCast
-            | LLVMOpcode::LLVMPtrToInt
-            | LLVMOpcode::LLVMIntToPtr => {
-                return format!("cast({})", fingerprint(LLVMGetOperand(value, 0)));
-            }
-            _ => {}
-        }
-    }
-    "?".into()
 }
 
 /// Converts a C-API type for the value types of globals.

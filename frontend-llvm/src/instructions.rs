@@ -127,6 +127,9 @@ impl<'a> FuncCtx<'_, 'a> {
     }
 
     pub fn instruction(&mut self, inst: &'a I) -> R<()> {
+        if let Some(result) = self.odd_width_instruction(inst) {
+            return result;
+        }
         match inst {
             I::Add(i) => self.binary(
                 BinaryOp::Add,

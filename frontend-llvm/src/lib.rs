@@ -3,10 +3,11 @@
 //!
 //! `import_bitcode_file` is the complete path: it checks and parses the file with the LLVM
 //! C API (to get LLVM's own error message and the facts llvm-ir 0.11 does not expose:
-//! fast-math flags, `disjoint`, TBAA tags, constant-GEP offsets, kernel annotations), then
-//! reads it again through llvm-ir and translates. `import_module` translates an llvm-ir
-//! module alone; it then lacks those facts (see `Extras`).
+//! fast-math flags, `disjoint`, TBAA tags, kernel annotations), rewrites constant GEPs into
+//! byte offsets, then reads it (rewritten) through llvm-ir and translates. `import_module`
+//! translates an llvm-ir module alone; it then lacks those facts (see `Extras`).
 
+mod byte_geps;
 mod calls;
 mod constants;
 mod error;
@@ -17,6 +18,7 @@ mod inline_asm;
 mod instructions;
 mod intrinsics;
 mod link;
+mod odd_ints;
 mod types;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -30,9 +32,40 @@ pub use link::link_bitcode_files;
 
 /// Reads a bitcode file (clang 13..19) and translates it.
 pub fn import_bitcode_file(path: &Path) -> Result<Module, ImportError> {
-    let extras = extras::read_extras(path)?;
-    let llvm = parse_bitcode(path)?;
+    let (extras, llvm) = read_module(path)?;
     import_module_with(&llvm, &extras)
+}
+
+/// The extras and the llvm-ir module of a bitcode file; llvm-ir reads the module after the
+/// C API has rewritten its constant GEPs into bytes (`byte_geps`).
+fn read_module(path: &Path) -> Result<(Extras, llvm_ir::Module), ImportError> {
+    let rewritten = temporary_bitcode_path("bytes");
+    let (extras, changed) = extras::read_extras(path, &rewritten)?;
+    if !changed {
+        return Ok((extras, parse_bitcode(path)?));
+    }
+    let llvm = parse_bitcode(&rewritten).map_err(|e| match e {
+        ImportError::BadBitcode { reason, .. } => {
+            ImportError::BadBitcode { path: path.to_path_buf(), reason }
+        }
+        ImportError::LlvmIr { reason, .. } => {
+            ImportError::LlvmIr { path: path.to_path_buf(), reason }
+        }
+        other => other,
+    });
+    let _ = std::fs::remove_file(&rewritten);
+    Ok((extras, llvm?))
+}
+
+/// A fresh path in the temporary directory for a bitcode file adc writes and reads back.
+fn temporary_bitcode_path(what: &str) -> PathBuf {
+    std::env::temp_dir().join(format!(
+        "adc-{what}-{}-{}.bc",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    ))
 }
 
 /// Reads one bitcode file, or links several (LLVM's linker, as for LTO: one translation
@@ -41,13 +74,7 @@ pub fn import_bitcode_files(paths: &[PathBuf]) -> Result<Module, ImportError> {
     if let [path] = paths {
         return import_bitcode_file(path);
     }
-    let linked = std::env::temp_dir().join(format!(
-        "adc-linked-{}-{}.bc",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos())
-    ));
+    let linked = temporary_bitcode_path("linked");
     let result = link_bitcode_files(paths, &linked).and_then(|()| import_bitcode_file(&linked));
     let _ = std::fs::remove_file(&linked);
     result
@@ -70,8 +97,7 @@ fn parse_bitcode(path: &Path) -> Result<llvm_ir::Module, ImportError> {
 /// half-precision conversions need an `f16` type adc does not have) stays a declaration,
 /// and its error is returned beside the module.
 pub fn import_library_bitcode(path: &Path) -> Result<(Module, Vec<ImportError>), ImportError> {
-    let extras = extras::read_extras(path)?;
-    let llvm = parse_bitcode(path)?;
+    let (extras, llvm) = read_module(path)?;
     guarded(path, || globals::translate_module_with(&llvm, &extras, true))
 }
 

@@ -1,6 +1,9 @@
 //! LLVM types -> adc types. Named structs are resolved through the module's type table
 //! (adc structs are structural); types adc has no counterpart for (`half`, `x86_fp80`,
-//! odd-width integers, scalable vectors, opaque structs by value) are errors.
+//! scalable vectors, opaque structs by value) are errors. An odd-width integer (`i24`)
+//! becomes the next adc integer (see `odd_ints`), also inside structs and arrays: LLVM lays
+//! an `iN` out in its alloc size, which is that integer's size and alignment on the targets
+//! adc compiles for. Vectors of them are bit-packed and an error.
 
 use adc_ir::Type;
 use llvm_ir::types::{FPType, NamedStructDef, Types};
@@ -19,6 +22,22 @@ pub fn return_type(types: &Types, ty: &TypeRef) -> Result<Option<Type>, String> 
     }
 }
 
+/// The width of an integer type adc has no type for but legalizes (`i24` -> 24);
+/// `None` for every other type.
+pub fn odd_width(ty: &TypeRef) -> Option<u32> {
+    match ty.as_ref() {
+        llvm_ir::Type::IntegerType { bits } if *bits < 128 && Type::int(*bits).is_none() => {
+            Some(*bits)
+        }
+        _ => None,
+    }
+}
+
+/// The adc integer width an odd width lives in: the next of 8, 16, 32, 64, 128.
+pub fn container_bits(bits: u32) -> u32 {
+    bits.next_power_of_two().max(8)
+}
+
 fn convert_depth(types: &Types, ty: &TypeRef, depth: u32) -> Result<Type, String> {
     use llvm_ir::Type as L;
     // A by-value struct cannot contain itself; the cap only guards against malformed input.
@@ -26,9 +45,14 @@ fn convert_depth(types: &Types, ty: &TypeRef, depth: u32) -> Result<Type, String
         return Err(format!("type `{ty}` is nested too deeply"));
     }
     Ok(match ty.as_ref() {
-        L::IntegerType { bits } => Type::int(*bits).ok_or_else(|| {
-            format!("integer type i{bits} has no adc counterpart (i1..i128 only)")
-        })?,
+        L::IntegerType { bits } => match Type::int(*bits) {
+            Some(t) => t,
+            None if *bits < 128 => Type::int(container_bits(*bits))
+                .ok_or_else(|| format!("integer type i{bits} has no adc container"))?,
+            None => {
+                return Err(format!("integer type i{bits} has no adc counterpart (i1..i128 only)"))
+            }
+        },
         L::FPType(FPType::Single) => Type::F32,
         L::FPType(FPType::Double) => Type::F64,
         L::FPType(other) => {
@@ -38,6 +62,11 @@ fn convert_depth(types: &Types, ty: &TypeRef, depth: u32) -> Result<Type, String
         L::VectorType { element_type, num_elements, scalable } => {
             if *scalable {
                 return Err("scalable vectors are not supported".into());
+            }
+            if let Some(bits) = odd_width(element_type) {
+                return Err(format!(
+                    "vectors of i{bits} are not supported (their lanes are bit-packed)"
+                ));
             }
             let elem = convert_depth(types, element_type, depth + 1)?;
             if !elem.is_scalar() {
@@ -83,5 +112,23 @@ mod tests {
         assert_eq!(t.size(), 48);
         let half = module.types.fp(FPType::Half);
         assert!(convert(&module.types, &half).is_err());
+    }
+
+    #[test]
+    fn odd_widths_live_in_the_next_adc_integer() {
+        let module = llvm_ir::Module::from_ir_str("@g = global i8 0\n").unwrap();
+        let types = &module.types;
+        assert_eq!(convert(types, &types.int(24)).unwrap(), Type::I32);
+        assert_eq!(convert(types, &types.int(40)).unwrap(), Type::I64);
+        assert_eq!(convert(types, &types.int(3)).unwrap(), Type::I8);
+        assert_eq!(convert(types, &types.int(100)).unwrap(), Type::I128);
+        assert!(convert(types, &types.int(256)).is_err());
+        let array = types.array_of(types.int(24), 2);
+        assert_eq!(convert(types, &array).unwrap().to_string(), "[2 x i32]");
+        let vector = types.vector_of(types.int(24), 2, false);
+        let error = convert(types, &vector).unwrap_err();
+        assert!(error.contains("vectors of i24"), "{error}");
+        assert_eq!(odd_width(&types.int(24)), Some(24));
+        assert_eq!(odd_width(&types.int(32)), None);
     }
 }

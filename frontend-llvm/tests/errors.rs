@@ -194,7 +194,7 @@ fn the_va_arg_instruction_is_an_error() {
 }
 
 #[test]
-fn long_double_and_odd_integers_are_errors() {
+fn long_double_and_integers_wider_than_128_bits_are_errors() {
     let Some(bc) =
         compile("fp80", "c", &["-O1"], "long double f(long double x) { return x * 2; }\n")
     else {
@@ -206,12 +206,27 @@ fn long_double_and_odd_integers_are_errors() {
         "bitint",
         "c",
         &["-O0", "-std=c2x"],
-        "_BitInt(37) f(_BitInt(37) x) { return x + 1; }\n",
+        "_BitInt(200) f(_BitInt(200) x) { return x + 1; }\n",
     ) else {
         return;
     };
     let e = import_error(&bc).to_string();
-    assert!(e.contains("i37"), "{e}");
+    assert!(e.contains("i256") && e.contains("no adc counterpart"), "{e}");
+}
+
+#[test]
+fn odd_integer_widths_import() {
+    let Some(bc) = compile(
+        "bitint37",
+        "c",
+        &["-O0", "-std=c2x"],
+        "_BitInt(37) f(_BitInt(37) x) { return x * 3 + 1; }\n",
+    ) else {
+        return;
+    };
+    let text = import_text(&bc);
+    // The 37-bit product and sum wrap: masked to 37 bits in their i64 container.
+    assert!(text.contains("and i64") && text.contains("137438953471"), "{text}");
 }
 
 #[test]
