@@ -295,6 +295,7 @@ impl Writer<'_> {
                     Fun::Sin => format!("{}({a})", self.libm("sin")),
                     Fun::Cos => format!("{}({a})", self.libm("cos")),
                     Fun::Tanh => format!("{}({a})", self.libm("tanh")),
+                    Fun::Exp if self.probe => format!("probe_exp({a})"),
                     Fun::Exp => format!("{}({a})", self.libm("exp")),
                     Fun::Log => format!("{}{}", self.libm("log"), sq(1.2)),
                     Fun::Sqrt => format!("{}{}", self.libm("sqrt"), sq(0.8)),
@@ -543,6 +544,14 @@ pub fn render(p: &Program) -> String {
          static int probe_gt(real v, real c) {\n  probe_near((double)v - (double)c);\n  \
            return v > c;\n}\n\
          static real probe_abs(real v) {\n  probe_near(v);\n  return v < 0 ? -v : v;\n}\n",
+    );
+    // An exponential that overflows, even in a value no output depends on, makes the
+    // derivative 0 * inf = NaN (as in any AD tool): such points are rejected like kinks.
+    let exp = proto.libm("exp");
+    let _ = write!(
+        probe_src,
+        "static real probe_exp(real v) {{\n  if (!(fabs((double)v) < 20))\n    probe_margin = 0;\n  \
+         return {exp}(v);\n}}\n"
     );
     let probe = Writer { p, suffix: "_probe", probe: true };
     probe.helpers(&mut probe_src, &used);
