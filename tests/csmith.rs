@@ -22,7 +22,14 @@ const LEVELS: &[&str] = &["O0", "O2"];
 
 fn main() {
     let args = Arguments::from_args();
-    let present = |tool: &str| Command::new(tool).arg("--version").output().is_ok();
+    // In the temporary directory: csmith writes platform.info wherever it runs.
+    let present = |tool: &str| {
+        Command::new(tool)
+            .current_dir(env!("CARGO_TARGET_TMPDIR"))
+            .arg("--version")
+            .output()
+            .is_ok()
+    };
     let usable = present("csmith")
         && present("clang-19")
         && present("timeout")
