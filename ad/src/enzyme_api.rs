@@ -113,6 +113,8 @@ impl Marker {
 enum Origin {
     Function(FuncId),
     Marker(Marker),
+    /// A whole-call flag of the C++ API (`enzyme_dup_return`, `enzyme_interleave`, ...).
+    Flag(cxx_api::CallFlag),
     /// A global named `enzyme_*` that is not a supported marker.
     UnsupportedMarker(String),
     Other,
@@ -138,6 +140,8 @@ struct DecodedCall {
     /// The pointer the caller expects the result to be written through (`sret`).
     sret: Option<Value>,
     request: DiffRequest,
+    /// The C++ API's call flags (`enzyme_primal_return`, tuple slots, ...).
+    flags: cxx_api::CallFlags,
 }
 
 /// What the lowering did, for statistics and tests.
@@ -191,6 +195,14 @@ pub fn lower_enzyme_calls(
             continue;
         }
         deferred_in_a_row = 0;
+        if decoded.flags.primal_return && decoded.mode == DiffMode::Reverse {
+            lower_with_primal(module, caller, call, &decoded, synth)?;
+            report.calls_lowered += 1;
+            if !report.requests.contains(&decoded.request) {
+                report.requests.push(decoded.request);
+            }
+            continue;
+        }
         let derivative = synth.derivative(module, &decoded.request)?;
         let site = Site::inst(module, &module.functions[caller], call);
         let signatures: Vec<Signature> =
@@ -208,9 +220,61 @@ pub fn lower_enzyme_calls(
             report.requests.push(decoded.request);
         }
     }
+    if report.calls_lowered > 0 {
+        define_marker_globals(module);
+    }
     // GPU modules: tapes in local memory or on the device heap, no `realloc`.
     report.device_tapes = crate::reverse::gpu_tapes::place_device_tapes(module)?;
     Ok(report)
+}
+
+/// Reverse mode with the primal result (`enzyme_primal_return`): through the split
+/// function (see `cxx_api`).
+fn lower_with_primal(
+    module: &mut Module,
+    caller: FuncId,
+    call: Inst,
+    decoded: &DecodedCall,
+    synth: &mut dyn Synthesize,
+) -> Result<(), AdError> {
+    let split = synth.split_function(module, &decoded.request)?;
+    let site = Site::inst(module, &module.functions[caller], call);
+    let signatures: Vec<Signature> =
+        module.functions.values().map(|f| f.signature.clone()).collect();
+    let target_sig = module.functions[decoded.function].signature.clone();
+    let api_ret = call_result_type(module, caller, call);
+    let mut func = std::mem::take(&mut module.functions[caller]);
+    let loc = func.dfg.debug_locs[call].clone();
+    let old_args = func.inst(call).args();
+    let mut ins = Inserter { func: &mut func, signatures: &signatures, before: call, loc };
+    let result = cxx_api::emit_with_primal(
+        &mut ins,
+        decoded,
+        &target_sig.params,
+        target_sig.ret.as_ref(),
+        split,
+        api_ret.as_ref(),
+    );
+    if result.is_ok() {
+        func.layout.remove_inst(call);
+        remove_dead_operands(&mut func, old_args);
+    }
+    module.functions[caller] = func;
+    result.map_err(|reason| bad_call(AUTODIFF_API, site, reason))
+}
+
+/// Gives the marker globals that are only declared (`extern int enzyme_dup;` in the C++
+/// headers) a weak zero definition: a load of a marker may outlive its API call (clang
+/// -O0 copies argument tuples through locals), and nothing else defines them.
+fn define_marker_globals(module: &mut Module) {
+    for global in module.globals.values_mut() {
+        let marker = Marker::from_global_name(&global.name).is_some()
+            || cxx_api::CallFlag::from_global_name(&global.name).is_some();
+        if marker && global.init.is_none() && global.ty.is_int() {
+            global.init = Some(Constant::Zero);
+            global.linkage = adc_ir::Linkage::Weak;
+        }
+    }
 }
 
 /// Every laid-out call to an API entry point, in module order.
@@ -263,16 +327,96 @@ fn origin(module: &Module, func: &Function, value: Value) -> Origin {
                 Pointee::StoredValue(stored) => value = stored,
                 Pointee::Unknown => return Origin::Other,
             },
+            // clang -O0 builds the C++ API's argument tuples in locals and loads them whole.
+            InstructionData::ExtractValue { aggregate, indices } => {
+                match field_of_local(func, *aggregate, indices) {
+                    Some(stored) => value = stored,
+                    None => return Origin::Other,
+                }
+            }
             _ => return Origin::Other,
         }
     }
     Origin::Other
 }
 
+/// The value stored into the field `indices` of a local aggregate that `aggregate` loads
+/// whole, when exactly one store writes that field and the local does not escape.
+fn field_of_local(func: &Function, aggregate: Value, indices: &[u32]) -> Option<Value> {
+    let ValueDef::Result(load) = func.dfg.value_def(aggregate) else { return None };
+    let InstructionData::Load { ty, ptr, .. } = func.inst(load) else { return None };
+    let (base, at) = local_address(func, *ptr)?;
+    let mut offset = at;
+    let mut field_ty = ty.clone();
+    for index in indices {
+        offset += field_ty.element_offset(u64::from(*index))?;
+        field_ty = field_ty.element_type(u64::from(*index))?.clone();
+    }
+    let mut found = None;
+    for (_, inst) in func.layout.insts() {
+        let data = func.inst(inst);
+        let mut uses = Vec::new();
+        data.for_each_arg(|a| uses.push(a));
+        let touches = uses.iter().any(|a| local_address(func, *a).is_some_and(|(b, _)| b == base));
+        if !touches {
+            continue;
+        }
+        match data {
+            InstructionData::Load { .. } | InstructionData::PtrAdd { .. } => {}
+            InstructionData::Store { value, ptr, .. }
+                if local_address(func, *value).is_none() =>
+            {
+                let (_, store_at) = local_address(func, *ptr)?;
+                let stored_ty = func.dfg.value_type(*value);
+                let end = store_at + stored_ty.size();
+                if store_at == offset && *stored_ty == field_ty {
+                    if found.replace(*value).is_some() {
+                        return None;
+                    }
+                } else if store_at < offset + field_ty.size() && end > offset {
+                    return None;
+                }
+            }
+            // Anything else (a call, a copy, the address stored away) may write the field.
+            _ => return None,
+        }
+    }
+    found
+}
+
+/// A pointer into a local: the `alloca` and a constant byte offset.
+fn local_address(func: &Function, ptr: Value) -> Option<(Value, u64)> {
+    let mut ptr = ptr;
+    let mut offset = 0u64;
+    for _ in 0..MAX_LOOK_THROUGH {
+        let ValueDef::Result(inst) = func.dfg.value_def(ptr) else { return None };
+        match func.inst(inst) {
+            InstructionData::Alloca { .. } => return Some((ptr, offset)),
+            InstructionData::PtrAdd { ptr: base, offset: by, .. } => {
+                let ValueDef::Result(c) = func.dfg.value_def(*by) else { return None };
+                let InstructionData::Const { value: Constant::Int(n), .. } = func.inst(c) else {
+                    return None;
+                };
+                offset = offset.checked_add(u64::try_from(*n).ok()?)?;
+                ptr = *base;
+            }
+            InstructionData::Cast { op: CastOp::Bitcast | CastOp::Addrspacecast, arg, .. } => {
+                ptr = *arg
+            }
+            _ => return None,
+        }
+    }
+    None
+}
+
 fn symbol_origin(module: &Module, symbol: Symbol) -> Origin {
     match symbol {
         Symbol::Func(f) => Origin::Function(f),
         Symbol::Global(g) => match Marker::from_global_name(&module.globals[g].name) {
+            _ if cxx_api::CallFlag::from_global_name(&module.globals[g].name).is_some() => {
+                cxx_api::CallFlag::from_global_name(&module.globals[g].name)
+                    .map_or(Origin::Other, Origin::Flag)
+            }
             Some(Ok(marker)) => Origin::Marker(marker),
             Some(Err(name)) => Origin::UnsupportedMarker(name),
             None => Origin::Other,
@@ -373,11 +517,36 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
     let function = target_function(module, func, &site, api_name, mode, fn_arg)?;
     let target = &module.functions[function];
     let params = &target.signature.params;
-    let mut rest = args[1..].iter().copied().peekable();
+    let mut flags = cxx_api::CallFlags::split(module, func, &args[1..]);
+    let primals = std::mem::take(&mut flags.primals);
+    let mut rest = primals.iter().copied().peekable();
     let width = width::take_width(module, func, mode, &mut rest)
         .map_err(|reason| bad_call(api_name, site(), reason))?;
-    let decoded =
-        decode_params(module, func, &site, api_name, forward, width, function, &mut rest)?;
+    let mut interleaved = flags.shadows.take().map(std::collections::VecDeque::from);
+    let decoded = decode_params(
+        module,
+        func,
+        &site,
+        api_name,
+        forward,
+        width,
+        function,
+        &mut rest,
+        &mut interleaved,
+    )?;
+    if let Some(extra) = interleaved.as_mut().and_then(|s| s.pop_front()) {
+        return Err(bad_call(
+            api_name,
+            site(),
+            format!(
+                "too many shadows after enzyme_interleave: `{}` has no duplicated parameter \
+                 of @{} left to shadow",
+                value_text(module, func, extra),
+                target.name
+            ),
+        ));
+    }
+    flags.locate_slots(&primals, &decoded);
     if let Some(extra) = rest.next() {
         return Err(bad_call(
             api_name,
@@ -391,20 +560,26 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
             ),
         ));
     }
-    let ret = match &target.signature.ret {
+    let default_ret = match &target.signature.ret {
         Some(ty) if ty.is_float() => RetActivity::Active,
         // Forward mode returns the tangent of any all-float result (a struct of doubles).
         Some(ty) if forward && leaves_of(ty).is_some_and(|l| !l.is_empty()) => RetActivity::Active,
         _ => RetActivity::Const,
     };
-    let request = DiffRequest {
-        function,
-        mode,
-        args: decoded.iter().map(|a| a.activity).collect(),
-        ret,
-        width,
-    };
-    Ok(DecodedCall { mode, function, args: decoded, sret, request })
+    let ret = flags
+        .ret_activity(mode, default_ret, target)
+        .map_err(|reason| bad_call(api_name, site(), reason))?;
+    let mut args: Vec<ArgActivity> = decoded.iter().map(|a| a.activity).collect();
+    if flags.primal_return && mode == DiffMode::Reverse {
+        // Lowered through the split function, which is shared per activity.
+        for a in &mut args {
+            if *a == ArgActivity::DupNoNeed {
+                *a = ArgActivity::Dup;
+            }
+        }
+    }
+    let request = DiffRequest { function, mode, args, ret, width };
+    Ok(DecodedCall { mode, function, args: decoded, sret, request, flags })
 }
 
 /// The function an API call differentiates (its first argument), checked to be
@@ -475,10 +650,14 @@ fn decode_params(
     width: u32,
     function: FuncId,
     rest: &mut std::iter::Peekable<impl Iterator<Item = Value>>,
+    interleaved: &mut Option<std::collections::VecDeque<Value>>,
 ) -> Result<Vec<DecodedArg>, AdError> {
     let target = &module.functions[function];
     let params = &target.signature.params;
     let mut decoded = Vec::with_capacity(params.len());
+    // After `enzyme_interleave` an unmarked argument takes the previous one's activity
+    // (Enzyme's rule; the first defaults to duplicated).
+    let mut previous = ArgActivity::Dup;
     for (index, param_ty) in params.iter().enumerate() {
         let describe =
             |what: &str| format!("parameter {index} ({param_ty}) of @{}: {what}", target.name);
@@ -590,6 +769,7 @@ fn decode_params(
                     describe(&format!("{} where a value was expected", marker.name())),
                 ))
             }
+            None if interleaved.is_some() => previous,
             None if param_ty.is_ptr() => ArgActivity::Dup,
             // Forward mode: an unmarked float is followed by its tangent (see the module
             // comment for Enzyme's rule).
@@ -630,7 +810,11 @@ fn decode_params(
             }
             let mut shadows = Vec::new();
             for lane in 0..width {
-                let Some(shadow) = rest.next() else {
+                let next = match interleaved.as_mut() {
+                    Some(queue) => queue.pop_front(),
+                    None => rest.next(),
+                };
+                let Some(shadow) = next else {
                     let what = if by_value { "tangent" } else { "shadow" };
                     return Err(bad_call(
                         api_name,
@@ -670,6 +854,7 @@ fn decode_params(
         } else {
             Vec::new()
         };
+        previous = activity;
         decoded.push(DecodedArg { value, shadows, stride: None, activity });
     }
     Ok(decoded)
@@ -902,6 +1087,7 @@ fn replace_call(
         ));
     }
     let plan = match decoded.mode {
+        _ if cxx_api::applies(decoded) => ResultPlan::Nothing,
         DiffMode::Reverse => {
             let active = decoded.args.iter().filter(|a| a.activity == ArgActivity::Active).count();
             let what = format!("the adjoints of {active} active argument(s)");
@@ -939,7 +1125,11 @@ fn replace_call(
         args,
         attrs: adc_ir::FuncAttrs::empty(),
     });
-    let adapted = adapt_result(&mut ins, result, plan)?;
+    let adapted = if cxx_api::applies(decoded) {
+        cxx_api::adapt_cxx_result(&mut ins, decoded, &target_sig.params, result, api_ret.as_ref())?
+    } else {
+        adapt_result(&mut ins, result, plan)?
+    };
     let func = ins.func;
     if let (Some(old), Some(new)) = (func.dfg.inst_result(call), adapted) {
         func.dfg.replace_uses(old, new);
@@ -986,12 +1176,9 @@ fn plan_result(
     if let Some(ptr) = sret {
         return Ok(ResultPlan::Sret { ptr, from: from.clone() });
     }
-    let Some(declared) = api_ret else {
-        return Err(format!(
-            "the call is declared to return void, which cannot hold {what}; declare a return \
-             type of {from}"
-        ));
-    };
+    // Declared `void`: the caller wants the shadows' accumulations only, and the
+    // returned adjoints are dropped (as Enzyme does).
+    let Some(declared) = api_ret else { return Ok(ResultPlan::Nothing) };
     if declared == from {
         return Ok(ResultPlan::Same);
     }
@@ -1074,6 +1261,7 @@ fn is_used(func: &Function, value: Value) -> bool {
     })
 }
 
+mod cxx_api;
 mod nesting;
 mod specialize;
 mod split_api;
