@@ -322,6 +322,17 @@ fn origin(module: &Module, func: &Function, value: Value) -> Origin {
                 arg,
                 ..
             } => value = *arg,
+            InstructionData::Load { ty, ptr, .. }
+                if local_address(func, *ptr).is_some_and(|(base, offset)| {
+                    value_in_local(func, base, offset, ty, 0).is_some()
+                }) =>
+            {
+                let (base, offset) = local_address(func, *ptr).unwrap_or((*ptr, 0));
+                match value_in_local(func, base, offset, ty, 0) {
+                    Some(stored) => value = stored,
+                    None => return Origin::Other,
+                }
+            }
             InstructionData::Load { ptr, .. } => match pointee_origin(module, func, *ptr) {
                 Pointee::Marker(origin) => return origin,
                 Pointee::StoredValue(stored) => value = stored,
@@ -341,7 +352,7 @@ fn origin(module: &Module, func: &Function, value: Value) -> Origin {
 }
 
 /// The value stored into the field `indices` of a local aggregate that `aggregate` loads
-/// whole, when exactly one store writes that field and the local does not escape.
+/// whole (see [`value_in_local`]).
 fn field_of_local(func: &Function, aggregate: Value, indices: &[u32]) -> Option<Value> {
     let ValueDef::Result(load) = func.dfg.value_def(aggregate) else { return None };
     let InstructionData::Load { ty, ptr, .. } = func.inst(load) else { return None };
@@ -352,6 +363,24 @@ fn field_of_local(func: &Function, aggregate: Value, indices: &[u32]) -> Option<
         offset += field_ty.element_offset(u64::from(*index))?;
         field_ty = field_ty.element_type(u64::from(*index))?.clone();
     }
+    value_in_local(func, base, offset, &field_ty, 0)
+}
+
+/// The value of type `ty` that a load at `offset` in the local `base` reads, when exactly
+/// one store writes those bytes and the local does not escape: that store's value, or,
+/// when it stores a wider copy loaded from another local (clang -O0 copies tuples as
+/// `i64`s), the same bytes of that local.
+fn value_in_local(
+    func: &Function,
+    base: Value,
+    offset: u64,
+    ty: &Type,
+    depth: usize,
+) -> Option<Value> {
+    if depth > MAX_LOOK_THROUGH {
+        return None;
+    }
+    let end = offset + ty.size();
     let mut found = None;
     for (_, inst) in func.layout.insts() {
         let data = func.inst(inst);
@@ -363,25 +392,34 @@ fn field_of_local(func: &Function, aggregate: Value, indices: &[u32]) -> Option<
         }
         match data {
             InstructionData::Load { .. } | InstructionData::PtrAdd { .. } => {}
+            // Storing the local's own address lets it escape; storing another pointer is a
+            // write like any other.
             InstructionData::Store { value, ptr, .. }
-                if local_address(func, *value).is_none() =>
+                if local_address(func, *value).is_none_or(|(b, _)| b != base) =>
             {
                 let (_, store_at) = local_address(func, *ptr)?;
-                let stored_ty = func.dfg.value_type(*value);
-                let end = store_at + stored_ty.size();
-                if store_at == offset && *stored_ty == field_ty {
-                    if found.replace(*value).is_some() {
+                let store_end = store_at + func.dfg.value_type(*value).size();
+                if store_at < end && store_end > offset {
+                    if found.replace((*value, store_at, store_end)).is_some() {
                         return None;
                     }
-                } else if store_at < offset + field_ty.size() && end > offset {
-                    return None;
                 }
             }
-            // Anything else (a call, a copy, the address stored away) may write the field.
+            // Anything else (a call, a copy, the address stored away) may write the bytes.
             _ => return None,
         }
     }
-    found
+    let (value, store_at, store_end) = found?;
+    if store_at == offset && func.dfg.value_type(value) == ty {
+        return Some(value);
+    }
+    if store_at > offset || store_end < end {
+        return None;
+    }
+    let ValueDef::Result(load) = func.dfg.value_def(value) else { return None };
+    let InstructionData::Load { ptr, .. } = func.inst(load) else { return None };
+    let (source, source_at) = local_address(func, *ptr)?;
+    value_in_local(func, source, source_at + (offset - store_at), ty, depth + 1)
 }
 
 /// A pointer into a local: the `alloca` and a constant byte offset.
