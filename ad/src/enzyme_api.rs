@@ -561,7 +561,18 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
     let width = width::take_width(module, func, mode, &mut rest)
         .map_err(|reason| bad_call(api_name, site(), reason))?;
     let mut interleaved = flags.shadows.take().map(std::collections::VecDeque::from);
-    let decoded = decode_params(
+    // Enzyme's rule for a function returning an aggregate through `sret` in forward mode:
+    // the call does not pass that parameter; the result and its shadow live in the
+    // call's own `sret` memory (see `cxx_api`).
+    let implicit_sret = match (forward, sret, target.param_attrs.first(), target.sret_size) {
+        (true, Some(ptr), Some(attrs), Some(size))
+            if attrs.contains(ParamAttrs::SRET) && flags.ret.is_some() =>
+        {
+            Some((ptr, u64::from(size)))
+        }
+        _ => None,
+    };
+    let mut decoded = decode_params(
         module,
         func,
         &site,
@@ -571,7 +582,19 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
         function,
         &mut rest,
         &mut interleaved,
+        usize::from(implicit_sret.is_some()),
     )?;
+    let sret = match implicit_sret {
+        Some((ptr, size)) => {
+            decoded.insert(
+                0,
+                DecodedArg { value: ptr, shadows: vec![ptr], stride: None, activity: ArgActivity::Dup },
+            );
+            flags.implicit_sret = Some(size);
+            None
+        }
+        None => sret,
+    };
     if let Some(extra) = interleaved.as_mut().and_then(|s| s.pop_front()) {
         return Err(bad_call(
             api_name,
@@ -604,9 +627,13 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
         Some(ty) if forward && leaves_of(ty).is_some_and(|l| !l.is_empty()) => RetActivity::Active,
         _ => RetActivity::Const,
     };
-    let ret = flags
-        .ret_activity(mode, default_ret, target)
-        .map_err(|reason| bad_call(api_name, site(), reason))?;
+    let ret = match flags.implicit_sret {
+        // The result is the duplicated `sret` parameter.
+        Some(_) => RetActivity::Const,
+        None => flags
+            .ret_activity(mode, default_ret, target)
+            .map_err(|reason| bad_call(api_name, site(), reason))?,
+    };
     let mut args: Vec<ArgActivity> = decoded.iter().map(|a| a.activity).collect();
     if flags.primal_return && mode == DiffMode::Reverse {
         // Lowered through the split function, which is shared per activity.
@@ -689,6 +716,7 @@ fn decode_params(
     function: FuncId,
     rest: &mut std::iter::Peekable<impl Iterator<Item = Value>>,
     interleaved: &mut Option<std::collections::VecDeque<Value>>,
+    skip: usize,
 ) -> Result<Vec<DecodedArg>, AdError> {
     let target = &module.functions[function];
     let params = &target.signature.params;
@@ -696,7 +724,7 @@ fn decode_params(
     // After `enzyme_interleave` an unmarked argument takes the previous one's activity
     // (Enzyme's rule; the first defaults to duplicated).
     let mut previous = ArgActivity::Dup;
-    for (index, param_ty) in params.iter().enumerate() {
+    for (index, param_ty) in params.iter().enumerate().skip(skip) {
         let describe =
             |what: &str| format!("parameter {index} ({param_ty}) of @{}: {what}", target.name);
         let Some(first) = rest.next() else {
@@ -1148,7 +1176,11 @@ fn replace_call(
     let old_args = func.inst(call).args();
     let mut ins = Inserter { func, signatures, before: call, loc };
     let mut args = Vec::new();
-    for (arg, param_ty) in decoded.args.iter().zip(&target_sig.params) {
+    for (index, (arg, param_ty)) in decoded.args.iter().zip(&target_sig.params).enumerate() {
+        if let (0, Some(size)) = (index, decoded.flags.implicit_sret) {
+            args.extend(cxx_api::sret_result_memory(&mut ins, &decoded.flags, arg.value, size)?);
+            continue;
+        }
         args.push(ins.convert(arg.value, param_ty)?);
         if let Some(stride) = arg.stride {
             args.extend(width::strided_shadows(&mut ins, arg.shadows[0], stride, width)?);

@@ -76,6 +76,9 @@ pub(super) struct CallFlags {
     pub primals: Vec<Value>,
     /// The arguments after `enzyme_interleave`.
     pub shadows: Option<Vec<Value>>,
+    /// Forward mode of a function with an `sret` parameter of this many bytes: the call's
+    /// `sret` memory holds `[primal,] shadow` (Enzyme's layout).
+    pub implicit_sret: Option<u64>,
 }
 
 impl CallFlags {
@@ -165,6 +168,28 @@ impl CallFlags {
             other => other,
         })
     }
+}
+
+/// The primal and shadow pointers of an implicit `sret` parameter (see
+/// `CallFlags::implicit_sret`): the call's memory holds the shadow, after the primal when
+/// the primal result is wanted; otherwise the primal goes to a stack slot.
+pub(super) fn sret_result_memory(
+    ins: &mut Inserter,
+    flags: &CallFlags,
+    memory: Value,
+    size: u64,
+) -> Result<[Value; 2], String> {
+    if !flags.primal_return {
+        let primal = entry_slot(ins, size.max(1))?;
+        return Ok([primal, memory]);
+    }
+    let offset = ins.constant(&Type::I64, Constant::Int(u128::from(size)))?;
+    let shadow = ins.value(InstructionData::PtrAdd {
+        flags: adc_ir::InstFlags::empty(),
+        ptr: memory,
+        offset,
+    })?;
+    Ok([memory, shadow])
 }
 
 /// Where each value of the result goes: byte offsets into the declared tuple.

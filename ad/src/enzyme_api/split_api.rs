@@ -185,7 +185,7 @@ fn decode(module: &Module, caller: FuncId, call: Inst) -> Result<SplitCallSite, 
         rest.by_ref().for_each(drop);
         markers_only(module, func, &site, function, &remaining)?
     } else {
-        decode_params(module, func, &site, api, false, 1, function, &mut rest, &mut None)?
+        decode_params(module, func, &site, api, false, 1, function, &mut rest, &mut None, 0)?
     };
     let ret = match &target.signature.ret {
         Some(ty) if ty.is_float() => RetActivity::Active,
