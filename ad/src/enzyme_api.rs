@@ -381,45 +381,63 @@ fn value_in_local(
         return None;
     }
     let end = offset + ty.size();
-    let mut found = None;
+    // The one write that covers the bytes: (stored value or copied-from pointer, start, end).
+    let mut found: Option<(Value, bool, u64, u64)> = None;
     for (_, inst) in func.layout.insts() {
         let data = func.inst(inst);
         let mut uses = Vec::new();
         data.for_each_arg(|a| uses.push(a));
-        let touches = uses.iter().any(|a| local_address(func, *a).is_some_and(|(b, _)| b == base));
-        if !touches {
+        let in_base = |v: Value| local_address(func, v).filter(|(b, _)| *b == base);
+        if !uses.iter().any(|a| in_base(*a).is_some()) {
             continue;
         }
-        match data {
-            InstructionData::Load { .. } | InstructionData::PtrAdd { .. } => {}
+        let write = match data {
+            InstructionData::Load { .. } | InstructionData::PtrAdd { .. } => None,
             // Storing the local's own address lets it escape; storing another pointer is a
             // write like any other.
-            InstructionData::Store { value, ptr, .. }
-                if local_address(func, *value).is_none_or(|(b, _)| b != base) =>
-            {
-                let (_, store_at) = local_address(func, *ptr)?;
-                let store_end = store_at + func.dfg.value_type(*value).size();
-                if store_at < end && store_end > offset {
-                    if found.replace((*value, store_at, store_end)).is_some() {
-                        return None;
-                    }
-                }
+            InstructionData::Store { value, ptr, .. } if in_base(*value).is_none() => {
+                let (_, at) = in_base(*ptr)?;
+                Some((*value, false, at, at + func.dfg.value_type(*value).size()))
             }
-            // Anything else (a call, a copy, the address stored away) may write the bytes.
+            InstructionData::MemCopy { dst, src, len, .. } if in_base(*src).is_none() => {
+                let (_, at) = in_base(*dst)?;
+                Some((*src, true, at, at + constant_u64(func, *len)?))
+            }
+            InstructionData::MemCopy { dst, .. } if in_base(*dst).is_none() => None,
+            // Anything else (a call, the address stored away) may write the bytes.
             _ => return None,
+        };
+        if let Some((source, copy, at, write_end)) = write {
+            if at < end && write_end > offset && found.replace((source, copy, at, write_end)).is_some()
+            {
+                return None;
+            }
         }
     }
-    let (value, store_at, store_end) = found?;
-    if store_at == offset && func.dfg.value_type(value) == ty {
-        return Some(value);
+    let (source, copy, at, write_end) = found?;
+    if !copy && at == offset && func.dfg.value_type(source) == ty {
+        return Some(source);
     }
-    if store_at > offset || store_end < end {
+    if at > offset || write_end < end {
         return None;
     }
-    let ValueDef::Result(load) = func.dfg.value_def(value) else { return None };
-    let InstructionData::Load { ptr, .. } = func.inst(load) else { return None };
-    let (source, source_at) = local_address(func, *ptr)?;
-    value_in_local(func, source, source_at + (offset - store_at), ty, depth + 1)
+    let from = if copy {
+        source
+    } else {
+        let ValueDef::Result(load) = func.dfg.value_def(source) else { return None };
+        let InstructionData::Load { ptr, .. } = func.inst(load) else { return None };
+        *ptr
+    };
+    let (other, other_at) = local_address(func, from)?;
+    value_in_local(func, other, other_at + (offset - at), ty, depth + 1)
+}
+
+fn constant_u64(func: &Function, value: Value) -> Option<u64> {
+    let ValueDef::Result(inst) = func.dfg.value_def(value) else { return None };
+    match func.inst(inst) {
+        InstructionData::Const { value: Constant::Int(n), .. } => u64::try_from(*n).ok(),
+        _ => None,
+    }
 }
 
 /// A pointer into a local: the `alloca` and a constant byte offset.
