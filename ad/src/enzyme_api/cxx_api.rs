@@ -433,3 +433,133 @@ fn seed_one(ty: &Type) -> Result<Constant, String> {
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use adc_ir::interp::{Interpreter, Val};
+    use adc_ir::text::parse_module;
+
+    use crate::{lower_enzyme_calls, Differentiator};
+
+    /// `f(c, x, y) = c·x·y` through the calls `enzyme::autodiff` expands to: a constant
+    /// then two active arguments (per-argument slots `{nodiff, double, double}`), with and
+    /// without the primal result, and forward mode with `{primal, tangent}`.
+    const CALLS: &str = "
+declare @__enzyme_autodiff(ptr, ...) -> {i8, f64, f64}
+declare @__enzyme_autodiff_primal(ptr, ...) -> {f64, {i8, f64, f64}}
+declare @__enzyme_fwddiff(ptr, ...) -> {f64, f64}
+declare @__enzyme_autodiff_void(ptr, ...)
+global @enzyme_const: i32, align 4
+global @enzyme_out: i32, align 4
+global @enzyme_dup: i32, align 4
+global @enzyme_interleave: i32, align 4
+global @enzyme_active_return: i32, align 4
+global @enzyme_dup_return: i32, align 4
+global @enzyme_noret: i32, align 4
+global @enzyme_primal_return: i32, align 4
+func @f(%c: f64, %x: f64, %y: f64) -> f64 noinline {
+^entry:
+  %cx = fmul f64 %c, %x
+  %r = fmul f64 %cx, %y
+  ret %r
+}
+func @square(%x: f64) -> f64 noinline {
+^entry:
+  %r = fmul f64 %x, %x
+  ret %r
+}
+func @reverse(%c: f64, %x: f64, %y: f64) -> f64 {
+^entry:
+  %fp = const ptr @f
+  %ret = const ptr @enzyme_active_return
+  %use = const ptr @enzyme_noret
+  %cm = const ptr @enzyme_const
+  %const = load i32, %cm, align 4
+  %om = const ptr @enzyme_out
+  %out = load i32, %om, align 4
+  %im = const ptr @enzyme_interleave
+  %il = load i32, %im, align 4
+  %t = call @__enzyme_autodiff(%fp, %ret, %use, %const, %c, %out, %x, %out, %y, %il)
+  %dx = extractvalue {i8, f64, f64} %t, 1
+  %dy = extractvalue {i8, f64, f64} %t, 2
+  %ten = const f64 10.0
+  %s = fmul f64 %dx, %ten
+  %r = fadd f64 %s, %dy
+  ret %r
+}
+func @with_primal(%c: f64, %x: f64, %y: f64) -> f64 {
+^entry:
+  %fp = const ptr @f
+  %ret = const ptr @enzyme_active_return
+  %use = const ptr @enzyme_primal_return
+  %cm = const ptr @enzyme_const
+  %const = load i32, %cm, align 4
+  %om = const ptr @enzyme_out
+  %out = load i32, %om, align 4
+  %im = const ptr @enzyme_interleave
+  %il = load i32, %im, align 4
+  %t = call @__enzyme_autodiff_primal(%fp, %ret, %use, %const, %c, %out, %x, %out, %y, %il)
+  %p = extractvalue {f64, {i8, f64, f64}} %t, 0
+  %dy = extractvalue {f64, {i8, f64, f64}} %t, 1, 2
+  %hundred = const f64 100.0
+  %s = fmul f64 %p, %hundred
+  %r = fadd f64 %s, %dy
+  ret %r
+}
+func @forward(%x: f64, %dx: f64) -> f64 {
+^entry:
+  %fp = const ptr @square
+  %ret = const ptr @enzyme_dup_return
+  %use = const ptr @enzyme_primal_return
+  %dm = const ptr @enzyme_dup
+  %dup = load i32, %dm, align 4
+  %im = const ptr @enzyme_interleave
+  %il = load i32, %im, align 4
+  %t = call @__enzyme_fwddiff(%fp, %ret, %use, %dup, %x, %il, %dx)
+  %p = extractvalue {f64, f64} %t, 0
+  %d = extractvalue {f64, f64} %t, 1
+  %hundred = const f64 100.0
+  %s = fmul f64 %p, %hundred
+  %r = fadd f64 %s, %d
+  ret %r
+}
+func @adjoints_dropped(%x: f64) {
+^entry:
+  %fp = const ptr @square
+  call @__enzyme_autodiff_void(%fp, %x)
+  ret
+}
+";
+
+    fn run(module: &adc_ir::Module, name: &str, args: &[f64]) -> f64 {
+        let mut interp = Interpreter::new(module).unwrap();
+        let args: Vec<Val> = args.iter().map(|a| Val::F64(*a)).collect();
+        match interp.call(module.function_by_name(name).unwrap(), &args).unwrap() {
+            Some(Val::F64(v)) => v,
+            other => panic!("{name} returned {other:?}"),
+        }
+    }
+
+    #[test]
+    fn tuple_results_follow_the_headers_layout() {
+        let mut module = parse_module(CALLS).unwrap();
+        let report = lower_enzyme_calls(&mut module, &mut Differentiator::default()).unwrap();
+        assert_eq!(report.calls_lowered, 4);
+        adc_ir::verify::verify_module(&module).unwrap();
+        // df/dx = c·y = 10, df/dy = c·x = 6 (c = 2, x = 3, y = 5), in slots 1 and 2.
+        assert_eq!(run(&module, "reverse", &[2.0, 3.0, 5.0]), 10.0 * 10.0 + 6.0);
+        // The primal result 30 before the slots.
+        assert_eq!(run(&module, "with_primal", &[2.0, 3.0, 5.0]), 30.0 * 100.0 + 6.0);
+        // {x², 2x·dx} at x = 3, dx = 0.5.
+        assert_eq!(run(&module, "forward", &[3.0, 0.5]), 9.0 * 100.0 + 3.0);
+    }
+
+    #[test]
+    fn a_return_flag_for_a_void_function_is_an_error() {
+        let text = CALLS.replace("%fp = const ptr @square\n  %ret", "%fp = const ptr @sink\n  %ret")
+            + "func @sink(%x: f64) noinline {\n^entry:\n  ret\n}\n";
+        let mut module = parse_module(&text).unwrap();
+        let err = lower_enzyme_calls(&mut module, &mut Differentiator::default()).unwrap_err();
+        assert!(err.to_string().contains("@sink returns void"), "{err}");
+    }
+}
