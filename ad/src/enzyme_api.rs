@@ -408,7 +408,9 @@ fn value_in_local(
             _ => return None,
         };
         if let Some((source, copy, at, write_end)) = write {
-            if at < end && write_end > offset && found.replace((source, copy, at, write_end)).is_some()
+            if at < end
+                && write_end > offset
+                && found.replace((source, copy, at, write_end)).is_some()
             {
                 return None;
             }
@@ -606,7 +608,12 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
         Some((ptr, size)) => {
             decoded.insert(
                 0,
-                DecodedArg { value: ptr, shadows: vec![ptr], stride: None, activity: ArgActivity::Dup },
+                DecodedArg {
+                    value: ptr,
+                    shadows: vec![ptr],
+                    stride: None,
+                    activity: ArgActivity::Dup,
+                },
             );
             flags.implicit_sret = Some(size);
             None

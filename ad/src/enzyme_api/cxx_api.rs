@@ -236,8 +236,12 @@ fn emit_through_memory(
     for (value, offset) in placement.parts {
         store(ins, slot, value, offset)?;
     }
-    let loaded =
-        ins.value(InstructionData::Load { ty: declared.clone(), ptr: slot, align: 1, volatile: false })?;
+    let loaded = ins.value(InstructionData::Load {
+        ty: declared.clone(),
+        ptr: slot,
+        align: 1,
+        volatile: false,
+    })?;
     Ok(Some(loaded))
 }
 
@@ -347,7 +351,9 @@ fn split_adjoints(
         (_, 0) => Ok(Vec::new()),
         (Some(value), 1) => Ok(vec![value]),
         (Some(value), n) => (0..n as u32)
-            .map(|k| ins.value(InstructionData::ExtractValue { aggregate: value, indices: vec![k] }))
+            .map(|k| {
+                ins.value(InstructionData::ExtractValue { aggregate: value, indices: vec![k] })
+            })
             .collect(),
         (None, _) => Err("internal: the derivative returns no adjoints".into()),
     }
@@ -409,8 +415,9 @@ pub(super) fn emit_with_primal(
         })?;
         parts.push((adjoint, base + offset));
     }
-    emit_through_memory(ins, Placement { parts, size }, declared, decoded.sret)?
-        .map_or(Ok(()), |value| {
+    emit_through_memory(ins, Placement { parts, size }, declared, decoded.sret)?.map_or(
+        Ok(()),
+        |value| {
             let old = ins.func.dfg.inst_result(ins.before);
             match old {
                 Some(old) => {
@@ -419,7 +426,8 @@ pub(super) fn emit_with_primal(
                 }
                 None => Ok(()),
             }
-        })
+        },
+    )
 }
 
 /// 1.0 of a float type (the seed of an active result).
@@ -556,7 +564,8 @@ func @adjoints_dropped(%x: f64) {
 
     #[test]
     fn a_return_flag_for_a_void_function_is_an_error() {
-        let text = CALLS.replace("%fp = const ptr @square\n  %ret", "%fp = const ptr @sink\n  %ret")
+        let text = CALLS
+            .replace("%fp = const ptr @square\n  %ret", "%fp = const ptr @sink\n  %ret")
             + "func @sink(%x: f64) noinline {\n^entry:\n  ret\n}\n";
         let mut module = parse_module(&text).unwrap();
         let err = lower_enzyme_calls(&mut module, &mut Differentiator::default()).unwrap_err();

@@ -87,9 +87,7 @@ impl Synth<'_> {
                     self.val(InstructionData::ExtractValue { aggregate: out, indices: vec![1] });
                 (Some(primal), Some(tape))
             }
-            Some(out) if result.is_some() && gradient.augmented_returns_primal => {
-                (Some(out), None)
-            }
+            Some(out) if result.is_some() && gradient.augmented_returns_primal => (Some(out), None),
             out => (None, gradient.tape.as_ref().and(out)),
         };
         // An augmented function that does not return the primal result: `f` computes it.
