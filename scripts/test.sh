@@ -17,3 +17,6 @@ cargo test --workspace --locked
 # Every gradient test once more under each other cache-planner setting (issue 11: all
 # tests pass under every switch setting).
 scripts/test-cache-switches.sh
+# Enzyme's integration suite, when its folder is there: fails on a regression or on an
+# expected failure that now passes (scripts/peer-enzyme.sh keeps the list, with reasons).
+scripts/peer-enzyme.sh

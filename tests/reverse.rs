@@ -52,7 +52,12 @@ const SUITES: &[(&str, usize)] = &[("reverse", 4), ("forward", 4), ("split", 4),
 /// ignored (shown as `[known failure]`) so CI tests everything else; run them with
 /// `cargo test --test reverse -- --include-ignored`. A case that starts passing should be
 /// removed from this list: nothing checks that automatically.
-const KNOWN_FAILURES: &[(&str, &str)] = &[];
+const KNOWN_FAILURES: &[(&str, &str)] = &[(
+    "O0-ad-before-opt/cxx/07_enzyme_header",
+    "without adc's pipelines, clang -O0 passes the C++ API's markers through references \
+     to argument tuples spilled to the stack, which the API lowering does not follow \
+     (issue 26)",
+)];
 
 /// The `.c` and `.cpp` programs of one suite, sorted.
 fn programs_of(dir: &Path) -> Vec<PathBuf> {
@@ -235,6 +240,10 @@ impl Case {
         let cxx = self.source.extension().is_some_and(|x| x == "cpp");
         let mut clang = Command::new(if cxx { CXX_COMPILER } else { COMPILER });
         clang.args(["-c", "-emit-llvm"]).args(self.flags).arg("-I").arg(&self.include);
+        if cxx {
+            // adc's own C++ header, `<enzyme/enzyme>`.
+            clang.arg("-I").arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("include"));
+        }
         clang.arg(&self.source).arg("-o").arg(&bc);
         expect_success("clang", &run(&mut clang)?)?;
         let mut adc = Command::new(env!("CARGO_BIN_EXE_adc"));

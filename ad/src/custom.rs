@@ -49,6 +49,9 @@ pub struct CustomGradient {
     pub reverse: FuncId,
     /// The type of the tape `augmented` returns, `None` when it returns none.
     pub tape: Option<Type>,
+    /// Whether `augmented` returns the primal result; when it does not (Enzyme's
+    /// convention for a result that is not a pointer), the primal function computes it.
+    pub augmented_returns_primal: bool,
     /// The registering global, for messages.
     pub global: String,
 }
@@ -134,12 +137,14 @@ impl Registrations {
                 REGISTER_GRADIENT => {
                     let (augmented, reverse) =
                         (function_at(1).expect("checked"), function_at(2).expect("checked"));
-                    let tape = check_gradient(module, f, augmented, reverse).map_err(bad)?;
+                    let (tape, augmented_returns_primal) =
+                        check_gradient(module, f, augmented, reverse).map_err(bad)?;
                     found.gradients.push(CustomGradient {
                         primal: f,
                         augmented,
                         reverse,
                         tape,
+                        augmented_returns_primal,
                         global: name.to_string(),
                     });
                 }
@@ -270,13 +275,14 @@ fn render_sig(sig: &Signature) -> String {
     render(&sig.params, sig.ret.as_ref())
 }
 
-/// Checks a gradient registration against `f`'s signature; returns the tape type.
+/// Checks a gradient registration against `f`'s signature; returns the tape type and
+/// whether the augmented forward function returns the primal result.
 fn check_gradient(
     module: &Module,
     f: FuncId,
     augmented: FuncId,
     reverse: FuncId,
-) -> Result<Option<Type>, String> {
+) -> Result<(Option<Type>, bool), String> {
     let primal = &module.functions[f].signature;
     let (aug_fn, rev_fn) = (&module.functions[augmented], &module.functions[reverse]);
     let f_name = &module.functions[f].name;
@@ -292,16 +298,19 @@ fn check_gradient(
         ));
     }
     let aug_ret = aug_fn.signature.ret.as_ref();
-    let tape = match (&primal.ret, aug_ret) {
-        (None, ret) => ret.cloned(),
-        (Some(r), Some(a)) if a == r => None,
+    let (tape, returns_primal) = match (&primal.ret, aug_ret) {
+        (None, ret) => (ret.cloned(), false),
+        (Some(r), Some(a)) if a == r => (None, true),
         (Some(r), Some(Type::Struct(s))) if s.fields.len() == 2 && s.fields[1] == *r => {
-            Some(s.fields[0].clone())
+            (Some(s.fields[0].clone()), true)
         }
+        // Enzyme's convention: the augmented function returns the primal result only when
+        // it is a pointer; otherwise `f` itself computes it.
+        (Some(r), None) if !r.is_ptr() => (None, false),
         (Some(r), _) => {
             return Err(format!(
                 "the augmented forward function @{} returns {}; for @{f_name}, which returns \
-                 {r}, it must return {r} (no tape) or {{tape, {r}}}",
+                 {r}, it must return {r} (no tape), {{tape, {r}}} or nothing",
                 aug_fn.name,
                 aug_ret.map_or("void".to_string(), |t| t.to_string())
             ))
@@ -324,7 +333,7 @@ fn check_gradient(
             render(&rev_params, adjoints.as_ref())
         ));
     }
-    Ok(tape)
+    Ok((tape, returns_primal))
 }
 
 /// The result a custom forward derivative returns for `f`'s result type.

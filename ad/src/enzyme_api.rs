@@ -113,6 +113,8 @@ impl Marker {
 enum Origin {
     Function(FuncId),
     Marker(Marker),
+    /// A whole-call flag of the C++ API (`enzyme_dup_return`, `enzyme_interleave`, ...).
+    Flag(cxx_api::CallFlag),
     /// A global named `enzyme_*` that is not a supported marker.
     UnsupportedMarker(String),
     Other,
@@ -138,6 +140,8 @@ struct DecodedCall {
     /// The pointer the caller expects the result to be written through (`sret`).
     sret: Option<Value>,
     request: DiffRequest,
+    /// The C++ API's call flags (`enzyme_primal_return`, tuple slots, ...).
+    flags: cxx_api::CallFlags,
 }
 
 /// What the lowering did, for statistics and tests.
@@ -191,6 +195,14 @@ pub fn lower_enzyme_calls(
             continue;
         }
         deferred_in_a_row = 0;
+        if decoded.flags.primal_return && decoded.mode == DiffMode::Reverse {
+            lower_with_primal(module, caller, call, &decoded, synth)?;
+            report.calls_lowered += 1;
+            if !report.requests.contains(&decoded.request) {
+                report.requests.push(decoded.request);
+            }
+            continue;
+        }
         let derivative = synth.derivative(module, &decoded.request)?;
         let site = Site::inst(module, &module.functions[caller], call);
         let signatures: Vec<Signature> =
@@ -208,9 +220,61 @@ pub fn lower_enzyme_calls(
             report.requests.push(decoded.request);
         }
     }
+    if report.calls_lowered > 0 {
+        define_marker_globals(module);
+    }
     // GPU modules: tapes in local memory or on the device heap, no `realloc`.
     report.device_tapes = crate::reverse::gpu_tapes::place_device_tapes(module)?;
     Ok(report)
+}
+
+/// Reverse mode with the primal result (`enzyme_primal_return`): through the split
+/// function (see `cxx_api`).
+fn lower_with_primal(
+    module: &mut Module,
+    caller: FuncId,
+    call: Inst,
+    decoded: &DecodedCall,
+    synth: &mut dyn Synthesize,
+) -> Result<(), AdError> {
+    let split = synth.split_function(module, &decoded.request)?;
+    let site = Site::inst(module, &module.functions[caller], call);
+    let signatures: Vec<Signature> =
+        module.functions.values().map(|f| f.signature.clone()).collect();
+    let target_sig = module.functions[decoded.function].signature.clone();
+    let api_ret = call_result_type(module, caller, call);
+    let mut func = std::mem::take(&mut module.functions[caller]);
+    let loc = func.dfg.debug_locs[call].clone();
+    let old_args = func.inst(call).args();
+    let mut ins = Inserter { func: &mut func, signatures: &signatures, before: call, loc };
+    let result = cxx_api::emit_with_primal(
+        &mut ins,
+        decoded,
+        &target_sig.params,
+        target_sig.ret.as_ref(),
+        split,
+        api_ret.as_ref(),
+    );
+    if result.is_ok() {
+        func.layout.remove_inst(call);
+        remove_dead_operands(&mut func, old_args);
+    }
+    module.functions[caller] = func;
+    result.map_err(|reason| bad_call(AUTODIFF_API, site, reason))
+}
+
+/// Gives the marker globals that are only declared (`extern int enzyme_dup;` in the C++
+/// headers) a weak zero definition: a load of a marker may outlive its API call (clang
+/// -O0 copies argument tuples through locals), and nothing else defines them.
+fn define_marker_globals(module: &mut Module) {
+    for global in module.globals.values_mut() {
+        let marker = Marker::from_global_name(&global.name).is_some()
+            || cxx_api::CallFlag::from_global_name(&global.name).is_some();
+        if marker && global.init.is_none() && global.ty.is_int() {
+            global.init = Some(Constant::Zero);
+            global.linkage = adc_ir::Linkage::Weak;
+        }
+    }
 }
 
 /// Every laid-out call to an API entry point, in module order.
@@ -258,21 +322,159 @@ fn origin(module: &Module, func: &Function, value: Value) -> Origin {
                 arg,
                 ..
             } => value = *arg,
+            InstructionData::Load { ty, ptr, .. }
+                if local_address(func, *ptr).is_some_and(|(base, offset)| {
+                    value_in_local(func, base, offset, ty, 0).is_some()
+                }) =>
+            {
+                let (base, offset) = local_address(func, *ptr).unwrap_or((*ptr, 0));
+                match value_in_local(func, base, offset, ty, 0) {
+                    Some(stored) => value = stored,
+                    None => return Origin::Other,
+                }
+            }
             InstructionData::Load { ptr, .. } => match pointee_origin(module, func, *ptr) {
                 Pointee::Marker(origin) => return origin,
                 Pointee::StoredValue(stored) => value = stored,
                 Pointee::Unknown => return Origin::Other,
             },
+            // clang -O0 builds the C++ API's argument tuples in locals and loads them whole.
+            InstructionData::ExtractValue { aggregate, indices } => {
+                match field_of_local(func, *aggregate, indices) {
+                    Some(stored) => value = stored,
+                    None => return Origin::Other,
+                }
+            }
             _ => return Origin::Other,
         }
     }
     Origin::Other
 }
 
+/// The value stored into the field `indices` of a local aggregate that `aggregate` loads
+/// whole (see [`value_in_local`]).
+fn field_of_local(func: &Function, aggregate: Value, indices: &[u32]) -> Option<Value> {
+    let ValueDef::Result(load) = func.dfg.value_def(aggregate) else { return None };
+    let InstructionData::Load { ty, ptr, .. } = func.inst(load) else { return None };
+    let (base, at) = local_address(func, *ptr)?;
+    let mut offset = at;
+    let mut field_ty = ty.clone();
+    for index in indices {
+        offset += field_ty.element_offset(u64::from(*index))?;
+        field_ty = field_ty.element_type(u64::from(*index))?.clone();
+    }
+    value_in_local(func, base, offset, &field_ty, 0)
+}
+
+/// The value of type `ty` that a load at `offset` in the local `base` reads, when exactly
+/// one store writes those bytes and the local does not escape: that store's value, or,
+/// when it stores a wider copy loaded from another local (clang -O0 copies tuples as
+/// `i64`s), the same bytes of that local.
+fn value_in_local(
+    func: &Function,
+    base: Value,
+    offset: u64,
+    ty: &Type,
+    depth: usize,
+) -> Option<Value> {
+    if depth > MAX_LOOK_THROUGH {
+        return None;
+    }
+    let end = offset + ty.size();
+    // The one write that covers the bytes: (stored value or copied-from pointer, start, end).
+    let mut found: Option<(Value, bool, u64, u64)> = None;
+    for (_, inst) in func.layout.insts() {
+        let data = func.inst(inst);
+        let mut uses = Vec::new();
+        data.for_each_arg(|a| uses.push(a));
+        let in_base = |v: Value| local_address(func, v).filter(|(b, _)| *b == base);
+        if !uses.iter().any(|a| in_base(*a).is_some()) {
+            continue;
+        }
+        let write = match data {
+            InstructionData::Load { .. } | InstructionData::PtrAdd { .. } => None,
+            // Storing the local's own address lets it escape; storing another pointer is a
+            // write like any other.
+            InstructionData::Store { value, ptr, .. } if in_base(*value).is_none() => {
+                let (_, at) = in_base(*ptr)?;
+                Some((*value, false, at, at + func.dfg.value_type(*value).size()))
+            }
+            InstructionData::MemCopy { dst, src, len, .. } if in_base(*src).is_none() => {
+                let (_, at) = in_base(*dst)?;
+                Some((*src, true, at, at + constant_u64(func, *len)?))
+            }
+            InstructionData::MemCopy { dst, .. } if in_base(*dst).is_none() => None,
+            // Anything else (a call, the address stored away) may write the bytes.
+            _ => return None,
+        };
+        if let Some((source, copy, at, write_end)) = write {
+            if at < end
+                && write_end > offset
+                && found.replace((source, copy, at, write_end)).is_some()
+            {
+                return None;
+            }
+        }
+    }
+    let (source, copy, at, write_end) = found?;
+    if !copy && at == offset && func.dfg.value_type(source) == ty {
+        return Some(source);
+    }
+    if at > offset || write_end < end {
+        return None;
+    }
+    let from = if copy {
+        source
+    } else {
+        let ValueDef::Result(load) = func.dfg.value_def(source) else { return None };
+        let InstructionData::Load { ptr, .. } = func.inst(load) else { return None };
+        *ptr
+    };
+    let (other, other_at) = local_address(func, from)?;
+    value_in_local(func, other, other_at + (offset - at), ty, depth + 1)
+}
+
+fn constant_u64(func: &Function, value: Value) -> Option<u64> {
+    let ValueDef::Result(inst) = func.dfg.value_def(value) else { return None };
+    match func.inst(inst) {
+        InstructionData::Const { value: Constant::Int(n), .. } => u64::try_from(*n).ok(),
+        _ => None,
+    }
+}
+
+/// A pointer into a local: the `alloca` and a constant byte offset.
+fn local_address(func: &Function, ptr: Value) -> Option<(Value, u64)> {
+    let mut ptr = ptr;
+    let mut offset = 0u64;
+    for _ in 0..MAX_LOOK_THROUGH {
+        let ValueDef::Result(inst) = func.dfg.value_def(ptr) else { return None };
+        match func.inst(inst) {
+            InstructionData::Alloca { .. } => return Some((ptr, offset)),
+            InstructionData::PtrAdd { ptr: base, offset: by, .. } => {
+                let ValueDef::Result(c) = func.dfg.value_def(*by) else { return None };
+                let InstructionData::Const { value: Constant::Int(n), .. } = func.inst(c) else {
+                    return None;
+                };
+                offset = offset.checked_add(u64::try_from(*n).ok()?)?;
+                ptr = *base;
+            }
+            InstructionData::Cast { op: CastOp::Bitcast | CastOp::Addrspacecast, arg, .. } => {
+                ptr = *arg
+            }
+            _ => return None,
+        }
+    }
+    None
+}
+
 fn symbol_origin(module: &Module, symbol: Symbol) -> Origin {
     match symbol {
         Symbol::Func(f) => Origin::Function(f),
         Symbol::Global(g) => match Marker::from_global_name(&module.globals[g].name) {
+            _ if cxx_api::CallFlag::from_global_name(&module.globals[g].name).is_some() => {
+                cxx_api::CallFlag::from_global_name(&module.globals[g].name)
+                    .map_or(Origin::Other, Origin::Flag)
+            }
             Some(Ok(marker)) => Origin::Marker(marker),
             Some(Err(name)) => Origin::UnsupportedMarker(name),
             None => Origin::Other,
@@ -373,11 +575,64 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
     let function = target_function(module, func, &site, api_name, mode, fn_arg)?;
     let target = &module.functions[function];
     let params = &target.signature.params;
-    let mut rest = args[1..].iter().copied().peekable();
+    let mut flags = cxx_api::CallFlags::split(module, func, &args[1..]);
+    let primals = std::mem::take(&mut flags.primals);
+    let mut rest = primals.iter().copied().peekable();
     let width = width::take_width(module, func, mode, &mut rest)
         .map_err(|reason| bad_call(api_name, site(), reason))?;
-    let decoded =
-        decode_params(module, func, &site, api_name, forward, width, function, &mut rest)?;
+    let mut interleaved = flags.shadows.take().map(std::collections::VecDeque::from);
+    // Enzyme's rule for a function returning an aggregate through `sret` in forward mode:
+    // the call does not pass that parameter; the result and its shadow live in the
+    // call's own `sret` memory (see `cxx_api`).
+    let implicit_sret = match (forward, sret, target.param_attrs.first(), target.sret_size) {
+        (true, Some(ptr), Some(attrs), Some(size))
+            if attrs.contains(ParamAttrs::SRET) && flags.ret.is_some() =>
+        {
+            Some((ptr, u64::from(size)))
+        }
+        _ => None,
+    };
+    let mut decoded = decode_params(
+        module,
+        func,
+        &site,
+        api_name,
+        forward,
+        width,
+        function,
+        &mut rest,
+        &mut interleaved,
+        usize::from(implicit_sret.is_some()),
+    )?;
+    let sret = match implicit_sret {
+        Some((ptr, size)) => {
+            decoded.insert(
+                0,
+                DecodedArg {
+                    value: ptr,
+                    shadows: vec![ptr],
+                    stride: None,
+                    activity: ArgActivity::Dup,
+                },
+            );
+            flags.implicit_sret = Some(size);
+            None
+        }
+        None => sret,
+    };
+    if let Some(extra) = interleaved.as_mut().and_then(|s| s.pop_front()) {
+        return Err(bad_call(
+            api_name,
+            site(),
+            format!(
+                "too many shadows after enzyme_interleave: `{}` has no duplicated parameter \
+                 of @{} left to shadow",
+                value_text(module, func, extra),
+                target.name
+            ),
+        ));
+    }
+    flags.locate_slots(&primals, &decoded);
     if let Some(extra) = rest.next() {
         return Err(bad_call(
             api_name,
@@ -391,20 +646,30 @@ fn decode_call(module: &Module, caller: FuncId, call: Inst) -> Result<DecodedCal
             ),
         ));
     }
-    let ret = match &target.signature.ret {
+    let default_ret = match &target.signature.ret {
         Some(ty) if ty.is_float() => RetActivity::Active,
         // Forward mode returns the tangent of any all-float result (a struct of doubles).
         Some(ty) if forward && leaves_of(ty).is_some_and(|l| !l.is_empty()) => RetActivity::Active,
         _ => RetActivity::Const,
     };
-    let request = DiffRequest {
-        function,
-        mode,
-        args: decoded.iter().map(|a| a.activity).collect(),
-        ret,
-        width,
+    let ret = match flags.implicit_sret {
+        // The result is the duplicated `sret` parameter.
+        Some(_) => RetActivity::Const,
+        None => flags
+            .ret_activity(mode, default_ret, target)
+            .map_err(|reason| bad_call(api_name, site(), reason))?,
     };
-    Ok(DecodedCall { mode, function, args: decoded, sret, request })
+    let mut args: Vec<ArgActivity> = decoded.iter().map(|a| a.activity).collect();
+    if flags.primal_return && mode == DiffMode::Reverse {
+        // Lowered through the split function, which is shared per activity.
+        for a in &mut args {
+            if *a == ArgActivity::DupNoNeed {
+                *a = ArgActivity::Dup;
+            }
+        }
+    }
+    let request = DiffRequest { function, mode, args, ret, width };
+    Ok(DecodedCall { mode, function, args: decoded, sret, request, flags })
 }
 
 /// The function an API call differentiates (its first argument), checked to be
@@ -475,11 +740,16 @@ fn decode_params(
     width: u32,
     function: FuncId,
     rest: &mut std::iter::Peekable<impl Iterator<Item = Value>>,
+    interleaved: &mut Option<std::collections::VecDeque<Value>>,
+    skip: usize,
 ) -> Result<Vec<DecodedArg>, AdError> {
     let target = &module.functions[function];
     let params = &target.signature.params;
     let mut decoded = Vec::with_capacity(params.len());
-    for (index, param_ty) in params.iter().enumerate() {
+    // After `enzyme_interleave` an unmarked argument takes the previous one's activity
+    // (Enzyme's rule; the first defaults to duplicated).
+    let mut previous = ArgActivity::Dup;
+    for (index, param_ty) in params.iter().enumerate().skip(skip) {
         let describe =
             |what: &str| format!("parameter {index} ({param_ty}) of @{}: {what}", target.name);
         let Some(first) = rest.next() else {
@@ -590,6 +860,7 @@ fn decode_params(
                     describe(&format!("{} where a value was expected", marker.name())),
                 ))
             }
+            None if interleaved.is_some() => previous,
             None if param_ty.is_ptr() => ArgActivity::Dup,
             // Forward mode: an unmarked float is followed by its tangent (see the module
             // comment for Enzyme's rule).
@@ -630,7 +901,11 @@ fn decode_params(
             }
             let mut shadows = Vec::new();
             for lane in 0..width {
-                let Some(shadow) = rest.next() else {
+                let next = match interleaved.as_mut() {
+                    Some(queue) => queue.pop_front(),
+                    None => rest.next(),
+                };
+                let Some(shadow) = next else {
                     let what = if by_value { "tangent" } else { "shadow" };
                     return Err(bad_call(
                         api_name,
@@ -670,6 +945,7 @@ fn decode_params(
         } else {
             Vec::new()
         };
+        previous = activity;
         decoded.push(DecodedArg { value, shadows, stride: None, activity });
     }
     Ok(decoded)
@@ -902,6 +1178,7 @@ fn replace_call(
         ));
     }
     let plan = match decoded.mode {
+        _ if cxx_api::applies(decoded) => ResultPlan::Nothing,
         DiffMode::Reverse => {
             let active = decoded.args.iter().filter(|a| a.activity == ArgActivity::Active).count();
             let what = format!("the adjoints of {active} active argument(s)");
@@ -924,7 +1201,11 @@ fn replace_call(
     let old_args = func.inst(call).args();
     let mut ins = Inserter { func, signatures, before: call, loc };
     let mut args = Vec::new();
-    for (arg, param_ty) in decoded.args.iter().zip(&target_sig.params) {
+    for (index, (arg, param_ty)) in decoded.args.iter().zip(&target_sig.params).enumerate() {
+        if let (0, Some(size)) = (index, decoded.flags.implicit_sret) {
+            args.extend(cxx_api::sret_result_memory(&mut ins, &decoded.flags, arg.value, size)?);
+            continue;
+        }
         args.push(ins.convert(arg.value, param_ty)?);
         if let Some(stride) = arg.stride {
             args.extend(width::strided_shadows(&mut ins, arg.shadows[0], stride, width)?);
@@ -939,7 +1220,11 @@ fn replace_call(
         args,
         attrs: adc_ir::FuncAttrs::empty(),
     });
-    let adapted = adapt_result(&mut ins, result, plan)?;
+    let adapted = if cxx_api::applies(decoded) {
+        cxx_api::adapt_cxx_result(&mut ins, decoded, &target_sig.params, result, api_ret.as_ref())?
+    } else {
+        adapt_result(&mut ins, result, plan)?
+    };
     let func = ins.func;
     if let (Some(old), Some(new)) = (func.dfg.inst_result(call), adapted) {
         func.dfg.replace_uses(old, new);
@@ -986,12 +1271,9 @@ fn plan_result(
     if let Some(ptr) = sret {
         return Ok(ResultPlan::Sret { ptr, from: from.clone() });
     }
-    let Some(declared) = api_ret else {
-        return Err(format!(
-            "the call is declared to return void, which cannot hold {what}; declare a return \
-             type of {from}"
-        ));
-    };
+    // Declared `void`: the caller wants the shadows' accumulations only, and the
+    // returned adjoints are dropped (as Enzyme does).
+    let Some(declared) = api_ret else { return Ok(ResultPlan::Nothing) };
     if declared == from {
         return Ok(ResultPlan::Same);
     }
@@ -1074,6 +1356,7 @@ fn is_used(func: &Function, value: Value) -> bool {
     })
 }
 
+mod cxx_api;
 mod nesting;
 mod specialize;
 mod split_api;

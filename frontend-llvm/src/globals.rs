@@ -97,6 +97,16 @@ pub fn byval_size(types: &llvm_ir::types::Types, attrs: &[ParameterAttribute]) -
     })
 }
 
+/// The byte size of the aggregate behind an `sret` parameter.
+fn sret_size(types: &llvm_ir::types::Types, attrs: &[ParameterAttribute]) -> Option<u32> {
+    attrs.iter().find_map(|a| match a {
+        ParameterAttribute::SRet(ty) => {
+            crate::types::convert(types, ty).ok().and_then(|t| u32::try_from(t.size()).ok())
+        }
+        _ => None,
+    })
+}
+
 pub fn param_attrs(attrs: &[ParameterAttribute]) -> ParamAttrs {
     let mut out = ParamAttrs::empty();
     for a in attrs {
@@ -199,6 +209,7 @@ pub fn translate_module_with(
         }
         func.param_attrs = f.parameters.iter().map(|p| param_attrs(&p.attributes)).collect();
         func.byval_sizes = f.parameters.iter().map(|p| byval_size(types, &p.attributes)).collect();
+        func.sret_size = f.parameters.first().and_then(|p| sret_size(types, &p.attributes));
         let id = m.module.add_function(func);
         m.funcs.insert(f.name.clone(), id);
     }

@@ -67,6 +67,9 @@ pub struct Function {
     /// Byte size of the aggregate behind each `byval` parameter (`None` elsewhere; may be
     /// shorter than the parameter list). The ABI copies that many bytes onto the stack.
     pub byval_sizes: Vec<Option<u32>>,
+    /// Byte size of the aggregate the `sret` parameter points to, when the importer knew
+    /// it (Enzyme's API hands such a result's memory and shadow to the derivative).
+    pub sret_size: Option<u32>,
     pub dfg: DataFlowGraph,
     pub layout: Layout,
 }

@@ -179,13 +179,20 @@ fn decode(module: &Module, caller: FuncId, call: Inst) -> Result<SplitCallSite, 
     let function = target_function(module, func, &site, api, DiffMode::Reverse, fn_arg)?;
     let target = &module.functions[function];
     let mut rest = args[1..].iter().copied().peekable();
-    let options = parse_options(module, func, &site, api, &mut rest)?;
+    let leading = parse_options(module, func, &site, api, &mut rest)?;
     let remaining: Vec<Value> = rest.clone().collect();
     let decoded = if entry == SplitEntry::AugmentSize && all_markers(module, func, &remaining) {
         rest.by_ref().for_each(drop);
         markers_only(module, func, &site, function, &remaining)?
     } else {
-        decode_params(module, func, &site, api, false, 1, function, &mut rest)?
+        decode_params(module, func, &site, api, false, 1, function, &mut rest, &mut None, 0)?
+    };
+    // Enzyme also takes the options after the arguments.
+    let trailing = parse_options(module, func, &site, api, &mut rest)?;
+    let options = TapeOptions {
+        allocated: leading.allocated.or(trailing.allocated),
+        tape: leading.tape.or(trailing.tape),
+        nofree: leading.nofree || trailing.nofree,
     };
     let ret = match &target.signature.ret {
         Some(ty) if ty.is_float() => RetActivity::Active,
@@ -599,6 +606,11 @@ fn declared_fields(declared: Option<&Type>, sret: bool, fields: &[Type]) -> Resu
         return Ok(fields.len());
     }
     let Some(declared) = declared else { return Ok(0) };
+    // Nothing to return (the tape in caller memory, a void f): whatever the call is
+    // declared to return is left undefined, as Enzyme does.
+    if fields.is_empty() {
+        return Ok(0);
+    }
     let fits = |a: &Type, b: &Type| a == b || (a.is_ptr() && b.is_ptr());
     let count = match declared {
         Type::Struct(s) => {
@@ -697,6 +709,52 @@ func @run_allocated(%x: f64, %y: f64) -> f64 {
         assert_eq!(sum, Some(Val::F64(18.0 + 9.0)));
         let Some(Val::Int(size)) = call(&module, "size", &[]) else { panic!("an integer") };
         assert!(size >= 8, "the frame holds at least its ownership flag: {size}");
+    }
+
+    /// Enzyme's allocatedtape: the options after the arguments, and a `void*` result
+    /// declared where nothing is returned (the tape is caller memory, `f` is void).
+    #[test]
+    fn options_may_follow_the_arguments() {
+        let text = "
+declare @__enzyme_augmentfwd(ptr, ...) -> ptr
+declare @__enzyme_reverse(ptr, ...)
+global @enzyme_dup: i32, align 4 = 0
+global @enzyme_allocated: i32, align 4 = 0
+global @enzyme_tape: i32, align 4 = 0
+func @f(%x: ptr) noinline {
+^entry:
+  %v = load f64, %x, align 8
+  %s = fmul f64 %v, %v
+  store %s, %x, align 8
+  ret
+}
+func @run(%x: ptr, %dx: ptr) {
+^entry:
+  %fp = const ptr @f
+  %dm = const ptr @enzyme_dup
+  %dup = load i32, %dm, align 4
+  %am = const ptr @enzyme_allocated
+  %alloc = load i32, %am, align 4
+  %tm = const ptr @enzyme_tape
+  %tape = load i32, %tm, align 4
+  %n = const i64 4096
+  %mem = alloca [4096 x i8], align 16
+  %ignored = call @__enzyme_augmentfwd(%fp, %dup, %x, %dx, %alloc, %n, %tape, %mem)
+  call @__enzyme_reverse(%fp, %dup, %x, %dx, %alloc, %n, %tape, %mem)
+  ret
+}
+";
+        let mut module = parse_module(text).unwrap();
+        let report = lower_enzyme_calls(&mut module, &mut Differentiator::default()).unwrap();
+        assert_eq!(report.calls_lowered, 2);
+        adc_ir::verify::verify_module(&module).unwrap();
+        let mut interp = Interpreter::new(&module).unwrap();
+        let x = interp.alloc(&adc_ir::Type::F64, &[Val::F64(3.0)]).unwrap();
+        let dx = interp.alloc(&adc_ir::Type::F64, &[Val::F64(1.0)]).unwrap();
+        interp.call(module.function_by_name("run").unwrap(), &[x.clone(), dx.clone()]).unwrap();
+        // x <- x^2, and the adjoint of the overwritten x flows back: dx <- 2x * dx.
+        assert_eq!(interp.read(&x, &adc_ir::Type::F64, 1).unwrap(), vec![Val::F64(9.0)]);
+        assert_eq!(interp.read(&dx, &adc_ir::Type::F64, 1).unwrap(), vec![Val::F64(6.0)]);
     }
 
     #[test]

@@ -74,20 +74,29 @@ impl Synth<'_> {
                 call_args.push(shadow);
             }
         }
-        let out = self.val(InstructionData::Call {
+        let out = self.ins(InstructionData::Call {
             callee: gradient.augmented,
             args: call_args,
             attrs: FuncAttrs::empty(),
         });
-        let (primal, tape) = if gradient.returns_pair(self.module) {
-            let tape = self.val(InstructionData::ExtractValue { aggregate: out, indices: vec![0] });
-            let primal =
-                self.val(InstructionData::ExtractValue { aggregate: out, indices: vec![1] });
-            (Some(primal), Some(tape))
-        } else if result.is_some() {
-            (Some(out), None)
-        } else {
-            (None, gradient.tape.as_ref().map(|_| out))
+        let (primal, tape) = match out {
+            Some(out) if gradient.returns_pair(self.module) => {
+                let tape =
+                    self.val(InstructionData::ExtractValue { aggregate: out, indices: vec![0] });
+                let primal =
+                    self.val(InstructionData::ExtractValue { aggregate: out, indices: vec![1] });
+                (Some(primal), Some(tape))
+            }
+            Some(out) if result.is_some() && gradient.augmented_returns_primal => (Some(out), None),
+            out => (None, gradient.tape.as_ref().and(out)),
+        };
+        // An augmented function that does not return the primal result: `f` computes it.
+        let primal = match (result, primal) {
+            (Some(_), None) => {
+                let args = args.iter().map(|a| self.fwd(*a)).collect();
+                self.ins(InstructionData::Call { callee, args, attrs: FuncAttrs::empty() })
+            }
+            (_, primal) => primal,
         };
         if let (Some(result), Some(primal)) = (result, primal) {
             if let Some(name) = self.primal.dfg.value_name(result) {
