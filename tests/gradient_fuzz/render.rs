@@ -292,6 +292,8 @@ impl Writer<'_> {
                 let a = self.expr(a, args);
                 let sq = |c: f64| format!("({} + {a} * {a})", self.lit(c));
                 match f {
+                    Fun::Sin if self.probe => format!("probe_sin({a})"),
+                    Fun::Cos if self.probe => format!("probe_cos({a})"),
                     Fun::Sin => format!("{}({a})", self.libm("sin")),
                     Fun::Cos => format!("{}({a})", self.libm("cos")),
                     Fun::Tanh => format!("{}({a})", self.libm("tanh")),
@@ -546,13 +548,17 @@ pub fn render(p: &Program) -> String {
          static real probe_abs(real v) {\n  probe_near(v);\n  return v < 0 ? -v : v;\n}\n",
     );
     // An exponential that overflows, even in a value no output depends on, makes the
-    // derivative 0 * inf = NaN (as in any AD tool): such points are rejected like kinks.
-    let exp = proto.libm("exp");
-    let _ = write!(
-        probe_src,
-        "static real probe_exp(real v) {{\n  if (!(fabs((double)v) < 20))\n    probe_margin = 0;\n  \
-         return {exp}(v);\n}}\n"
-    );
+    // derivative 0 * inf = NaN (as in any AD tool), and sin/cos of a large argument have
+    // derivatives so large that central differences are off: such points are rejected
+    // like kinks.
+    for (fun, bound) in [("exp", 20), ("sin", 50), ("cos", 50)] {
+        let libm = proto.libm(fun);
+        let _ = write!(
+            probe_src,
+            "static real probe_{fun}(real v) {{\n  if (!(fabs((double)v) < {bound}))\n    \
+             probe_margin = 0;\n  return {libm}(v);\n}}\n"
+        );
+    }
     let probe = Writer { p, suffix: "_probe", probe: true };
     probe.helpers(&mut probe_src, &used);
     probe.function(&mut probe_src, &used);
