@@ -17,7 +17,7 @@ use adc_ir::{BinaryOp, CastOp, InstFlags, InstructionData as D, IntCC, Type, Val
 use llvm_ir::{Instruction as I, IntPredicate, Name, Operand, TypeRef};
 
 use crate::function::{FuncCtx, R};
-use crate::types::{container_bits, odd_width};
+use crate::types::{container_bits, extracted_type, odd_width};
 
 impl<'a> FuncCtx<'_, 'a> {
     /// The width of an odd integer type, `None` for every other type.
@@ -96,7 +96,9 @@ impl<'a> FuncCtx<'_, 'a> {
             I::Call(call) => self.odd_intrinsic(call),
             I::ExtractValue(i) => {
                 // An aggregate read from memory as a whole carries the bytes above N.
-                let bits = self.odd(&self.m.llvm.types.type_of(i))?;
+                let types = &self.m.llvm.types;
+                let aggregate_type = types.type_of(&i.aggregate);
+                let bits = self.odd(&extracted_type(types, &aggregate_type, &i.indices)?)?;
                 Some((|| {
                     let aggregate = self.operand(&i.aggregate)?;
                     let v = self.val(D::ExtractValue { aggregate, indices: i.indices.clone() })?;

@@ -38,6 +38,29 @@ pub fn container_bits(bits: u32) -> u32 {
     bits.next_power_of_two().max(8)
 }
 
+/// The type `extractvalue` reads from an aggregate of type `aggregate` at `indices`, looking
+/// through named structs (llvm-ir's own `get_type` panics on them); `None` when an index
+/// leaves the aggregate or a struct is opaque.
+pub fn extracted_type(types: &Types, aggregate: &TypeRef, indices: &[u32]) -> Option<TypeRef> {
+    let mut current = aggregate.clone();
+    for &index in indices {
+        while let llvm_ir::Type::NamedStructType { name } = current.as_ref() {
+            match types.named_struct_def(name)? {
+                NamedStructDef::Defined(def) => current = def.clone(),
+                NamedStructDef::Opaque => return None,
+            }
+        }
+        current = match current.as_ref() {
+            llvm_ir::Type::ArrayType { element_type, .. } => element_type.clone(),
+            llvm_ir::Type::StructType { element_types, .. } => {
+                element_types.get(index as usize)?.clone()
+            }
+            _ => return None,
+        };
+    }
+    Some(current)
+}
+
 fn convert_depth(types: &Types, ty: &TypeRef, depth: u32) -> Result<Type, String> {
     use llvm_ir::Type as L;
     // A by-value struct cannot contain itself; the cap only guards against malformed input.

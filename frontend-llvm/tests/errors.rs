@@ -230,6 +230,23 @@ fn odd_integer_widths_import() {
 }
 
 #[test]
+fn extractvalue_from_named_structs_imports() {
+    // libdevice's shape: fields read out of a named struct by value, one of them i37 (which
+    // the odd-width translation masks, so it must find the field type through the name).
+    let ll = "%struct.uint2 = type { i32, i32 }\n\
+              %struct.odd = type { i37, double }\n\
+              define i32 @hi(%struct.uint2 %v) {\n  %h = extractvalue %struct.uint2 %v, 1\n  ret i32 %h\n}\n\
+              define i37 @low(%struct.odd %v) {\n  %l = extractvalue %struct.odd %v, 0\n  ret i37 %l\n}\n";
+    let Some(bc) = assemble("named_extract", ll) else {
+        return;
+    };
+    let text = import_text(&bc);
+    assert!(text.contains("extractvalue"), "{text}");
+    // i37 lives in an i64 and is masked to its 37 bits.
+    assert!(text.contains("137438953471"), "{text}");
+}
+
+#[test]
 fn unknown_intrinsics_are_errors_naming_the_call() {
     let ll = "declare ptr @llvm.frameaddress.p0(i32)\n\
               define ptr @f() {\n  %p = call ptr @llvm.frameaddress.p0(i32 0)\n  ret ptr %p\n}\n";
