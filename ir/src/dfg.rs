@@ -148,10 +148,24 @@ impl DataFlowGraph {
         self.block_names[block].as_deref()
     }
 
-    /// Replaces every use of `old` by `new` in all instructions (laid out or not).
+    /// Replaces every use of `old` by `new` in all instructions (laid out or not). This
+    /// walks the whole function: a pass replacing many values uses `replace_all_uses`.
     pub fn replace_uses(&mut self, old: Value, new: Value) {
         for data in self.insts.values_mut() {
             data.map_args(|v| if v == old { new } else { v });
+        }
+    }
+
+    /// Replaces every use of each key of `replacements` by its value, in one walk over the
+    /// instructions. The replacements must not chain (no value is both a key and a
+    /// replacement); a pass whose replacements chain resolves them first.
+    pub fn replace_all_uses(&mut self, replacements: &std::collections::HashMap<Value, Value>) {
+        if replacements.is_empty() {
+            return;
+        }
+        debug_assert!(replacements.values().all(|v| !replacements.contains_key(v)));
+        for data in self.insts.values_mut() {
+            data.map_args(|v| replacements.get(&v).copied().unwrap_or(v));
         }
     }
 

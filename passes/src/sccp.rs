@@ -113,24 +113,30 @@ impl<'f> Solver<'f> {
             }
             return;
         }
-        let edges = self.preds.get(&block).cloned().unwrap_or_default();
-        for (i, p) in params.into_iter().enumerate() {
-            for &(pred, k) in &edges {
-                if !self.exec_edges.contains(&(pred, k)) {
-                    continue;
-                }
-                let Some(term) = self.func.terminator(pred) else { continue };
-                let arg = self
-                    .func
-                    .inst(term)
-                    .branch_targets()
-                    .get(k)
-                    .and_then(|c| c.args.get(i).copied());
-                match arg.and_then(|a| self.get(a).cloned()) {
-                    Some(cell) => self.set(p, cell),
-                    None if arg.is_none() => self.set(p, Cell::Over),
-                    None => {}
-                }
+        for i in 0..params.len() {
+            self.eval_param(block, i);
+        }
+    }
+
+    /// Meets parameter `i` of `block` with its argument on every executable edge.
+    fn eval_param(&mut self, block: Block, i: usize) {
+        let p = self.func.dfg.block_params(block)[i];
+        let func = self.func;
+        let Some(edges) = self.preds.get(&block) else { return };
+        let mut incoming: Vec<Option<Value>> = Vec::with_capacity(edges.len());
+        for &(pred, k) in edges {
+            if !self.exec_edges.contains(&(pred, k)) {
+                continue;
+            }
+            let Some(term) = func.terminator(pred) else { continue };
+            incoming
+                .push(func.inst(term).branch_targets().get(k).and_then(|c| c.args.get(i).copied()));
+        }
+        for arg in incoming {
+            match arg.and_then(|a| self.get(a).cloned()) {
+                Some(cell) => self.set(p, cell),
+                None if arg.is_none() => self.set(p, Cell::Over),
+                None => {}
             }
         }
     }
@@ -258,20 +264,25 @@ impl<'f> Solver<'f> {
                     if !self.exec_blocks.contains(&b) {
                         continue;
                     }
-                    // A branch argument changes the target's parameters.
+                    // A branch argument changes the parameters it is passed to.
                     if self.func.inst(inst).is_terminator() {
-                        let targets: Vec<(usize, Block)> = self
+                        let fed: Vec<(Block, usize)> = self
                             .func
                             .inst(inst)
                             .branch_targets()
                             .iter()
                             .enumerate()
-                            .map(|(k, c)| (k, c.block))
+                            .filter(|(k, _)| self.exec_edges.contains(&(b, *k)))
+                            .flat_map(|(_, c)| {
+                                c.args
+                                    .iter()
+                                    .enumerate()
+                                    .filter(|(_, &a)| a == v)
+                                    .map(move |(i, _)| (c.block, i))
+                            })
                             .collect();
-                        for (k, t) in targets {
-                            if self.exec_edges.contains(&(b, k)) {
-                                self.eval_params(t);
-                            }
+                        for (target, i) in fed {
+                            self.eval_param(target, i);
                         }
                     }
                     self.eval_inst(inst);
@@ -346,6 +357,9 @@ impl FunctionPass for Sccp {
         }
         consts.sort_by_key(|(v, _)| *v);
         let (mut folded, mut params) = (0u64, 0u64);
+        // One walk over the function replaces them all: one walk per constant made the
+        // pass quadratic (issue 30: 50% of lstm's build).
+        let mut replacements: HashMap<Value, Value> = HashMap::with_capacity(consts.len());
         for (v, c) in consts {
             let ty = func.dfg.value_type(v).clone();
             let (before, removed) = match func.dfg.value_def(v) {
@@ -354,7 +368,7 @@ impl FunctionPass for Sccp {
             };
             let Some(before) = before else { continue };
             let new = insert_const_before(func, before, ty, c);
-            func.dfg.replace_uses(v, new);
+            replacements.insert(v, new);
             if let Some(inst) = removed {
                 func.layout.remove_inst(inst);
                 folded += 1;
@@ -362,6 +376,7 @@ impl FunctionPass for Sccp {
                 params += 1;
             }
         }
+        func.dfg.replace_all_uses(&replacements);
         cx.stats.add("instructions folded", folded);
         cx.stats.add("block params made constant", params);
         Ok(if folded + params > 0 { PreservedAnalyses::Cfg } else { PreservedAnalyses::All })

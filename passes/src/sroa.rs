@@ -62,14 +62,20 @@ impl FunctionPass for Sroa {
             .collect();
         let mut split = 0u64;
         let mut created = 0u64;
+        // A split changes the uses of another alloca only through a `memcpy` with it (the
+        // copy becomes loads and stores of the other side), so the use lists are rebuilt
+        // after such a split alone: rebuilt for every candidate, they made the pass
+        // quadratic. Other splits leave stale lists only for the split alloca's own
+        // pointers, which no later candidate reaches.
+        let mut users = users_of_values(func);
         for alloca in candidates {
-            // Each split changes the uses of other allocas (a memcpy between two of them
-            // becomes loads and stores), so the use lists are rebuilt every time.
-            let users = users_of_values(func);
             let Some(plan) = plan_split(func, alloca, &users) else { continue };
             created += plan.slices.len() as u64;
             split += 1;
             rewrite(func, alloca, &plan);
+            if plan.accesses.iter().any(|a| matches!(a.what, Use::MemCopy { .. })) {
+                users = users_of_values(func);
+            }
         }
         cx.stats.add("allocas split", split);
         cx.stats.add("slices created", created);
