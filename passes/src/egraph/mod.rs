@@ -22,7 +22,8 @@
 //!
 //! Statistics: "expressions simplified", "instructions added", the stop reason of each
 //! run ("stop saturated", "stop iteration limit", "stop node limit"),
-//! and one counter per rule that fired: "rule NAME".
+//! "trees skipped (one operation on distinct inputs)" (trees no rule can shorten, see
+//! `Tree::is_irreducible`), and one counter per rule that fired: "rule NAME".
 
 mod rules;
 
@@ -143,6 +144,21 @@ struct Tree {
     expr: RecExpr<Op>,
     leaves: HashMap<String, Value>,
     size: usize,
+}
+
+impl Tree {
+    /// One operation whose operands are distinct non-constant values: every rule that
+    /// shortens a single operation needs a constant operand or the same operand twice,
+    /// so no run could find anything cheaper. Most trees after AD are these, and skipping
+    /// them saves building an e-graph each.
+    fn is_irreducible(&self) -> bool {
+        let operands = match self.expr.as_ref().last() {
+            Some(Op::FNeg(_)) => 1,
+            Some(Op::Leaf(_)) | None => return false,
+            Some(_) => 2,
+        };
+        self.size == 1 && self.leaves.len() == operands && self.expr.as_ref().len() == operands + 1
+    }
 }
 
 /// The largest tree one e-graph gets; deeper operations become leaves here and roots of
@@ -267,6 +283,10 @@ impl FunctionPass for EGraphPass {
             let mut spill = Vec::new();
             let Some(tree) = forest.tree(func, root, &mut spill) else { continue };
             roots.extend(spill);
+            if tree.is_irreducible() {
+                cx.stats.inc("trees skipped (one operation on distinct inputs)");
+                continue;
+            }
             let before = Cost.cost_rec(&tree.expr);
             let runner = Runner::default()
                 .with_node_limit(NODE_LIMIT)

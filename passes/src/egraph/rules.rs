@@ -72,6 +72,28 @@ pub(super) fn stat_name(rule: &str) -> Option<&'static str> {
 
 #[cfg(test)]
 mod tests {
+    /// `Tree::is_irreducible` skips one operation on two distinct non-constant inputs
+    /// (or `fneg` of one): that holds only while every rule matching such a tree
+    /// rewrites it to the same operation.
+    #[test]
+    fn one_operation_on_distinct_variables_is_never_shortened() {
+        for (name, lhs, rhs) in super::EXACT.iter().chain(super::FAST) {
+            let tokens: Vec<&str> = lhs
+                .split(|c: char| c == '(' || c == ')' || c.is_whitespace())
+                .filter(|t| !t.is_empty())
+                .collect();
+            let vars: Vec<&&str> = tokens[1..].iter().collect();
+            let distinct = vars.iter().all(|v| v.starts_with('?'))
+                && vars.iter().enumerate().all(|(i, v)| !vars[..i].contains(v));
+            if lhs.matches('(').count() == 1 && distinct {
+                let head =
+                    |p: &str| p.trim_start_matches('(').split_whitespace().next().map(String::from);
+                assert_eq!(head(rhs), head(lhs), "{name}: {lhs} -> {rhs}");
+                assert_eq!(rhs.matches('(').count(), 1, "{name}: {lhs} -> {rhs}");
+            }
+        }
+    }
+
     #[test]
     fn every_rule_parses() {
         assert_eq!(super::rules().len(), super::EXACT.len() + super::FAST.len());
