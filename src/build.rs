@@ -21,6 +21,7 @@ use adc_ir::{FuncAttrs, FuncId, InstructionData, Module, Signature, Type};
 use adc_passes::{PassError, PassInfo};
 
 use crate::pass_args::{report_text, PassArgs};
+use crate::phases::PhaseTimes;
 
 /// What `adc build` writes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -101,6 +102,8 @@ pub struct BuildOutput {
     /// Pass-manager output for standard error (printers, dumps, timings, JSON lines).
     pub diagnostics: String,
     pub lowering: LoweringReport,
+    /// Wall-clock time of each stage (the caller adds the import it did).
+    pub phases: PhaseTimes,
 }
 
 impl BuildOptions {
@@ -132,12 +135,18 @@ pub fn build(
 ) -> Result<BuildOutput, BuildError> {
     let (pre, post) = options.pipelines().map_err(BuildError::Passes)?;
     let manager_options = options.pass_args.options().map_err(BuildError::Passes)?;
-    let mut output = BuildOutput::default();
-    let mut run = |module: &mut Module, passes: &[&'static PassInfo], stage: &'static str| {
-        let (report, result) = adc_passes::run_passes(module, passes, &manager_options);
-        output.diagnostics.push_str(&report_text(&report));
+    let mut diagnostics = String::new();
+    let mut phases = PhaseTimes::default();
+    let mut run = |module: &mut Module,
+                   passes: &[&'static PassInfo],
+                   stage: &'static str,
+                   phases: &mut PhaseTimes| {
+        let phase = stage.trim_start_matches("the ");
+        let (report, result) =
+            phases.time(phase, || adc_passes::run_passes(module, passes, &manager_options));
+        diagnostics.push_str(&report_text(&report));
         result.map_err(BuildError::Passes)?;
-        check(module, stage)
+        phases.time("verification", || check(module, stage))
     };
     if options.flush_denormals && !matches!(options.emit, Emit::Object | Emit::Ir) {
         return Err(BuildError::Backend(
@@ -154,35 +163,38 @@ pub fn build(
     };
     if options.specialize_args {
         // Before the pre-AD pipeline, which makes the bound calls direct and inlines them.
-        adc_ad::enzyme_api::specialize_function_arguments(module);
+        phases
+            .time("specialize-args", || adc_ad::enzyme_api::specialize_function_arguments(module));
     }
+    let mut differentiate = |module: &mut Module, phases: &mut PhaseTimes| {
+        let lowering = phases.time("differentiation", || lower(module, synth))?;
+        phases.time("verification", || check(module, "differentiation"))?;
+        Ok::<_, BuildError>(lowering)
+    };
     let lowering = if options.ad_before_opt {
-        let lowering = lower(module, synth)?;
-        check(module, "differentiation")?;
-        run(module, &pre, "the pre-AD pipeline")?;
-        run(module, &post, "the post-AD pipeline")?;
+        let lowering = differentiate(module, &mut phases)?;
+        run(module, &pre, "the pre-AD pipeline", &mut phases)?;
+        run(module, &post, "the post-AD pipeline", &mut phases)?;
         lowering
     } else {
-        run(module, &pre, "the pre-AD pipeline")?;
-        let lowering = lower(module, synth)?;
-        check(module, "differentiation")?;
-        run(module, &post, "the post-AD pipeline")?;
+        run(module, &pre, "the pre-AD pipeline", &mut phases)?;
+        let lowering = differentiate(module, &mut phases)?;
+        run(module, &post, "the post-AD pipeline", &mut phases)?;
         lowering
     };
-    output.lowering = lowering;
-    output.bytes = match options.emit {
-        Emit::Ir => print_module(module).into_bytes(),
+    let bytes = phases.time("code generation", || match options.emit {
+        Emit::Ir => Ok(print_module(module).into_bytes()),
         Emit::Object => adc_backend::compile_object_with(module, name, &options.backend)
-            .map_err(|d| BuildError::Backend(d.to_string()))?,
+            .map_err(|d| BuildError::Backend(d.to_string())),
         Emit::Ptx(arch) => {
             link_libdevice(module)?;
             let options = adc_ptx::PtxOptions { arch, ..Default::default() };
             adc_ptx::emit_module(module, &options)
-                .map_err(|e| BuildError::Backend(e.to_string()))?
-                .into_bytes()
+                .map_err(|e| BuildError::Backend(e.to_string()))
+                .map(String::into_bytes)
         }
-    };
-    Ok(output)
+    })?;
+    Ok(BuildOutput { bytes, diagnostics, lowering, phases })
 }
 
 /// Brackets each derivative's body with `__adc_fp_flush_enter` (at entry: sets

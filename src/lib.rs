@@ -8,4 +8,5 @@ pub mod gradcheck;
 pub mod invocation;
 pub mod native;
 pub mod pass_args;
+pub mod phases;
 pub mod tangentcheck;

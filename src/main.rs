@@ -210,7 +210,9 @@ fn run(command: Command) -> Result<ExitCode> {
                         adc_ad::toggles::take(&rest, api_toggles, |_, on| specialize_args = on)
                     });
             }
+            let import_start = std::time::Instant::now();
             let mut module = load_inputs(&inputs)?;
+            let import_time = import_start.elapsed();
             let input = &inputs[0];
             let emit = match emit.as_str() {
                 "ir" => Emit::Ir,
@@ -235,12 +237,17 @@ fn run(command: Command) -> Result<ExitCode> {
                 forward: forward_options,
                 ..Default::default()
             });
+            let time_passes = options.pass_args.time_passes;
             let built = adc::build::build(&mut module, name, &options, &mut synth);
-            let built = built.map_err(|e| match e {
+            let mut built = built.map_err(|e| match e {
                 BuildError::Ad(e) => anyhow!("{}", render_ad_error(&e, Some(input))),
                 other => anyhow!("{other}"),
             })?;
             eprint!("{}", built.diagnostics);
+            if time_passes {
+                built.phases.add_first("import", import_time);
+                eprint!("{}", built.phases.table());
+            }
             std::fs::write(&output, built.bytes)
                 .with_context(|| format!("cannot write {}", output.display()))?;
             Ok(ExitCode::SUCCESS)
