@@ -9,6 +9,7 @@
 
 pub mod activity;
 pub mod cache;
+pub mod callees;
 pub mod custom;
 pub mod differentiator;
 pub mod enzyme_api;

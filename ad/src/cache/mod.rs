@@ -48,9 +48,8 @@ pub(crate) use loop_ivs::{LoopDecider, LoopIvState};
 pub use options::{CacheOptions, Planner, TOGGLES};
 pub use report::{PlanEntry, PlanReport, TapeAllocation, TapeEntry};
 pub(crate) use tape::{build_tape_push, Tape, TapeGrowth, TAPE_TOP_OFFSET};
-pub use tape::{define_tape_push, TapeRole, TapeStorage, STACK_TAPE_LIMIT, TAPE_PUSH};
+pub use tape::{define_tape_push, TapeRole, TapeStorage, STACK_TAPE_LIMIT};
 pub(crate) use tape_reuse::{add_tape_slots, define_tape_reuse, pointer_slot, TapeReuse};
-pub use tape_reuse::{TAPE_GIVE, TAPE_SLOT_PREFIX, TAPE_TAKE};
 
 use std::collections::{HashMap, HashSet};
 

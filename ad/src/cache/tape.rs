@@ -44,13 +44,11 @@ use adc_passes::ivs::{Affine, TripCount};
 use adc_passes::loops::LoopId;
 
 use super::report::{TapeAllocation, TapeEntry};
+use crate::callees::TAPE_PUSH;
 use crate::reverse::Synth;
 
 /// Most bytes of presized, constant-size tapes one derivative keeps on its stack.
 pub const STACK_TAPE_LIMIT: u64 = 4096;
-
-/// Name of the tape helper the synthesized code calls.
-pub const TAPE_PUSH: &str = "__adc_tape_push";
 
 /// Alignment of every tape in a shared allocation (what `malloc` guarantees).
 const TAPE_ALIGN: u64 = 16;

@@ -61,14 +61,13 @@ use adc_passes::loops::LoopInfo;
 use crate::activity::{Activity, ModuleFacts};
 use crate::cache::{Cache, Planner};
 use crate::error::{AdError, AdErrorKind, Site};
-use crate::request::{ArgActivity, DiffRequest, RetActivity};
+use crate::request::{has_float, has_pointer, ArgActivity, DiffRequest, RetActivity};
 use crate::typetree::TypeAnalysis;
 
 pub(crate) use arena::define_frame_arena;
 use calls::SplitCall;
-pub(crate) use calls::{is_inactive_library, Reserved, SplitLayout, SplitRegistry};
+pub(crate) use calls::{Reserved, SplitLayout, SplitRegistry};
 pub(crate) use control::{Edge, EdgeTarget};
-pub(crate) use indirect::indirect_call_candidates;
 
 /// State of a split-mode synthesis (a callee's augmented forward + reverse pair).
 pub(crate) struct SplitMode {
@@ -504,25 +503,6 @@ fn adjoint_zero(ty: &Type) -> Constant {
         Type::F32 | Type::F64 => lane,
         Type::Vector(_, n) => Constant::Elements(vec![lane; *n as usize]),
         _ => Constant::Zero,
-    }
-}
-
-/// Whether a type holds floating-point data anywhere.
-pub(crate) fn has_float(ty: &Type) -> bool {
-    match ty {
-        Type::F32 | Type::F64 => true,
-        Type::Vector(elem, _) | Type::Array(elem, _) => has_float(elem),
-        Type::Struct(s) => s.fields.iter().any(has_float),
-        _ => false,
-    }
-}
-
-pub(crate) fn has_pointer(ty: &Type) -> bool {
-    match ty {
-        Type::Ptr(_) => true,
-        Type::Vector(elem, _) | Type::Array(elem, _) => has_pointer(elem),
-        Type::Struct(s) => s.fields.iter().any(has_pointer),
-        _ => false,
     }
 }
 
