@@ -24,11 +24,14 @@ use std::collections::{HashMap, VecDeque};
 use adc_ir::{FuncAttrs, FuncId, Function, Module, Signature, Type};
 
 use crate::activity::ModuleFacts;
-use crate::cache::{define_tape_push, CacheStats};
+use crate::cache::CacheStats;
 use crate::callees::{analysis_view, fresh_name};
 use crate::error::{AdError, AdErrorKind, Site};
 use crate::request::{DiffMode, DiffRequest, SplitFunction, Synthesize};
-use crate::reverse::{synthesize, Reserved, Runtime, SplitLayout, SplitRegistry, SynthEnv};
+use crate::reverse::{
+    add_tape_slots, define_tape_push, define_tape_reuse, synthesize, Reserved, Runtime,
+    SplitLayout, SplitRegistry, SynthEnv,
+};
 use crate::rules::{self, Differentiable};
 use crate::typetree::TypeAnalysis;
 
@@ -145,7 +148,7 @@ impl Synthesize for Differentiator {
             &mut splits,
             false,
         )?;
-        crate::cache::add_tape_slots(module, &name, stats.tape_slots);
+        add_tape_slots(module, &name, stats.tape_slots);
         let mut queue = VecDeque::new();
         let id = module.add_function(function);
         self.add_pending_splits(module, splits, &mut queue);
@@ -267,7 +270,7 @@ impl Differentiator {
                 &mut splits,
                 !combined,
             )?;
-            crate::cache::add_tape_slots(module, &name, stats.tape_slots);
+            add_tape_slots(module, &name, stats.tape_slots);
             self.add_pending_splits(module, splits, &mut queue);
             function.linkage = adc_ir::Linkage::Internal;
             module.functions[id] = function;
@@ -350,7 +353,7 @@ fn declare_runtime(
     let cpu = !crate::reverse::gpu::is_nvptx(module);
     let keep = tape_reuse && cpu;
     let arena = cpu.then(|| crate::reverse::define_frame_arena(module, malloc, free, keep));
-    let tape_reuse = keep.then(|| crate::cache::define_tape_reuse(module, malloc, free));
+    let tape_reuse = keep.then(|| define_tape_reuse(module, malloc, free));
     Ok(Runtime { malloc, free, tape_push, tape_reuse, arena })
 }
 

@@ -77,7 +77,7 @@ pub(crate) fn define_frame_arena(
     let cache = keep_chunk.then(|| {
         module
             .global_by_name(ARENA_CACHE)
-            .unwrap_or_else(|| module.add_global(crate::cache::pointer_slot(ARENA_CACHE)))
+            .unwrap_or_else(|| module.add_global(super::tape_reuse::pointer_slot(ARENA_CACHE)))
     });
     let f = arena_alloc_body(module, malloc, free, cache);
     let alloc = module.add_function(f);

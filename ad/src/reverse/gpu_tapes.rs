@@ -32,7 +32,7 @@ use adc_ir::{
     InstructionData, IntCC, Linkage, Module, Signature, Type, Value, ValueDef,
 };
 
-use crate::cache::{build_tape_push, TapeGrowth, TAPE_TOP_OFFSET};
+use super::tape::{build_tape_push, TapeGrowth, TAPE_TOP_OFFSET};
 use crate::callees::TAPE_PUSH;
 use crate::error::{AdError, AdErrorKind, Site};
 

@@ -34,8 +34,8 @@ use adc_ir::{
     Inst, InstructionData, IntCC, Linkage, Module, Ordering, Signature, Symbol, Type, Value,
 };
 
+use super::Synth;
 use crate::callees::{TAPE_GIVE, TAPE_SLOT_PREFIX, TAPE_TAKE};
-use crate::reverse::Synth;
 
 /// Bytes before the data of a kept block: its capacity (an `i64`), padded to the
 /// alignment of tapes.
@@ -206,7 +206,7 @@ pub(crate) fn pointer_slot(name: &str) -> Global {
 impl Synth<'_> {
     /// The helpers when this derivative keeps its heap tapes across calls.
     pub(super) fn tape_reuse(&self) -> Option<TapeReuse> {
-        let enabled = self.cache.options.tape_reuse && self.split.is_none();
+        let enabled = self.plan.options.tape_reuse && self.split.is_none();
         self.runtime.tape_reuse.filter(|_| enabled)
     }
 
