@@ -24,7 +24,8 @@
 //!      use, so the slot is written before it is read);
 //!    - inside loops, a **tape**: the values of one block share a record pushed once per
 //!      execution of the block and popped at the end of the reverse region of the block
-//!      (`tape`: records, one allocation per loop nest, stack tapes, early frees).
+//!      (`crate::reverse::tape`: records, one allocation per loop nest, stack tapes,
+//!      early frees).
 //!      Because the reverse pass replays the forward trace backwards, the top is always
 //!      the record the use saw, for nested loops, while loops and any CFG.
 //!

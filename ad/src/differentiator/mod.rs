@@ -333,7 +333,7 @@ fn declare(
 }
 
 /// The library functions and helpers synthesized code calls; the tape-reuse helpers only
-/// with `tape_reuse` on and not for GPU modules (`crate::cache::tape_reuse`), the frame
+/// with `tape_reuse` on and not for GPU modules (`crate::reverse::tape_reuse`), the frame
 /// arena not for GPU modules (`crate::reverse::arena`).
 fn declare_runtime(
     module: &mut Module,

@@ -40,7 +40,7 @@ enum HeapCall {
     Realloc,
     /// `free` or an `operator delete`.
     Release,
-    /// `__adc_tape_take(slot, bytes)` of a reverse derivative (`crate::cache::tape_reuse`):
+    /// `__adc_tape_take(slot, bytes)` of a reverse derivative (`crate::reverse::tape_reuse`):
     /// its shadow is a zeroed `malloc(bytes)`, not kept across calls.
     TapeTake,
     /// `__adc_tape_give(slot, data)`: the shadow of `data` is freed.

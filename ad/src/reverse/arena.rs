@@ -42,7 +42,7 @@ pub const ARENA_ALLOC: &str = "__adc_arena_alloc";
 /// [`ARENA_CACHE`]); the arena is empty again.
 pub const ARENA_RELEASE: &str = "__adc_arena_release";
 /// The module global (`ptr`, zero-initialised) holding a chunk kept for the next call
-/// (with `tape-reuse`, as `crate::cache::tape_reuse` keeps tape buffers): an arena's
+/// (with `tape-reuse`, as `tape_reuse` keeps tape buffers): an arena's
 /// chunks outgrow `malloc`'s `mmap` threshold, and a chunk freed to the kernel is
 /// faulted in afresh by every gradient.
 pub const ARENA_CACHE: &str = "__adc_arena_cache";

@@ -1,12 +1,12 @@
 //! Device-side tapes: after reverse-mode synthesis, the tapes of a GPU module (nvptx
 //! target) are moved off the CPU tape runtime, whose `realloc` does not exist on a device.
 //!
-//! The cache planner (`crate::cache`) synthesizes every tape the same way on every target:
+//! The cache synthesis (`super::tape`) builds every tape the same way on every target:
 //! a `{ptr data, i64 top, i64 capacity}` header in the derivative's setup block, a buffer
 //! from `malloc` when the number of elements is known on entry, `__adc_tape_push` growing
 //! it with `realloc` otherwise, and `free(load header)` before the derivative returns. This
 //! module rewrites that runtime for the device, in one place and without changing the
-//! planner:
+//! plan:
 //!
 //! - a presized tape whose size in bytes is a compile-time constant (fixed trip counts)
 //!   becomes an `alloca` (PTX `.local` memory, per thread), its pushes reserve without a

@@ -97,7 +97,7 @@ pub(crate) struct Runtime {
     pub free: FuncId,
     /// `__adc_tape_push(ptr %tape, i64 %size) -> ptr`: reserves one element on a tape.
     pub tape_push: FuncId,
-    /// `__adc_tape_take`/`__adc_tape_give` (`crate::cache::tape_reuse`): CPU modules with
+    /// `__adc_tape_take`/`__adc_tape_give` (`tape_reuse`): CPU modules with
     /// `tape-reuse` on.
     pub tape_reuse: Option<TapeReuse>,
     /// `__adc_arena_alloc`/`__adc_arena_release` (`arena`): CPU modules.
@@ -814,7 +814,7 @@ impl<'a> Synth<'a> {
 
     /// Clones one non-terminator instruction, with the shadow code it needs.
     fn forward_inst(&mut self, inst: Inst) -> Result<(), AdError> {
-        // Freed where the reverse pass undoes the allocation (`reread`, `heap`).
+        // Freed where the reverse pass undoes the allocation (`crate::cache::reread`, `heap`).
         if self.plan.rereads.deferred_frees.contains(&inst) {
             return Ok(());
         }
