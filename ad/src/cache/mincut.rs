@@ -47,13 +47,8 @@ enum Origin {
 
 impl CachePlan<'_> {
     /// The primal values (among those the reverse pass can recompute) that the min-cut
-    /// stores instead, given the values the reverse pass asked for (`roots`) and the
-    /// equal-value map of cache CSE when the synthesis computed one.
-    pub(crate) fn min_cut_stores(
-        &self,
-        roots: &HashSet<Value>,
-        leaders: Option<&HashMap<Value, Value>>,
-    ) -> HashSet<Value> {
+    /// stores instead, given the values the reverse pass asked for (`roots`).
+    pub(crate) fn min_cut_stores(&self, roots: &HashSet<Value>) -> HashSet<Value> {
         let mut graph = DiGraph::<(), u64>::new();
         let source = graph.add_node(());
         let sink = graph.add_node(());
@@ -70,7 +65,7 @@ impl CachePlan<'_> {
             let output = graph.add_node(());
             nodes.insert(value, (input, output));
             graph.add_edge(input, output, self.store_cost(value));
-            match self.origin_for_cut(value, leaders) {
+            match self.origin_for_cut(value) {
                 // Nothing flows from a free value: recomputing from it costs no storage.
                 Origin::Free => {}
                 Origin::StoreOnly => {
@@ -83,7 +78,7 @@ impl CachePlan<'_> {
             }
         }
         for value in &recomputable {
-            if let Origin::Recompute(operands) = self.origin_for_cut(*value, leaders) {
+            if let Origin::Recompute(operands) = self.origin_for_cut(*value) {
                 for operand in operands {
                     graph.add_edge(nodes[&operand].1, nodes[value].0, INFINITE);
                 }
@@ -124,14 +119,15 @@ impl CachePlan<'_> {
             .collect()
     }
 
-    fn origin_for_cut(&self, value: Value, leaders: Option<&HashMap<Value, Value>>) -> Origin {
+    fn origin_for_cut(&self, value: Value) -> Origin {
         let func = self.primal;
         // Counted IVs and loop-invariant loads live in slots, not per iteration.
         if self.loop_slots.iter().any(|s| s.value() == Some(value)) {
             return Origin::Free;
         }
-        // An equal dominating value (cache CSE) gives this one for free.
-        let leader = leaders.and_then(|l| l.get(&value));
+        // An equal dominating value (cache CSE) gives this one for free, when the
+        // synthesis asked for the equal values (it asks only when it stores something).
+        let leader = self.leaders.get().and_then(|l| l.get(&value));
         if let (true, Some(&leader)) = (self.options.cse, leader) {
             return Origin::Recompute(vec![leader]);
         }

@@ -55,14 +55,15 @@ mod tests;
 
 pub use cost::{libm_cycles, STORE_CYCLES_PER_BYTE};
 pub(crate) use cost::{pure_libm_call, recompute_libm};
-pub(crate) use cse::equal_values;
+use cse::equal_values;
 pub(crate) use loop_ivs::{LoopDecider, LoopSlot};
 pub use options::{CacheOptions, Planner, TOGGLES};
 pub(crate) use primal_info::{Edge, EdgeTarget, PrimalInfo};
 pub use report::{PlanEntry, PlanReport, TapeAllocation, TapeEntry, TapeRole, TapeStorage};
 pub(crate) use reread::{Ordering, Rereads};
 
-use std::collections::HashSet;
+use std::cell::OnceCell;
+use std::collections::{HashMap, HashSet};
 
 use adc_ir::{Block, Function, Inst, InstructionData, Module, Value};
 use adc_passes::alias::AliasAnalysis;
@@ -139,6 +140,9 @@ pub(crate) struct CachePlan<'a> {
     pub loop_slots: Vec<LoopSlot>,
     /// Primal values stored although recomputable (the min-cut's decision).
     pub store_instead: HashSet<Value>,
+    /// Primal value -> the dominating equal value it shares a cache entry with (cache
+    /// CSE), computed on first use.
+    leaders: OnceCell<HashMap<Value, Value>>,
 }
 
 /// The instruction defining a value the reverse pass asks for, as the synthesis sees it.
@@ -174,9 +178,15 @@ impl<'a> CachePlan<'a> {
             rereads,
             loop_slots: Vec::new(),
             store_instead: HashSet::new(),
+            leaders: OnceCell::new(),
         };
         plan.loop_slots = plan.plan_loop_slots(alias);
         plan
+    }
+
+    /// The equal-value map of the primal function (cache CSE).
+    pub fn leaders(&self) -> &HashMap<Value, Value> {
+        self.leaders.get_or_init(|| equal_values(self.module, self.primal, &self.info.domtree))
     }
 
     /// How a value defined in the primal block `block` reaches the reverse pass: `def` is

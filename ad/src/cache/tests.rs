@@ -189,11 +189,28 @@ fn the_min_cut_stores_one_sum_instead_of_two_loads() {
     let p = plan(&m, CacheOptions::default(), false);
     let func = p.primal;
     let roots = HashSet::from([value(func, "c")]);
-    let stored = p.min_cut_stores(&roots, None);
+    let stored = p.min_cut_stores(&roots);
     // `%s` is the narrowest point between the overwritten loads and the root.
     assert_eq!(stored.len(), 1);
     let s = *stored.iter().next().expect("one value");
     assert!(["s", "d", "c"].contains(&func.dfg.value_name(s).expect("named")));
     // A loop of unknown trip count runs its block 100 times by the estimate.
     assert_eq!(p.executions(block_of(func, s)), 100);
+}
+
+#[test]
+fn cache_cse_finds_equal_loads_and_the_cut_uses_them_once_asked() {
+    let text = CHAIN.replace("%py = ptradd ptr %y, %off", "%py = ptradd ptr %x, %off");
+    let m = module(&text);
+    let p = plan(&m, CacheOptions::default(), false);
+    let func = p.primal;
+    let (a, b, s) = (value(func, "a"), value(func, "b"), value(func, "s"));
+    let roots = HashSet::from([b]);
+    // Until the synthesis asks for the equal values, `%b` is a load to store like any
+    // other (the cut lists only recomputable values it stores).
+    assert_eq!(p.min_cut_stores(&roots), HashSet::new());
+    assert_eq!(p.leaders().get(&b), Some(&a));
+    assert_eq!(p.leaders().get(&s), None);
+    // Then `%b` comes from `%a` for free, and the cut stores it as it would store `%a`.
+    assert_eq!(p.min_cut_stores(&roots), HashSet::from([b]));
 }

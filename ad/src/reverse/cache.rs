@@ -13,8 +13,7 @@ use super::loop_ivs::LoopIvState;
 use super::tape::TapeStore;
 use super::Synth;
 use crate::cache::{
-    equal_values, pure_libm_call, CacheStats, Definition, PlanEntry, Strategy,
-    STORE_CYCLES_PER_BYTE,
+    pure_libm_call, CacheStats, Definition, PlanEntry, Strategy, STORE_CYCLES_PER_BYTE,
 };
 
 #[derive(Default)]
@@ -32,9 +31,6 @@ pub(crate) struct Cache {
     recompute_depth: usize,
     /// Forward values already entered in the plan report.
     reported: HashSet<Value>,
-    /// Primal value -> the dominating equal value it shares a cache entry with (cache
-    /// CSE), computed on first use.
-    pub leaders: Option<HashMap<Value, Value>>,
 }
 
 impl Cache {
@@ -153,15 +149,8 @@ impl<'a> Synth<'a> {
             return None;
         }
         let primal = primal?;
-        let leader = *self.leaders().get(&primal)?;
+        let leader = *self.plan.leaders().get(&primal)?;
         self.vmap.get(&leader).copied()
-    }
-
-    /// The equal-value map of the primal function (computed once per synthesis).
-    pub(crate) fn leaders(&mut self) -> &HashMap<Value, Value> {
-        let (module, primal) = (self.module, self.primal);
-        let domtree = &self.plan.info.domtree;
-        self.cache.leaders.get_or_insert_with(|| equal_values(module, primal, domtree))
     }
 
     fn recompute(&mut self, value: Value) -> Value {
@@ -283,7 +272,7 @@ impl<'a> Synth<'a> {
         strategy: Strategy,
     ) -> Option<String> {
         if strategy == Strategy::Shared {
-            let leader = *self.leaders().get(&primal?)?;
+            let leader = *self.plan.leaders().get(&primal?)?;
             let name = match self.primal.dfg.value_name(leader) {
                 Some(n) => format!("%{n}"),
                 None => format!("%{leader}"),

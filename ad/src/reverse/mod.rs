@@ -326,7 +326,7 @@ fn synthesize_planned(
     // Only the first (heuristic) synthesis asks for the cut; the second applies it.
     let first_pass = synth.plan.store_instead.is_empty();
     let store_instead = if env.cache.planner == Planner::MinCut && !split && first_pass {
-        synth.plan.min_cut_stores(&synth.cache.roots, synth.cache.leaders.as_ref())
+        synth.plan.min_cut_stores(&synth.cache.roots)
     } else {
         HashSet::new()
     };
