@@ -3,8 +3,8 @@
 //! The planner is a value, [`CachePlan`], computed from the primal function and its
 //! analyses (control flow, induction variables, alias facts) before synthesis; the reverse
 //! synthesis (`crate::reverse::cache`, `tape`, `loop_ivs`) carries it out and asks it for
-//! one decision per value. Nothing here builds code: the plan can be computed, printed
-//! and tested on a primal function alone.
+//! one decision per value. Nothing here builds code: the plan can be computed and tested
+//! on a primal function alone.
 //!
 //! For each forward value `v` requested at a point of the reverse pass, in this order:
 //!
@@ -53,8 +53,9 @@ mod reread;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use cost::pure_libm_call;
+use cost::recompute_libm;
 pub use cost::{libm_cycles, STORE_CYCLES_PER_BYTE};
-pub(crate) use cost::{pure_libm_call, recompute_libm};
 use cse::equal_values;
 pub(crate) use loop_ivs::{LoopDecider, LoopSlot};
 pub use options::{CacheOptions, Planner, TOGGLES};
