@@ -123,9 +123,6 @@ impl CachePlan<'_> {
             })
             .filter_map(|(b, i)| Some((i, self.info.loops.loop_of(b)?)))
             .collect();
-        if candidates.is_empty() {
-            return out;
-        }
         for (load, loop_id) in candidates {
             let l = &self.info.loops.loops[loop_id];
             let InstructionData::Load { ptr, .. } = func.dfg.insts[load] else { continue };
