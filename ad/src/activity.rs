@@ -76,7 +76,7 @@ use crate::error::{AdError, AdErrorKind, Site};
 
 /// Name prefix of the shadow of a global: `__adc_shadow_<name>`.
 pub const SHADOW_GLOBAL_PREFIX: &str = "__adc_shadow_";
-use crate::request::{ArgActivity, DiffMode, DiffRequest, RetActivity};
+use crate::request::{has_float, ArgActivity, DiffMode, DiffRequest, RetActivity};
 use crate::typetree::{BaseType, TypeAnalysis};
 
 /// What the activity analysis and the synthesis need to know of the whole module, computed
@@ -195,16 +195,6 @@ fn check_request(func: &Function, request: &DiffRequest) -> Result<(), AdError> 
     Ok(())
 }
 
-/// Whether a type has float scalars in it.
-fn has_float(ty: &Type) -> bool {
-    match ty {
-        Type::F32 | Type::F64 => true,
-        Type::Vector(elem, _) | Type::Array(elem, _) => has_float(elem),
-        Type::Struct(s) => s.fields.iter().any(has_float),
-        _ => false,
-    }
-}
-
 struct Solver<'a> {
     module: &'a Module,
     func: &'a Function,
@@ -296,7 +286,7 @@ impl<'a> Solver<'a> {
     }
 
     fn is_tape_push(&self, callee: FuncId) -> bool {
-        self.module.functions.get(callee).is_some_and(|f| f.name == crate::cache::TAPE_PUSH)
+        self.module.functions.get(callee).is_some_and(|f| f.name == crate::callees::TAPE_PUSH)
     }
 
     fn is_pointer_like(&self, value: Value) -> bool {
@@ -607,7 +597,7 @@ impl<'a> Solver<'a> {
     /// module's address-taken functions of its type, as the synthesis dispatches), or
     /// `None` when there is none to know them by.
     fn indirect_call_effects(&self, sig: &Signature, attrs: FuncAttrs) -> Option<Effects> {
-        let candidates = crate::reverse::indirect_call_candidates(self.module, sig);
+        let candidates = crate::callees::indirect_call_candidates(self.module, sig);
         candidates.into_iter().map(|f| self.call_effects(f, attrs)).reduce(Effects::union)
     }
 
@@ -664,7 +654,7 @@ impl<'a> Solver<'a> {
     /// functions (`printf`...) and functions registered in `__enzyme_inactivefn`.
     fn output_only(&self, callee: FuncId) -> bool {
         let name = self.module.functions[callee].name.as_str();
-        crate::reverse::is_inactive_library(name) || self.facts.registrations.is_inactive(callee)
+        crate::callees::is_inactive_library(name) || self.facts.registrations.is_inactive(callee)
     }
 
     fn call_effects(&self, callee: FuncId, attrs: FuncAttrs) -> Effects {

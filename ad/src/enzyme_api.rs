@@ -35,7 +35,7 @@ use adc_ir::{
 };
 
 use crate::error::{AdError, AdErrorKind, Site};
-use crate::request::{ArgActivity, DiffMode, DiffRequest, RetActivity, Synthesize};
+use crate::request::{is_float_like, ArgActivity, DiffMode, DiffRequest, RetActivity, Synthesize};
 
 /// The substring that identifies reverse-mode API entry points (`__enzyme_autodiff`,
 /// `__enzyme_autodiff2`, `__enzyme_autodiff_pair`, ...).
@@ -958,11 +958,6 @@ fn count_of(n: usize, noun: &str) -> String {
     } else {
         format!("{n} {noun}s")
     }
-}
-
-/// Float scalars and vectors of them: what can be active by value.
-pub(crate) fn is_float_like(ty: &Type) -> bool {
-    ty.lane_type().is_float()
 }
 
 /// Whether an argument of type `from` may be passed for a parameter of type `to`: equal

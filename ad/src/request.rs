@@ -16,7 +16,7 @@
 
 use std::fmt;
 
-use adc_ir::FuncId;
+use adc_ir::{FuncId, Type};
 
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 pub enum DiffMode {
@@ -136,4 +136,35 @@ pub trait Synthesize {
             },
         ))
     }
+}
+
+/// Float scalars and vectors of them: what can be active by value.
+pub(crate) fn is_float_like(ty: &Type) -> bool {
+    ty.lane_type().is_float()
+}
+
+/// Whether a type holds a float anywhere (scalar, lane, field or element).
+pub(crate) fn has_float(ty: &Type) -> bool {
+    match ty {
+        Type::F32 | Type::F64 => true,
+        Type::Vector(elem, _) | Type::Array(elem, _) => has_float(elem),
+        Type::Struct(s) => s.fields.iter().any(has_float),
+        _ => false,
+    }
+}
+
+/// Whether a type holds a pointer anywhere.
+pub(crate) fn has_pointer(ty: &Type) -> bool {
+    match ty {
+        Type::Ptr(_) => true,
+        Type::Vector(elem, _) | Type::Array(elem, _) => has_pointer(elem),
+        Type::Struct(s) => s.fields.iter().any(has_pointer),
+        _ => false,
+    }
+}
+
+/// Whether values of this type have a tangent (floats) or a shadow (pointers) that must
+/// not be lost.
+pub(crate) fn carries_derivative(ty: &Type) -> bool {
+    ty.is_ptr() || has_float(ty)
 }

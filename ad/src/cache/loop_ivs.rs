@@ -36,31 +36,12 @@
 
 use std::collections::HashMap;
 
-use std::rc::Rc;
-
-use adc_ir::{Block, Inst, InstFlags, InstructionData, IntCC, Value, ValueDef};
+use adc_ir::{Block, Inst, InstFlags, InstructionData, Value, ValueDef};
 use adc_passes::alias::{AliasAnalysis, MemLoc};
 use adc_passes::ivs::Step;
 use adc_passes::loops::LoopId;
 
-use super::Tape;
-use crate::reverse::{Edge, EdgeTarget, Synth};
-
-/// An induction variable the reverse pass counts backwards.
-#[derive(Clone, Debug)]
-pub(crate) struct IvSlot {
-    pub loop_id: LoopId,
-    /// The stack slot holding the value of the iteration being reversed.
-    pub slot: Value,
-    /// 0 for a loop-invariant value (cache LICM).
-    pub step: i128,
-    /// The forward increment has `nsw`, so stepping back cannot overflow either (it only
-    /// revisits values the forward pass had): the reverse `sub` carries `nsw` too, which
-    /// lets later passes treat a reversed `i32` counter as linear (vectorize).
-    pub nsw: bool,
-    /// Nested loops: last values, one per execution of the loop.
-    pub exit_tape: Option<Tape>,
-}
+use super::{CachePlan, EdgeTarget};
 
 /// How the reverse pass of a loop header chooses between its entry and its latch edge.
 #[derive(Copy, Clone, Debug)]
@@ -73,78 +54,65 @@ pub(crate) struct LoopDecider {
     pub latch_edge: usize,
 }
 
-#[derive(Default)]
-pub(crate) struct LoopIvState {
-    /// Primal value (header parameter or invariant load) -> its slot. Keyed by the
-    /// primal value: the slots exist before the forward instructions are cloned.
-    pub by_primal: HashMap<Value, IvSlot>,
-    /// Loop -> primal values with slots.
-    pub by_loop: HashMap<LoopId, Vec<Value>>,
-    /// Loop -> slot holding its decider's start value while its reverse iterations run
-    /// (written when the reverse pass enters the loop: read once per loop, not per
-    /// iteration).
-    pub start_slots: HashMap<LoopId, Value>,
+/// A slot the synthesis creates for a loop, in the order it creates them (the order
+/// fixes the derivative's instruction order).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum LoopSlot {
+    /// The start value of the loop's decider, saved when the reverse pass enters the loop.
+    DeciderStart { loop_id: LoopId, start: Value },
+    /// An induction variable counted backwards by `step`.
+    Counted { value: Value, loop_id: LoopId, step: i128, nsw: bool },
+    /// A loop-invariant load saved once per execution of its loop (cache LICM).
+    Invariant { value: Value, loop_id: LoopId },
 }
 
-impl<'a> Synth<'a> {
-    /// Creates the IV slots of every counted loop once the forward blocks and their
-    /// parameters exist, before any terminator is cloned (exit edges push onto the exit
-    /// tapes). In a split function the slots are in its frame: the forward phase leaves
-    /// the last values there for the reverse phase, another invocation.
-    pub(crate) fn plan_loop_ivs(&mut self) {
-        if !self.cache.options.loop_ivs {
-            return;
+impl LoopSlot {
+    /// The primal value the slot holds (`None` for a decider's start).
+    pub fn value(&self) -> Option<Value> {
+        match self {
+            LoopSlot::DeciderStart { .. } => None,
+            LoopSlot::Counted { value, .. } | LoopSlot::Invariant { value, .. } => Some(*value),
+        }
+    }
+}
+
+impl CachePlan<'_> {
+    /// The slots of every counted loop and of its invariant loads (none with `loop_ivs`
+    /// off; no invariant loads with `licm` off).
+    pub(crate) fn plan_loop_slots(&self, alias: &AliasAnalysis) -> Vec<LoopSlot> {
+        let mut slots = Vec::new();
+        if !self.options.loop_ivs {
+            return slots;
         }
         for loop_id in 0..self.info.loops.loops.len() {
             let Some(ivs) = self.info.ivs.loops.get(loop_id) else { continue };
-            let ivs: Vec<(Value, i128, bool)> = ivs
-                .ivs
-                .iter()
-                .filter_map(|iv| match iv.step {
-                    Step::Const(c) => Some((iv.param, c, iv.flags.contains(InstFlags::NSW))),
-                    Step::Invariant(_) => None,
-                })
-                .collect();
             let header = self.info.loops.loops[loop_id].header;
             if let Some(decider) = self.loop_decider(header) {
-                let ty = self.primal.dfg.value_type(decider.start).clone();
-                let slot = self.new_slot(ty);
-                self.cache.loop_ivs.start_slots.insert(loop_id, slot);
+                slots.push(LoopSlot::DeciderStart { loop_id, start: decider.start });
             }
-            for (param, step, nsw) in ivs {
-                self.add_counted_slot(param, loop_id, step, nsw);
-                self.cache.stats.counted_ivs += 1;
+            for iv in &ivs.ivs {
+                if let Step::Const(step) = iv.step {
+                    let nsw = iv.flags.contains(InstFlags::NSW);
+                    slots.push(LoopSlot::Counted { value: iv.param, loop_id, step, nsw });
+                }
             }
         }
-        if self.cache.options.licm {
+        if self.options.licm {
             let mut invariant: Vec<(Inst, LoopId)> =
-                self.loop_invariant_loads().into_iter().collect();
+                self.loop_invariant_loads(alias).into_iter().collect();
             invariant.sort();
             for (load, loop_id) in invariant {
-                let Some(result) = self.primal.dfg.inst_result(load) else { continue };
-                self.add_counted_slot(result, loop_id, 0, false);
-                self.cache.stats.invariant_slots += 1;
+                let Some(value) = self.primal.dfg.inst_result(load) else { continue };
+                slots.push(LoopSlot::Invariant { value, loop_id });
             }
         }
-    }
-
-    /// A slot for a value of `loop_id` (a counted IV, or an invariant with step 0), with
-    /// an exit tape when the loop is nested.
-    fn add_counted_slot(&mut self, param: Value, loop_id: LoopId, step: i128, nsw: bool) {
-        let ty = self.primal.dfg.value_type(param).clone();
-        let slot = self.new_slot(ty.clone());
-        let exit_tape = self.info.loops.loops[loop_id].parent.map(|parent| {
-            let header = self.info.loops.loops[parent].header;
-            self.new_exit_tape(&ty, header)
-        });
-        self.cache.loop_ivs.by_loop.entry(loop_id).or_default().push(param);
-        self.cache.loop_ivs.by_primal.insert(param, IvSlot { loop_id, slot, step, nsw, exit_tape });
+        slots
     }
 
     /// Loads (non-volatile) whose address is invariant in their
     /// innermost loop and whose memory no instruction of that loop may write, with the
     /// loop; only those whose block dominates every exiting block of the loop.
-    fn loop_invariant_loads(&self) -> HashMap<Inst, LoopId> {
+    fn loop_invariant_loads(&self, alias: &AliasAnalysis) -> HashMap<Inst, LoopId> {
         let func = self.primal;
         let mut out = HashMap::new();
         let candidates: Vec<(Inst, LoopId)> = func
@@ -155,10 +123,6 @@ impl<'a> Synth<'a> {
             })
             .filter_map(|(b, i)| Some((i, self.info.loops.loop_of(b)?)))
             .collect();
-        if candidates.is_empty() {
-            return out;
-        }
-        let alias = AliasAnalysis::new(self.module, func, Rc::clone(&self.facts.effects));
         for (load, loop_id) in candidates {
             let l = &self.info.loops.loops[loop_id];
             let InstructionData::Load { ptr, .. } = func.dfg.insts[load] else { continue };
@@ -200,111 +164,10 @@ impl<'a> Synth<'a> {
         }
     }
 
-    /// Forward code: every counted IV is stored to its slot at the top of its header
-    /// (after the forward blocks are filled).
-    pub(crate) fn store_loop_ivs(&mut self) {
-        let mut ivs: Vec<(Value, Value)> =
-            self.cache.loop_ivs.by_primal.iter().map(|(v, iv)| (*v, iv.slot)).collect();
-        ivs.sort();
-        for (primal, slot) in ivs {
-            let forward = self.fwd(primal);
-            let align = self.ty(forward).align() as u32;
-            let at = self.after_definition(forward);
-            self.ins_before(
-                at,
-                InstructionData::Store { value: forward, ptr: slot, align, volatile: false },
-            );
-        }
-    }
-
-    /// The IV slot of a forward value, when the reverse region being emitted lies in the
-    /// value's loop (where the slot holds the value of the iteration being reversed).
-    pub(crate) fn iv_slot_here(&self, forward: Value) -> Option<&IvSlot> {
-        let iv = self.cache.loop_ivs.by_primal.get(&self.primal_of(forward)?)?;
-        let here = self.cur_primal?;
-        self.info.loops.loops[iv.loop_id].contains(here).then_some(iv)
-    }
-
-    /// Loops that `edge` leaves (its source is inside, its target outside), innermost
-    /// first.
-    fn loops_exited(&self, target: EdgeTarget, edge: Edge) -> Vec<LoopId> {
-        let mut exited = Vec::new();
-        let mut current = self.info.loops.loop_of(edge.from);
-        while let Some(id) = current {
-            let l = &self.info.loops.loops[id];
-            if let EdgeTarget::Block(b) = target {
-                if l.contains(b) {
-                    break;
-                }
-            }
-            exited.push(id);
-            current = l.parent;
-        }
-        exited
-    }
-
-    /// Exit tapes `edge` pushes onto, with the forward value pushed.
-    pub(crate) fn exit_pushes(&self, target: EdgeTarget, edge: Edge) -> Vec<(Tape, Value)> {
-        let mut pushes = Vec::new();
-        for loop_id in self.loops_exited(target, edge) {
-            for primal in self.cache.loop_ivs.by_loop.get(&loop_id).into_iter().flatten() {
-                let iv = &self.cache.loop_ivs.by_primal[primal];
-                if let Some(tape) = &iv.exit_tape {
-                    pushes.push((tape.clone(), self.fwd(*primal)));
-                }
-            }
-        }
-        pushes
-    }
-
-    /// Reverse code on the way back along `edge` (at `self.cur`, before the jump to the
-    /// source's reverse region): a latch edge steps the header's IV slots back one
-    /// iteration; an exit edge loads the last values of the loops it re-enters.
-    pub(crate) fn reverse_edge_ivs(&mut self, target: EdgeTarget, edge: Edge) {
-        if let EdgeTarget::Block(header) = target {
-            let latch_of = self.info.loops.loops.iter().position(|l| {
-                l.header == header && l.contains(edge.from) && l.latches.contains(&edge.from)
-            });
-            if let Some(loop_id) = latch_of {
-                for primal in self.cache.loop_ivs.by_loop.get(&loop_id).cloned().unwrap_or_default()
-                {
-                    let iv = self.cache.loop_ivs.by_primal[&primal].clone();
-                    if iv.step == 0 {
-                        continue;
-                    }
-                    let current = self.primal_in_reverse(primal);
-                    let ty = self.ty(current);
-                    let step = self.iconst(ty, iv.step);
-                    let flags = if iv.nsw { InstFlags::NSW } else { InstFlags::empty() };
-                    let args = [current, step];
-                    let sub = InstructionData::Binary { op: adc_ir::BinaryOp::Sub, flags, args };
-                    let previous = self.val(sub);
-                    self.store(previous, iv.slot);
-                }
-            }
-        }
-        for loop_id in self.loops_exited(target, edge) {
-            for primal in self.cache.loop_ivs.by_loop.get(&loop_id).cloned().unwrap_or_default() {
-                let iv = self.cache.loop_ivs.by_primal[&primal].clone();
-                if let Some(tape) = &iv.exit_tape {
-                    let last = self.peek(tape);
-                    self.pop(tape);
-                    self.store(last, iv.slot);
-                }
-            }
-            let Some(&slot) = self.cache.loop_ivs.start_slots.get(&loop_id) else { continue };
-            let header = self.info.loops.loops[loop_id].header;
-            if let Some(decider) = self.loop_decider(header) {
-                let start = self.primal_in_reverse(decider.start);
-                self.store(start, slot);
-            }
-        }
-    }
-
     /// For a loop header entered by one edge from outside and one latch: an IV whose
     /// increment cannot wrap, which tells the two edges apart in the reverse pass.
-    pub(crate) fn loop_decider(&self, header: Block) -> Option<LoopDecider> {
-        if !self.cache.options.loop_ivs {
+    pub fn loop_decider(&self, header: Block) -> Option<LoopDecider> {
+        if !self.options.loop_ivs {
             return None;
         }
         let loop_id = self.info.loops.loops.iter().position(|l| l.header == header)?;
@@ -331,19 +194,5 @@ impl<'a> Synth<'a> {
         let targets = self.primal.dfg.insts[term].branch_targets();
         let start = *targets.get(entry.succ_index)?.args.get(index)?;
         Some(LoopDecider { param: iv.param, start, latch_edge })
-    }
-
-    /// Reverse code: `true` when the iteration being reversed was entered from the latch.
-    pub(crate) fn came_from_latch(&mut self, decider: LoopDecider) -> Value {
-        let current = self.primal_in_reverse(decider.param);
-        let loop_id = self.cur_primal.and_then(|b| self.info.loops.loop_of(b));
-        let start = match loop_id.and_then(|l| self.cache.loop_ivs.start_slots.get(&l)) {
-            Some(&slot) => {
-                let ty = self.primal.dfg.value_type(decider.start).clone();
-                self.load(&ty, slot)
-            }
-            None => self.primal_in_reverse(decider.start),
-        };
-        self.val(InstructionData::Icmp { cond: IntCC::Ne, args: [current, start] })
     }
 }

@@ -31,7 +31,7 @@ use adc_passes::ivs::TripCount;
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
 
-use crate::reverse::Synth;
+use super::CachePlan;
 
 /// Capacity standing for "cannot be cut" (far above any byte count, far below overflow).
 const INFINITE: u64 = 1 << 50;
@@ -45,7 +45,7 @@ enum Origin {
     StoreOnly,
 }
 
-impl<'a> Synth<'a> {
+impl CachePlan<'_> {
     /// The primal values (among those the reverse pass can recompute) that the min-cut
     /// stores instead, given the values the reverse pass asked for (`roots`).
     pub(crate) fn min_cut_stores(&self, roots: &HashSet<Value>) -> HashSet<Value> {
@@ -122,18 +122,19 @@ impl<'a> Synth<'a> {
     fn origin_for_cut(&self, value: Value) -> Origin {
         let func = self.primal;
         // Counted IVs and loop-invariant loads live in slots, not per iteration.
-        if self.cache.loop_ivs.by_primal.contains_key(&value) {
+        if self.loop_slots.iter().any(|s| s.value() == Some(value)) {
             return Origin::Free;
         }
-        // An equal dominating value (cache CSE) gives this one for free.
-        let leader = self.cache.leaders.as_ref().and_then(|l| l.get(&value));
-        if let (true, Some(&leader)) = (self.cache.options.cse, leader) {
+        // An equal dominating value (cache CSE) gives this one for free, when the
+        // synthesis asked for the equal values (it asks only when it stores something).
+        let leader = self.leaders.get().and_then(|l| l.get(&value));
+        if let (true, Some(&leader)) = (self.options.cse, leader) {
             return Origin::Recompute(vec![leader]);
         }
         match func.dfg.value_def(value) {
             ValueDef::Param(block, _) => {
                 if Some(block) == func.entry_block()
-                    || (self.split.is_none() && self.info.defined_once_before_exit(block))
+                    || (!self.split && self.info.defined_once_before_exit(block))
                 {
                     Origin::Free
                 } else {
@@ -146,10 +147,10 @@ impl<'a> Synth<'a> {
                     return Origin::Free;
                 }
                 let Some(block) = func.layout.inst_block(inst) else { return Origin::StoreOnly };
-                if self.split.is_none() && self.info.defined_once_before_exit(block) {
+                if !self.split && self.info.defined_once_before_exit(block) {
                     return Origin::Free;
                 }
-                let unwritten = self.split.is_none() && self.rereads.loads.contains(&inst);
+                let unwritten = !self.split && self.rereads.loads.contains(&inst);
                 let bytes = func.dfg.value_type(value).size().max(1);
                 let cheap_libm = super::cost::recompute_libm(self.module, data, bytes);
                 if super::recomputable(data) || unwritten || cheap_libm == Some(true) {
@@ -172,7 +173,7 @@ impl<'a> Synth<'a> {
     }
 
     /// How many times `block` runs per call, estimated from the trip counts of its loops.
-    pub(crate) fn executions(&self, block: Block) -> u64 {
+    pub fn executions(&self, block: Block) -> u64 {
         let mut count: u64 = 1;
         let mut current = self.info.loops.loop_of(block);
         while let Some(id) = current {

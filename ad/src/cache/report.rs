@@ -5,10 +5,7 @@
 
 use std::fmt;
 
-use adc_ir::{InstructionData, Value, ValueDef};
-
-use super::{Strategy, TapeRole, TapeStorage};
-use crate::reverse::Synth;
+use super::Strategy;
 
 /// One value the reverse pass read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -206,81 +203,24 @@ impl PlanReport {
     }
 }
 
-impl<'a> Synth<'a> {
-    /// Adds the planner's decision for a forward value to the report.
-    pub(crate) fn report_plan(
-        &mut self,
-        forward: Value,
-        primal: Option<Value>,
-        strategy: Strategy,
-    ) {
-        if let ValueDef::Result(inst) = self.f.dfg.value_def(forward) {
-            if matches!(self.f.dfg.insts[inst], InstructionData::Const { .. }) {
-                return;
-            }
-        }
-        let name = |func: &adc_ir::Function, v: Value| match func.dfg.value_name(v) {
-            Some(n) => format!("%{n}"),
-            None => format!("%{v}"),
-        };
-        let value = match primal {
-            Some(p) => name(self.primal, p),
-            None => name(&self.f, forward),
-        };
-        let ty = self.f.dfg.value_type(forward).to_string();
-        let block = self.defining_primal_block(forward);
-        let innermost_loop = block
-            .and_then(|b| self.info.loops.loop_of(b))
-            .map(|l| self.info.loops.loops[l].header)
-            .map(|h| match self.primal.dfg.block_name(h) {
-                Some(n) => n.to_string(),
-                None => format!("{h}"),
-            });
-        let bytes = match strategy {
-            Strategy::Slot | Strategy::Tape | Strategy::Invariant => {
-                self.f.dfg.value_type(forward).size().max(1)
-            }
-            _ => 0,
-        };
-        let executions = block.map_or(1, |b| self.executions(b));
-        let note = self.plan_note(forward, primal, strategy);
-        self.cache.stats.plan.entries.push(super::PlanEntry {
-            value,
-            ty,
-            strategy,
-            innermost_loop,
-            bytes,
-            executions,
-            note,
-        });
-        if strategy == Strategy::Shared {
-            self.cache.stats.shared += 1;
-        }
-    }
+/// What a tape holds.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TapeRole {
+    /// Records of the values of one forward block.
+    Record,
+    /// The last value of an inner loop's induction variable, one per inner-loop run.
+    Exit,
+    /// Which edge entered a merge block.
+    Control,
+}
 
-    /// The leader of a shared value, or the libm cost model's comparison for a call.
-    fn plan_note(
-        &mut self,
-        forward: Value,
-        primal: Option<Value>,
-        strategy: Strategy,
-    ) -> Option<String> {
-        if strategy == Strategy::Shared {
-            let leader = *self.leaders().get(&primal?)?;
-            let name = match self.primal.dfg.value_name(leader) {
-                Some(n) => format!("%{n}"),
-                None => format!("%{leader}"),
-            };
-            return Some(format!("same value as {name}"));
-        }
-        let ValueDef::Result(inst) = self.f.dfg.value_def(forward) else { return None };
-        let data = &self.f.dfg.insts[inst];
-        let cycles = super::cost::pure_libm_call(self.module, data)?;
-        let bytes = self.f.dfg.value_type(forward).size().max(1);
-        let store = bytes * super::STORE_CYCLES_PER_BYTE;
-        let InstructionData::Call { callee, .. } = data else { return None };
-        let callee = &self.module.functions[*callee].name;
-        let relation = if cycles <= store { "<=" } else { ">" };
-        Some(format!("libm @{callee}: recompute ~{cycles} cycles {relation} store ~{store} cycles"))
-    }
+/// Where a tape's buffer lives.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TapeStorage {
+    /// Grown by `__adc_tape_push` with `realloc`.
+    Growing,
+    /// Part of a heap allocation sized on entry.
+    Heap,
+    /// Part of an entry-block `alloca`.
+    Stack,
 }

@@ -7,7 +7,8 @@ use adc_ir::{CastOp, Constant, Inst, InstructionData, ReduceOp, Value};
 use crate::rules::{self, Differentiable, PrimalSite};
 use crate::{AdError, AdErrorKind};
 
-use super::{contains_float, Synth};
+use super::Synth;
+use crate::request::has_float;
 
 impl Synth<'_> {
     /// Copies a value operation and, when its result is active, emits its tangent.
@@ -20,7 +21,7 @@ impl Synth<'_> {
             return Ok(());
         }
         let ty = self.primal_type(primal_result);
-        if !contains_float(&ty) && !ty.is_ptr() && !matches!(data, I::Cast { .. }) {
+        if !has_float(&ty) && !ty.is_ptr() && !matches!(data, I::Cast { .. }) {
             // Integer arithmetic on bits the type analysis could not prove integers.
             return Err(self.error(
                 inst,

@@ -18,7 +18,8 @@ use adc_ir::{
 use crate::rules::{self, Differentiable};
 use crate::{AdError, AdErrorKind, ArgActivity, DiffMode, DiffRequest, RetActivity, Site};
 
-use super::{carries_derivative, contains_float, contains_ptr, derivative_signature, Synth};
+use super::{derivative_signature, Synth};
+use crate::request::{carries_derivative, has_float, has_pointer};
 
 /// What a call with active operands calls the forward derivative of.
 enum CallTarget {
@@ -39,7 +40,7 @@ enum HeapCall {
     Realloc,
     /// `free` or an `operator delete`.
     Release,
-    /// `__adc_tape_take(slot, bytes)` of a reverse derivative (`crate::cache::tape_reuse`):
+    /// `__adc_tape_take(slot, bytes)` of a reverse derivative (`crate::reverse::tape_reuse`):
     /// its shadow is a zeroed `malloc(bytes)`, not kept across calls.
     TapeTake,
     /// `__adc_tape_give(slot, data)`: the shadow of `data` is freed.
@@ -60,8 +61,8 @@ impl HeapCall {
     /// The tape-reuse helpers a reverse derivative calls (forward over reverse).
     fn tape_helper(name: &str) -> Option<HeapCall> {
         match name {
-            crate::cache::TAPE_TAKE => Some(HeapCall::TapeTake),
-            crate::cache::TAPE_GIVE => Some(HeapCall::TapeGive),
+            crate::callees::TAPE_TAKE => Some(HeapCall::TapeTake),
+            crate::callees::TAPE_GIVE => Some(HeapCall::TapeGive),
             _ => None,
         }
     }
@@ -95,7 +96,7 @@ impl Synth<'_> {
         let integer_result_only = callee.is_some_and(|f| {
             rules::non_differentiable_call(&f.name).is_some()
                 && f.signature.ret.as_ref().is_some_and(|t| !carries_derivative(t))
-                && !f.signature.params.iter().any(contains_ptr)
+                && !f.signature.params.iter().any(has_pointer)
         });
         if integer_result_only {
             self.copy_primal(inst);
@@ -155,7 +156,7 @@ impl Synth<'_> {
     /// The forward derivative an indirect call with active operands calls: that of the
     /// function the pointer is when it is a known address, else one chosen at run time
     /// among the functions of the call's type whose address the module takes (the
-    /// candidates of reverse mode, `crate::reverse::indirect_call_candidates`); a target
+    /// candidates of reverse mode, `crate::callees::indirect_call_candidates`); a target
     /// that is none of them selects null, so the derivative traps instead of returning a
     /// wrong tangent.
     fn indirect_target(&mut self, inst: Inst) -> Result<(CallTarget, Vec<Value>), AdError> {
@@ -181,7 +182,7 @@ impl Synth<'_> {
                 &format!("an indirect call of @{name} (a declaration, or another type)"),
             ));
         }
-        let candidates = crate::reverse::indirect_call_candidates(self.module, &sig);
+        let candidates = crate::callees::indirect_call_candidates(self.module, &sig);
         if candidates.is_empty() {
             return Err(self.unsupported(
                 inst,
@@ -210,7 +211,7 @@ impl Synth<'_> {
             .collect();
         let primal_result = self.primal.dfg.inst_result(inst);
         let ret = match primal_result {
-            Some(r) if self.wants_shadow(r) && contains_ptr(&self.primal_type(r)) => {
+            Some(r) if self.wants_shadow(r) && has_pointer(&self.primal_type(r)) => {
                 if !self.primal_type(r).is_ptr() {
                     return Err(self.unsupported(
                         inst,
@@ -223,9 +224,7 @@ impl Synth<'_> {
                 }
                 RetActivity::Dup
             }
-            Some(r) if self.wants_shadow(r) && contains_float(&self.primal_type(r)) => {
-                RetActivity::Dup
-            }
+            Some(r) if self.wants_shadow(r) && has_float(&self.primal_type(r)) => RetActivity::Dup,
             _ => RetActivity::Const,
         };
         let request = DiffRequest {

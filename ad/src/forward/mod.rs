@@ -46,7 +46,8 @@ use adc_ir::{
 };
 
 use crate::activity::{Activity, ModuleFacts};
-use crate::differentiator::fresh_name;
+use crate::callees::fresh_name;
+use crate::request::{carries_derivative, has_float, has_pointer};
 use crate::rules::{self, Differentiable};
 use crate::typetree::TypeAnalysis;
 use crate::{AdError, AdErrorKind, ArgActivity, DiffMode, DiffRequest, RetActivity, Site};
@@ -136,8 +137,7 @@ pub fn synthesize_forward_with(
     declare_rule_callees(module, request.function)?;
     // The analyses run once, on the module before this synthesis: every callee it will
     // differentiate is already there, and the derivatives it adds are no primal code.
-    let types =
-        TypeAnalysis::analyze(&crate::differentiator::analysis_view(module, request.function));
+    let types = TypeAnalysis::analyze(&crate::callees::analysis_view(module, request.function));
     let facts = ModuleFacts::new(module)?;
     let id = FuncId::from_u32(module.functions.len() as u32);
     let signature = derivative_signature(module, request, &Site::function(&primal_name))?;
@@ -368,7 +368,7 @@ pub(crate) fn derivative_signature(
         (RetActivity::Dup, Some(ty)) if ty.is_ptr() => {
             Some(Type::structure(vec![ty.clone(); width + 1], false))
         }
-        (RetActivity::Active | RetActivity::Dup, Some(ty)) if !contains_float(ty) => {
+        (RetActivity::Active | RetActivity::Dup, Some(ty)) if !has_float(ty) => {
             return Err(bad(format!(
                 "@{} returns {ty}, which has no tangent; its return must be const",
                 primal.name
@@ -438,32 +438,6 @@ fn declare_rule_callees(module: &mut Module, primal_id: FuncId) -> Result<(), Ad
         }
     }
     Ok(())
-}
-
-/// Whether values of this type have a tangent (floats) or a shadow (pointers) that must
-/// not be lost.
-pub(crate) fn carries_derivative(ty: &Type) -> bool {
-    ty.is_ptr() || contains_float(ty)
-}
-
-/// Whether a type holds a float anywhere (scalar, lane, field or element).
-pub(crate) fn contains_float(ty: &Type) -> bool {
-    match ty {
-        Type::F32 | Type::F64 => true,
-        Type::Vector(elem, _) | Type::Array(elem, _) => contains_float(elem),
-        Type::Struct(s) => s.fields.iter().any(contains_float),
-        _ => false,
-    }
-}
-
-/// Whether a type holds a pointer anywhere.
-pub(crate) fn contains_ptr(ty: &Type) -> bool {
-    match ty {
-        Type::Ptr(_) => true,
-        Type::Vector(elem, _) | Type::Array(elem, _) => contains_ptr(elem),
-        Type::Struct(s) => s.fields.iter().any(contains_ptr),
-        _ => false,
-    }
 }
 
 /// The state of one synthesis: the primal, the builder of the derivative, and the maps
@@ -630,7 +604,7 @@ impl Synth<'_> {
             return Ok(*shadow);
         }
         let ty = self.primal_type(primal);
-        if contains_ptr(&ty) && !self.is_null_constant(primal) {
+        if has_pointer(&ty) && !self.is_null_constant(primal) {
             return Err(self.error(
                 inst,
                 AdErrorKind::Unsupported {
@@ -670,7 +644,7 @@ impl Synth<'_> {
     /// shadowed without every pointer into it being active).
     pub(crate) fn wants_shadow(&self, primal: Value) -> bool {
         self.activity.is_active_value(primal)
-            || (contains_ptr(&self.primal_type(primal)) && self.activity.needs_shadow(primal))
+            || (has_pointer(&self.primal_type(primal)) && self.activity.needs_shadow(primal))
     }
 
     /// Whether the value is active and of a type whose derivative must not be lost.

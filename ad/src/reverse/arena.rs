@@ -42,7 +42,7 @@ pub const ARENA_ALLOC: &str = "__adc_arena_alloc";
 /// [`ARENA_CACHE`]); the arena is empty again.
 pub const ARENA_RELEASE: &str = "__adc_arena_release";
 /// The module global (`ptr`, zero-initialised) holding a chunk kept for the next call
-/// (with `tape-reuse`, as `crate::cache::tape_reuse` keeps tape buffers): an arena's
+/// (with `tape-reuse`, as `tape_reuse` keeps tape buffers): an arena's
 /// chunks outgrow `malloc`'s `mmap` threshold, and a chunk freed to the kernel is
 /// faulted in afresh by every gradient.
 pub const ARENA_CACHE: &str = "__adc_arena_cache";
@@ -77,7 +77,7 @@ pub(crate) fn define_frame_arena(
     let cache = keep_chunk.then(|| {
         module
             .global_by_name(ARENA_CACHE)
-            .unwrap_or_else(|| module.add_global(crate::cache::pointer_slot(ARENA_CACHE)))
+            .unwrap_or_else(|| module.add_global(super::tape_reuse::pointer_slot(ARENA_CACHE)))
     });
     let f = arena_alloc_body(module, malloc, free, cache);
     let alloc = module.add_function(f);

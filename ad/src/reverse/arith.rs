@@ -12,8 +12,9 @@
 use adc_ir::builder::FunctionBuilder;
 use adc_ir::{BinaryOp, CastOp, Inst, InstructionData, ReduceOp, Type, UnaryOp, Value};
 
-use super::{has_float, Synth};
+use super::Synth;
 use crate::error::AdError;
+use crate::request::has_float;
 use crate::rules::{self, Differentiable};
 
 impl<'a> Synth<'a> {

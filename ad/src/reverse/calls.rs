@@ -33,31 +33,16 @@
 
 use std::collections::HashMap;
 
-use adc_ir::{
-    Constant, FuncAttrs, FuncId, HeapFunction, Inst, InstructionData, Signature, Type, Value,
-};
+use adc_ir::{Constant, FuncAttrs, FuncId, Inst, InstructionData, Signature, Type, Value};
 
 use super::custom_calls::CustomForward;
 use super::memory::is_allocator;
-use super::{has_float, has_pointer, Synth};
+use super::Synth;
+use crate::callees::is_inactive_library;
 use crate::error::AdError;
+use crate::request::{has_float, has_pointer};
 use crate::request::{ArgActivity, DiffRequest, RetActivity};
 use crate::rules::{self, Differentiable};
-
-/// Library functions that only print or inspect and never carry derivatives.
-const INACTIVE_LIBRARY: &[&str] =
-    &["printf", "fprintf", "puts", "putchar", "fputs", "fflush", "abort", "exit"];
-
-/// Whether calls to `name` never carry derivatives whatever their operands: the output-only
-/// library functions above and the heap releases (`free`, `operator delete`), whose
-/// blocks' shadows are released where the reverse pass undoes the allocation.
-pub(crate) fn is_inactive_library(name: &str) -> bool {
-    INACTIVE_LIBRARY.contains(&name) || HeapFunction::is_release(name)
-}
-
-/// Prefix of the globals whose initializer lists functions to treat as inactive (clang may
-/// append a suffix when several translation units define one).
-pub(super) const INACTIVE_FN_GLOBAL: &str = crate::custom::INACTIVE_FN;
 
 /// The return value of a split function: a struct of, in order, the primal result (when
 /// the callee returns one), the shadow of a returned pointer (`RetActivity::Dup`), the

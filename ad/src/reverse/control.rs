@@ -17,79 +17,28 @@
 //! headers, switches, arms entered from elsewhere) are taped, one 8-byte entry per
 //! dynamic merge.
 
-use std::collections::HashMap;
-
-use adc_ir::{Block, BlockCall, Function, Inst, InstructionData, Value};
+use adc_ir::{Block, BlockCall, Inst, InstructionData, Value};
 
 use super::Synth;
-use crate::cache::LoopDecider;
+use crate::cache::{Edge, EdgeTarget, LoopDecider};
 use crate::error::AdError;
 use crate::request::ArgActivity;
 
-/// Where an edge goes: a primal block, or the forward exit (from a `ret`).
-#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
-pub(crate) enum EdgeTarget {
-    Block(Block),
-    Exit,
-}
-
-impl EdgeTarget {
-    /// The primal block, `None` for the forward exit.
-    pub(crate) fn block(self) -> Option<Block> {
-        match self {
-            EdgeTarget::Block(b) => Some(b),
-            EdgeTarget::Exit => None,
-        }
-    }
-}
-
-/// One CFG edge: target number `succ_index` of `from`'s terminator (0 for a `ret`).
-#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
-pub(crate) struct Edge {
-    pub from: Block,
-    pub succ_index: usize,
-}
-
-/// The incoming edges of every reachable block and of the forward exit, in RPO order of
-/// their sources (so edge numbering is deterministic).
-pub(crate) fn incoming_edges(
-    func: &Function,
-    rpo: &[Block],
-    returns: &[Block],
-) -> HashMap<EdgeTarget, Vec<Edge>> {
-    let mut incoming: HashMap<EdgeTarget, Vec<Edge>> = HashMap::new();
-    for &block in rpo {
-        incoming.entry(EdgeTarget::Block(block)).or_default();
-        let Some(term) = func.terminator(block) else { continue };
-        for (succ_index, target) in func.dfg.insts[term].branch_targets().iter().enumerate() {
-            incoming
-                .entry(EdgeTarget::Block(target.block))
-                .or_default()
-                .push(Edge { from: block, succ_index });
-        }
-    }
-    incoming.insert(
-        EdgeTarget::Exit,
-        returns.iter().map(|b| Edge { from: *b, succ_index: 0 }).collect(),
-    );
-    incoming
-}
-
 impl<'a> Synth<'a> {
     fn edge_index(&self, target: EdgeTarget, edge: Edge) -> usize {
-        self.info.incoming[&target].iter().position(|e| *e == edge).unwrap_or(0)
+        self.plan.info.incoming[&target].iter().position(|e| *e == edge).unwrap_or(0)
     }
 
     /// Whether the forward pass must tape which incoming edge of `target` it took.
     fn is_merge(&self, target: EdgeTarget) -> bool {
-        self.info.incoming.get(&target).is_some_and(|edges| edges.len() > 1)
+        self.plan.info.incoming.get(&target).is_some_and(|edges| edges.len() > 1)
             && self.decider(target).is_none()
             && self.header_decider(target).is_none()
     }
 
     fn header_decider(&self, target: EdgeTarget) -> Option<LoopDecider> {
         match target {
-            EdgeTarget::Block(block) => self.loop_decider(block),
+            EdgeTarget::Block(block) => self.plan.loop_decider(block),
             EdgeTarget::Exit => None,
         }
     }
@@ -106,7 +55,7 @@ impl<'a> Synth<'a> {
         if matches!(target, EdgeTarget::Block(_)) && is_brif(e.from) {
             return Some((e.from, e.succ_index));
         }
-        let way_in = self.info.incoming.get(&EdgeTarget::Block(e.from))?;
+        let way_in = self.plan.info.incoming.get(&EdgeTarget::Block(e.from))?;
         let [only] = way_in.as_slice() else { return None };
         is_brif(only.from).then_some((only.from, only.succ_index))
     }
@@ -116,7 +65,7 @@ impl<'a> Synth<'a> {
     /// edge taken when it is true. The reverse pass recomputes (or reads the cached)
     /// condition instead of taping the edge.
     fn decider(&self, target: EdgeTarget) -> Option<(Value, usize)> {
-        let edges = self.info.incoming.get(&target)?;
+        let edges = self.plan.info.incoming.get(&target)?;
         let [e0, e1] = edges.as_slice() else { return None };
         let (block, k0, k1) =
             match (self.edge_decision(target, *e0), self.edge_decision(target, *e1)) {
@@ -146,7 +95,7 @@ impl<'a> Synth<'a> {
     /// block deep, does not.
     fn dominating_arm(&self, target: EdgeTarget, e: Edge) -> Option<(Block, usize)> {
         let EdgeTarget::Block(block) = target else { return None };
-        let d = self.info.domtree.idom(block)?;
+        let d = self.plan.info.domtree.idom(block)?;
         let term = self.primal.terminator(d)?;
         let InstructionData::Brif { then_dest, else_dest, .. } = &self.primal.dfg.insts[term]
         else {
@@ -159,10 +108,12 @@ impl<'a> Synth<'a> {
             // Entered only from `D`, or along back edges from blocks it dominates (the
             // arm may be a loop header): those cannot be reached without passing it.
             let entered_from_d =
-                self.info.incoming.get(&EdgeTarget::Block(arm)).is_some_and(|way_in| {
-                    way_in.iter().all(|w| w.from == d || self.info.domtree.dominates(arm, w.from))
+                self.plan.info.incoming.get(&EdgeTarget::Block(arm)).is_some_and(|way_in| {
+                    way_in
+                        .iter()
+                        .all(|w| w.from == d || self.plan.info.domtree.dominates(arm, w.from))
                 });
-            if arm != block && entered_from_d && self.info.domtree.dominates(arm, e.from) {
+            if arm != block && entered_from_d && self.plan.info.domtree.dominates(arm, e.from) {
                 return Some((d, k));
             }
         }
@@ -281,7 +232,7 @@ impl<'a> Synth<'a> {
         target: EdgeTarget,
         adjoints: Vec<(usize, Value)>,
     ) {
-        let edges = self.info.incoming.get(&target).cloned().unwrap_or_default();
+        let edges = self.plan.info.incoming.get(&target).cloned().unwrap_or_default();
         match edges.as_slice() {
             [] => {
                 // No way in (only the forward exit of a function that never returns).

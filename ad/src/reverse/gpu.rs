@@ -26,7 +26,8 @@ use adc_ir::{
     Symbol, Type, Value, ValueDef,
 };
 
-use super::{has_float, Synth};
+use super::Synth;
+use crate::request::has_float;
 
 /// The suffix of a shared array's shadow.
 const SHADOW_SUFFIX: &str = "__adc_shadow";

@@ -1,12 +1,12 @@
 //! Device-side tapes: after reverse-mode synthesis, the tapes of a GPU module (nvptx
 //! target) are moved off the CPU tape runtime, whose `realloc` does not exist on a device.
 //!
-//! The cache planner (`crate::cache`) synthesizes every tape the same way on every target:
+//! The cache synthesis (`super::tape`) builds every tape the same way on every target:
 //! a `{ptr data, i64 top, i64 capacity}` header in the derivative's setup block, a buffer
 //! from `malloc` when the number of elements is known on entry, `__adc_tape_push` growing
 //! it with `realloc` otherwise, and `free(load header)` before the derivative returns. This
 //! module rewrites that runtime for the device, in one place and without changing the
-//! planner:
+//! plan:
 //!
 //! - a presized tape whose size in bytes is a compile-time constant (fixed trip counts)
 //!   becomes an `alloca` (PTX `.local` memory, per thread), its pushes reserve without a
@@ -32,7 +32,8 @@ use adc_ir::{
     InstructionData, IntCC, Linkage, Module, Signature, Type, Value, ValueDef,
 };
 
-use crate::cache::{build_tape_push, TapeGrowth, TAPE_PUSH, TAPE_TOP_OFFSET};
+use super::tape::{build_tape_push, TapeGrowth, TAPE_TOP_OFFSET};
+use crate::callees::TAPE_PUSH;
 use crate::error::{AdError, AdErrorKind, Site};
 
 /// Bytes of tapes one derivative may keep in thread-local memory; larger tapes go to the
@@ -513,7 +514,7 @@ func @grad_{name}(%x: ptr, %dx: ptr, %n: i64) {{
         for (_, inst) in f.layout.insts() {
             if let adc_ir::InstructionData::Call { callee, .. } = &f.dfg.insts[inst] {
                 let callee = &module.functions[*callee].name;
-                if ["malloc", "free", crate::cache::TAPE_PUSH].contains(&callee.as_str()) {
+                if ["malloc", "free", crate::callees::TAPE_PUSH].contains(&callee.as_str()) {
                     calls.push(callee.clone());
                 }
             }
@@ -549,7 +550,10 @@ func @grad_{name}(%x: ptr, %dx: ptr, %n: i64) {{
         for presized in ["fixed_big", "counted"] {
             let calls = allocator_calls(&module, presized);
             assert!(calls.contains(&"malloc".to_string()), "{presized}: {calls:?}");
-            assert!(!calls.contains(&crate::cache::TAPE_PUSH.to_string()), "{presized}: {calls:?}");
+            assert!(
+                !calls.contains(&crate::callees::TAPE_PUSH.to_string()),
+                "{presized}: {calls:?}"
+            );
         }
         run_gradients(&module);
     }

@@ -146,7 +146,7 @@ impl<'a> Synth<'a> {
     /// adjoints of a `realloc`'s kept bytes go back to the old shadow; then the
     /// allocation's shadow is freed.
     pub(super) fn reverse_heap(&mut self, inst: Inst) {
-        if let Some(&free) = self.rereads.freed_at_undo.get(&inst) {
+        if let Some(&free) = self.plan.rereads.freed_at_undo.get(&inst) {
             // The primal's own release (`free`, or the `operator delete` that matches a
             // `new`) of the allocation's block, its other operands (a size, an alignment)
             // as the forward sweep had them.

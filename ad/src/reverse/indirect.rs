@@ -28,23 +28,17 @@
 //! candidate (a function of another object file) reaches a null split function: the
 //! derivative traps instead of returning a wrong gradient.
 
-use adc_ir::{
-    Constant, FuncId, Inst, InstFlags, InstructionData, IntCC, Module, Signature, Symbol, Type,
-    Value,
-};
+use adc_ir::{Constant, FuncId, Inst, InstFlags, InstructionData, IntCC, Signature, Type, Value};
 
 use super::calls::{SplitLayout, SplitTarget};
 use super::Synth;
+use crate::callees::{indirect_call_candidates, same_type};
 use crate::error::AdError;
 use crate::request::{ArgActivity, DiffRequest};
 
 /// What the forward pass needs to call a split function for one indirect call: the
 /// primal arguments, their activity, the split function's layout and the target.
 pub(super) type SplitPlan = (Vec<Value>, Vec<ArgActivity>, SplitLayout, SplitTarget);
-
-/// The prefix of the Enzyme API functions: passing a function to one of them as the
-/// function to differentiate does not make it a target of indirect calls.
-const ENZYME_API_PREFIX: &str = "__enzyme_";
 
 impl<'a> Synth<'a> {
     /// The function whose address a primal value is (`const ptr @f`), if it is one.
@@ -123,162 +117,8 @@ impl<'a> Synth<'a> {
     }
 }
 
-/// Whether a function of signature `function` may be called through a pointer of type
-/// `call` (same parameter and result types).
-fn same_type(function: &Signature, call: &Signature) -> bool {
-    function.params == call.params && function.ret == call.ret && !function.varargs
-}
-
 fn describe(sig: &Signature) -> String {
     let params: Vec<String> = sig.params.iter().map(|t| t.to_string()).collect();
     let ret = sig.ret.as_ref().map_or("void".to_string(), |t| t.to_string());
     format!("({}) -> {ret}", params.join(", "))
-}
-
-/// The defined functions of type `sig` whose address the module takes (in a primal
-/// function's code or in a global's initializer), in id order. Synthesized functions
-/// (`__adc_*`) and the function argument of the Enzyme API calls do not count.
-pub(crate) fn indirect_call_candidates(module: &Module, sig: &Signature) -> Vec<FuncId> {
-    let mut taken = std::collections::BTreeSet::new();
-    for function in module.functions.values() {
-        if function.name.starts_with("__adc_") {
-            continue;
-        }
-        for (_, inst) in function.layout.insts() {
-            let InstructionData::Const {
-                value: Constant::Address { symbol: Symbol::Func(f), offset: 0 },
-                ..
-            } = &function.dfg.insts[inst]
-            else {
-                continue;
-            };
-            let Some(value) = function.dfg.inst_result(inst) else { continue };
-            if !only_differentiated_by_api(module, function, value) {
-                taken.insert(*f);
-            }
-        }
-    }
-    for global in module.globals.values() {
-        if let Some(init) = &global.init {
-            if !global.name.starts_with(super::calls::INACTIVE_FN_GLOBAL) {
-                collect_function_addresses(init, &mut taken);
-            }
-        }
-    }
-    taken
-        .into_iter()
-        .filter(|f| {
-            let function = &module.functions[*f];
-            !function.is_declaration()
-                && !function.name.starts_with("__adc_")
-                && same_type(&function.signature, sig)
-        })
-        .collect()
-}
-
-fn collect_function_addresses(c: &Constant, out: &mut std::collections::BTreeSet<FuncId>) {
-    match c {
-        Constant::Address { symbol: Symbol::Func(f), .. } => {
-            out.insert(*f);
-        }
-        Constant::Elements(items) => items.iter().for_each(|i| collect_function_addresses(i, out)),
-        _ => {}
-    }
-}
-
-/// Whether `value` is used, and only as the function to differentiate (the first
-/// argument) of Enzyme API calls.
-fn only_differentiated_by_api(module: &Module, function: &adc_ir::Function, value: Value) -> bool {
-    let mut uses = function
-        .layout
-        .insts()
-        .map(|(_, inst)| &function.dfg.insts[inst])
-        .filter(|data| data.args().contains(&value))
-        .peekable();
-    uses.peek().is_some()
-        && uses.all(|data| match data {
-            InstructionData::Call { callee, args, .. } => {
-                module.functions[*callee].name.starts_with(ENZYME_API_PREFIX)
-                    && args.first() == Some(&value)
-                    && !args[1..].contains(&value)
-            }
-            _ => false,
-        })
-}
-
-#[cfg(test)]
-mod tests {
-    use adc_ir::text::parse_module;
-
-    use super::*;
-
-    const MODULE: &str = "
-declare @__enzyme_autodiff(ptr, ...) -> f64
-declare @sin(f64) -> f64
-global internal const @table: [2 x ptr], align 8 = [@in_table, @other_type]
-global @__enzyme_inactivefn: [1 x ptr], align 8 = [@inactive]
-
-func @in_code(%x: f64) -> f64 {
-^entry:
-  ret %x
-}
-func @in_table(%x: f64) -> f64 {
-^entry:
-  ret %x
-}
-func @other_type(%x: f64, %y: f64) -> f64 {
-^entry:
-  ret %x
-}
-func @differentiated(%x: f64) -> f64 {
-^entry:
-  ret %x
-}
-func @inactive(%x: f64) -> f64 {
-^entry:
-  ret %x
-}
-func @never_taken(%x: f64) -> f64 {
-^entry:
-  ret %x
-}
-func @main(%x: f64) -> f64 {
-^entry:
-  %a = const ptr @in_code
-  %s = const ptr @sin
-  %d = const ptr @differentiated
-  %g = call @__enzyme_autodiff(%d, %x)
-  ret %g
-}
-";
-
-    fn names(module: &Module, ids: &[FuncId]) -> Vec<String> {
-        ids.iter().map(|f| module.functions[*f].name.clone()).collect()
-    }
-
-    #[test]
-    fn candidates_are_defined_address_taken_functions_of_the_call_type() {
-        let module = parse_module(MODULE).unwrap();
-        let unary = Signature::new(vec![Type::F64], Some(Type::F64));
-        let found = indirect_call_candidates(&module, &unary);
-        // Not: @sin (no body), @other_type (another type), @differentiated (only handed
-        // to the Enzyme API), @inactive (only listed as inactive), @never_taken.
-        assert_eq!(names(&module, &found), ["in_code", "in_table"]);
-        let binary = Signature::new(vec![Type::F64, Type::F64], Some(Type::F64));
-        assert_eq!(names(&module, &indirect_call_candidates(&module, &binary)), ["other_type"]);
-        let void = Signature::new(vec![Type::PTR], None);
-        assert!(indirect_call_candidates(&module, &void).is_empty());
-    }
-
-    #[test]
-    fn a_function_also_called_through_a_pointer_stays_a_candidate() {
-        let text = MODULE.replace(
-            "%g = call @__enzyme_autodiff(%d, %x)",
-            "%g = call @__enzyme_autodiff(%d, %x)\n  %h = call_indirect fn(f64) -> f64 %d(%x)",
-        );
-        let module = parse_module(&text).unwrap();
-        let unary = Signature::new(vec![Type::F64], Some(Type::F64));
-        let found = indirect_call_candidates(&module, &unary);
-        assert_eq!(names(&module, &found), ["in_code", "in_table", "differentiated"]);
-    }
 }

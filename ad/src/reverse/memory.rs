@@ -29,8 +29,9 @@ use adc_ir::{
     InstructionData, IntCC, Type, Value, ValueDef,
 };
 
-use super::{has_float, has_pointer, Synth};
+use super::Synth;
 use crate::error::{AdError, AdErrorKind};
+use crate::request::{has_float, has_pointer};
 use crate::typetree::BaseType;
 
 /// Whether calls to `name` allocate blocks that get zero-filled shadow blocks of the same

@@ -32,6 +32,7 @@
 
 mod arena;
 mod arith;
+mod cache;
 mod calls;
 mod combined;
 mod control;
@@ -41,9 +42,11 @@ pub mod gpu_tapes;
 mod heap;
 mod in_place;
 mod indirect;
+mod loop_ivs;
 mod memory;
-mod reread;
 mod split;
+mod tape;
+mod tape_reuse;
 
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -53,22 +56,19 @@ use adc_ir::{
     ParamAttrs, Signature, Type, Value, ValueDef,
 };
 use adc_passes::alias::AliasAnalysis;
-use adc_passes::cfg::ControlFlowGraph;
-use adc_passes::domtree::DominatorTree;
-use adc_passes::ivs::InductionVars;
-use adc_passes::loops::LoopInfo;
 
 use crate::activity::{Activity, ModuleFacts};
-use crate::cache::{Cache, Planner};
+use crate::cache::{CacheOptions, CachePlan, CacheStats, EdgeTarget, Ordering, Planner};
 use crate::error::{AdError, AdErrorKind, Site};
-use crate::request::{ArgActivity, DiffRequest, RetActivity};
+use crate::request::{has_float, has_pointer, ArgActivity, DiffRequest, RetActivity};
 use crate::typetree::TypeAnalysis;
 
 pub(crate) use arena::define_frame_arena;
+use cache::Cache;
 use calls::SplitCall;
-pub(crate) use calls::{is_inactive_library, Reserved, SplitLayout, SplitRegistry};
-pub(crate) use control::{Edge, EdgeTarget};
-pub(crate) use indirect::indirect_call_candidates;
+pub(crate) use calls::{Reserved, SplitLayout, SplitRegistry};
+pub(crate) use tape::define_tape_push;
+pub(crate) use tape_reuse::{add_tape_slots, define_tape_reuse, TapeReuse};
 
 /// State of a split-mode synthesis (a callee's augmented forward + reverse pair).
 pub(crate) struct SplitMode {
@@ -97,9 +97,9 @@ pub(crate) struct Runtime {
     pub free: FuncId,
     /// `__adc_tape_push(ptr %tape, i64 %size) -> ptr`: reserves one element on a tape.
     pub tape_push: FuncId,
-    /// `__adc_tape_take`/`__adc_tape_give` (`crate::cache::tape_reuse`): CPU modules with
+    /// `__adc_tape_take`/`__adc_tape_give` (`tape_reuse`): CPU modules with
     /// `tape-reuse` on.
-    pub tape_reuse: Option<crate::cache::TapeReuse>,
+    pub tape_reuse: Option<TapeReuse>,
     /// `__adc_arena_alloc`/`__adc_arena_release` (`arena`): CPU modules.
     pub arena: Option<arena::FrameArena>,
 }
@@ -108,51 +108,10 @@ pub(crate) struct Runtime {
 /// the module's functions, the module's type analysis, effects and registrations.
 pub(crate) struct SynthEnv<'e> {
     pub runtime: Runtime,
-    pub cache: crate::cache::CacheOptions,
+    pub cache: CacheOptions,
     pub signatures: &'e HashMap<FuncId, Signature>,
     pub types: &'e TypeAnalysis,
     pub facts: &'e ModuleFacts,
-}
-
-/// Facts about the primal's control flow computed once before synthesis.
-pub(crate) struct PrimalInfo {
-    pub domtree: DominatorTree,
-    pub loops: LoopInfo,
-    pub ivs: InductionVars,
-    /// Reachable blocks in reverse post-order.
-    pub rpo: Vec<Block>,
-    /// Reachable blocks ending in `ret`.
-    pub returns: Vec<Block>,
-    /// Incoming edges of every reachable block and of the forward exit.
-    pub incoming: HashMap<EdgeTarget, Vec<Edge>>,
-}
-
-impl PrimalInfo {
-    fn new(func: &Function) -> PrimalInfo {
-        let cfg = ControlFlowGraph::new(func);
-        let domtree = DominatorTree::new(func, &cfg);
-        let loops = LoopInfo::new(&cfg, &domtree);
-        let ivs = InductionVars::new(func, &loops);
-        let rpo = domtree.rpo().to_vec();
-        let returns: Vec<Block> = rpo
-            .iter()
-            .copied()
-            .filter(|b| {
-                func.terminator(*b)
-                    .is_some_and(|t| matches!(func.dfg.insts[t], InstructionData::Return { .. }))
-            })
-            .collect();
-        let incoming = control::incoming_edges(func, &rpo, &returns);
-        PrimalInfo { domtree, loops, ivs, rpo, returns, incoming }
-    }
-
-    /// Whether a value defined in `block` is computed exactly once before the forward exit,
-    /// so that its forward SSA value can be used directly by the reverse pass.
-    pub fn defined_once_before_exit(&self, block: Block) -> bool {
-        self.loops.depth(block) == 0
-            && !self.returns.is_empty()
-            && self.returns.iter().all(|r| self.domtree.dominates(block, *r))
-    }
 }
 
 /// The state of one synthesis.
@@ -162,7 +121,8 @@ pub(crate) struct Synth<'a> {
     pub request: &'a DiffRequest,
     pub signatures: &'a HashMap<FuncId, Signature>,
     pub runtime: Runtime,
-    pub info: PrimalInfo,
+    /// The cache plan this synthesis carries out, with the primal's control-flow facts.
+    pub plan: CachePlan<'a>,
     pub activity: Activity,
     pub types: &'a TypeAnalysis,
     pub facts: &'a ModuleFacts,
@@ -178,9 +138,6 @@ pub(crate) struct Synth<'a> {
     pub origin: HashMap<Block, Block>,
     /// Forward-pass instruction -> the primal instruction it clones.
     pub inst_origin: HashMap<Inst, Inst>,
-    /// Primal loads the reverse pass may read again instead of caching, and the primal
-    /// `free`s deferred to the reverse pass so that it can.
-    pub rereads: reread::Rereads,
     /// In-place update pairs whose shadow round trip is shortened (`in_place`).
     pub in_place: in_place::InPlace,
     /// Primal pointer -> its shadow in the forward pass.
@@ -224,7 +181,7 @@ pub(crate) fn synthesize(
     env: &SynthEnv<'_>,
     splits: &mut SplitRegistry,
     split: bool,
-) -> Result<(Function, crate::cache::CacheStats), AdError> {
+) -> Result<(Function, CacheStats), AdError> {
     let first = synthesize_planned(module, request, name, env, splits, split, HashSet::new())?;
     // The min-cut needs the values the reverse pass reads, which the first synthesis
     // (heuristic plan) records; a second one applies the cut. Not for derivatives that
@@ -248,7 +205,7 @@ pub(crate) fn synthesize(
 /// One synthesis, and what the min-cut planner learns from it.
 struct Planned {
     function: Function,
-    stats: crate::cache::CacheStats,
+    stats: CacheStats,
     /// What the min-cut would store instead of recomputing, given this synthesis' roots.
     store_instead: HashSet<Value>,
     has_split_calls: bool,
@@ -280,19 +237,16 @@ fn synthesize_planned(
         signature = layout.signature(&primal.signature, &request.args);
     }
     let entry = primal.entry_block().expect("a defined function has an entry block");
-    let info = PrimalInfo::new(primal);
-    let ordering = if split || gpu::is_nvptx(module) {
-        reread::Ordering::Unordered
-    } else {
-        reread::Ordering::Sequential
-    };
+    let ordering =
+        if split || gpu::is_nvptx(module) { Ordering::Unordered } else { Ordering::Sequential };
     let alias = AliasAnalysis::new(module, primal, Rc::clone(&env.facts.effects));
-    let rereads = reread::rereads(module, primal, &alias, ordering);
+    let mut plan = CachePlan::compute(module, primal, env.cache, split, ordering, &alias);
+    plan.store_instead = store_instead;
     let in_place = match ordering {
-        reread::Ordering::Sequential => in_place::in_place_updates(module, primal, &alias),
-        reread::Ordering::Unordered => in_place::InPlace::default(),
+        Ordering::Sequential => in_place::in_place_updates(module, primal, &alias),
+        Ordering::Unordered => in_place::InPlace::default(),
     };
-    if info.incoming.get(&EdgeTarget::Block(entry)).is_some_and(|e| !e.is_empty()) {
+    if plan.info.incoming.get(&EdgeTarget::Block(entry)).is_some_and(|e| !e.is_empty()) {
         return Err(AdError::new(
             site(),
             AdErrorKind::Unsupported { what: "a branch back to the entry block".into() },
@@ -328,7 +282,7 @@ fn synthesize_planned(
         request,
         signatures,
         runtime,
-        info,
+        plan,
         activity,
         types,
         facts: env.facts,
@@ -338,13 +292,12 @@ fn synthesize_planned(
         bmap: HashMap::new(),
         origin: HashMap::new(),
         inst_origin: HashMap::new(),
-        rereads,
         in_place,
         shadows: HashMap::new(),
         heap_shadows: HashMap::new(),
         adjoint_slots: HashMap::new(),
         float_views,
-        cache: Cache::new(env.cache),
+        cache: Cache::default(),
         cur: setup,
         cur_primal: None,
         rev_entry: HashMap::new(),
@@ -356,10 +309,9 @@ fn synthesize_planned(
         split: None,
         own_arena: None,
     };
-    synth.cache.store_instead = store_instead;
     synth.cache.stats.plan.function = primal.name.clone();
     synth.cache.stats.plan.options = env.cache.to_string();
-    synth.cache.stats.plan.deferred_frees = synth.rereads.deferred_blocks(primal);
+    synth.cache.stats.plan.deferred_frees = synth.plan.rereads.deferred_blocks(primal);
     synth.bind_parameters(params_block, entry);
     if split {
         synth.begin_split(params_block, layout);
@@ -372,9 +324,9 @@ fn synthesize_planned(
     synth.release_own_arena();
     synth.finish_split();
     // Only the first (heuristic) synthesis asks for the cut; the second applies it.
-    let first_pass = synth.cache.store_instead.is_empty();
+    let first_pass = synth.plan.store_instead.is_empty();
     let store_instead = if env.cache.planner == Planner::MinCut && !split && first_pass {
-        synth.min_cut_stores(&synth.cache.roots)
+        synth.plan.min_cut_stores(&synth.cache.roots)
     } else {
         HashSet::new()
     };
@@ -504,25 +456,6 @@ fn adjoint_zero(ty: &Type) -> Constant {
         Type::F32 | Type::F64 => lane,
         Type::Vector(_, n) => Constant::Elements(vec![lane; *n as usize]),
         _ => Constant::Zero,
-    }
-}
-
-/// Whether a type holds floating-point data anywhere.
-pub(crate) fn has_float(ty: &Type) -> bool {
-    match ty {
-        Type::F32 | Type::F64 => true,
-        Type::Vector(elem, _) | Type::Array(elem, _) => has_float(elem),
-        Type::Struct(s) => s.fields.iter().any(has_float),
-        _ => false,
-    }
-}
-
-pub(crate) fn has_pointer(ty: &Type) -> bool {
-    match ty {
-        Type::Ptr(_) => true,
-        Type::Vector(elem, _) | Type::Array(elem, _) => has_pointer(elem),
-        Type::Struct(s) => s.fields.iter().any(has_pointer),
-        _ => false,
     }
 }
 
@@ -816,7 +749,7 @@ impl<'a> Synth<'a> {
 
     /// Clones the primal into the forward pass, adding shadows and the forward exit.
     fn emit_forward(&mut self) -> Result<(), AdError> {
-        let rpo = self.info.rpo.clone();
+        let rpo = self.plan.info.rpo.clone();
         for &block in &rpo {
             let clone = self.f.dfg.make_block();
             self.f.layout.append_block(clone);
@@ -849,7 +782,7 @@ impl<'a> Synth<'a> {
             }
         }
         self.f.layout.append_block(self.forward_exit);
-        self.plan_loop_ivs();
+        self.create_loop_slots();
         self.cur = self.setup;
         let first = self.bmap[&entry];
         let first = adc_ir::BlockCall::new(first, Vec::new());
@@ -881,8 +814,8 @@ impl<'a> Synth<'a> {
 
     /// Clones one non-terminator instruction, with the shadow code it needs.
     fn forward_inst(&mut self, inst: Inst) -> Result<(), AdError> {
-        // Freed where the reverse pass undoes the allocation (`reread`, `heap`).
-        if self.rereads.deferred_frees.contains(&inst) {
+        // Freed where the reverse pass undoes the allocation (`crate::cache::reread`, `heap`).
+        if self.plan.rereads.deferred_frees.contains(&inst) {
             return Ok(());
         }
         if self.forward_split_call(inst)? {
@@ -917,7 +850,7 @@ impl<'a> Synth<'a> {
 
     /// Undoes every reachable primal block, last block first.
     fn emit_reverse(&mut self) -> Result<(), AdError> {
-        let rpo = self.info.rpo.clone();
+        let rpo = self.plan.info.rpo.clone();
         for &block in &rpo {
             let region = self.f.dfg.make_block();
             self.rev_entry.insert(block, region);

@@ -43,14 +43,13 @@ use adc_ir::{
 use adc_passes::ivs::{Affine, TripCount};
 use adc_passes::loops::LoopId;
 
-use super::report::{TapeAllocation, TapeEntry};
-use crate::reverse::Synth;
+use super::tape_reuse::TapeReuse;
+use super::Synth;
+use crate::cache::{TapeAllocation, TapeEntry, TapeRole, TapeStorage};
+use crate::callees::TAPE_PUSH;
 
 /// Most bytes of presized, constant-size tapes one derivative keeps on its stack.
 pub const STACK_TAPE_LIMIT: u64 = 4096;
-
-/// Name of the tape helper the synthesized code calls.
-pub const TAPE_PUSH: &str = "__adc_tape_push";
 
 /// Alignment of every tape in a shared allocation (what `malloc` guarantees).
 const TAPE_ALIGN: u64 = 16;
@@ -65,28 +64,6 @@ pub(crate) const TAPE_CAPACITY_OFFSET: i128 = 16;
 pub(crate) struct Tape {
     header: Value,
     id: usize,
-}
-
-/// What a tape holds.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum TapeRole {
-    /// Records of the values of one forward block.
-    Record,
-    /// The last value of an inner loop's induction variable, one per inner-loop run.
-    Exit,
-    /// Which edge entered a merge block.
-    Control,
-}
-
-/// Where a tape's buffer lives.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum TapeStorage {
-    /// Grown by `__adc_tape_push` with `realloc`.
-    Growing,
-    /// Part of a heap allocation sized on entry.
-    Heap,
-    /// Part of an entry-block `alloca`.
-    Stack,
 }
 
 #[derive(Clone, Debug)]
@@ -140,7 +117,7 @@ impl TapeInfo {
 enum Release {
     Free,
     /// Back to its slot (`tape_reuse`).
-    Give(GlobalId, super::TapeReuse),
+    Give(GlobalId, TapeReuse),
     /// A split function's presized buffer: from its frame's arena when the frame came
     /// from one (ownership flag `FRAME_IN_ARENA`), where the arena's root releases it;
     /// else from `malloc`.
@@ -253,10 +230,10 @@ impl<'a> Synth<'a> {
     /// `None` when some loop's count is unknown before the function runs.
     fn capacity_in_setup(&mut self, block: Block) -> Option<Capacity> {
         let mut factors = Vec::new();
-        let mut current = self.info.loops.loop_of(block);
+        let mut current = self.plan.info.loops.loop_of(block);
         while let Some(id) = current {
-            factors.push(self.info.ivs.loops.get(id)?.max_trip_count.clone()?);
-            current = self.info.loops.loops[id].parent;
+            factors.push(self.plan.info.ivs.loops.get(id)?.max_trip_count.clone()?);
+            current = self.plan.info.loops.loops[id].parent;
         }
         // Check availability before emitting anything.
         let available = |a: &Affine| a.base.is_none_or(|b| self.computable_on_entry(b, 0));
@@ -384,8 +361,8 @@ impl<'a> Synth<'a> {
 
     /// The outermost loop around `block`.
     fn outermost_loop(&self, block: Block) -> Option<LoopId> {
-        let mut current = self.info.loops.loop_of(block)?;
-        while let Some(parent) = self.info.loops.loops[current].parent {
+        let mut current = self.plan.info.loops.loop_of(block)?;
+        while let Some(parent) = self.plan.info.loops.loops[current].parent {
             current = parent;
         }
         Some(current)
@@ -449,7 +426,7 @@ impl<'a> Synth<'a> {
             ValueDef::Param(b, _) => Some(b),
         }
         .expect("a taped value is defined in a laid-out block");
-        let shared = self.cache.options.records;
+        let shared = self.plan.options.records;
         let tape = match self.cache.tape_store.records.get(&forward_block) {
             Some(tape) if shared => tape.clone(),
             _ => {
@@ -504,7 +481,7 @@ impl<'a> Synth<'a> {
     /// Forward code at `self.cur`: reserves the next element of a tape, returns its
     /// address. Presized tapes (records on) need no capacity check.
     fn push_element(&mut self, tape: &Tape) -> Value {
-        let presized = self.cache.options.records
+        let presized = self.plan.options.records
             && self.cache.tape_store.infos[tape.id].storage != TapeStorage::Growing;
         let size = self.element_size_const(tape);
         if !presized {
@@ -576,7 +553,7 @@ impl<'a> Synth<'a> {
     /// would cost a heap buffer per call, which a split function called in a loop or
     /// recursively pays again on every call.
     fn control_slot(&mut self, merge: Option<Block>) -> Option<Value> {
-        if merge.is_some_and(|b| self.info.loops.depth(b) > 0) {
+        if merge.is_some_and(|b| self.plan.info.loops.depth(b) > 0) {
             return None;
         }
         if let Some(&slot) = self.cache.tape_store.control_slots.get(&merge) {
@@ -684,7 +661,7 @@ impl<'a> Synth<'a> {
                 continue;
             }
             let key = info.nest;
-            match groups.iter_mut().find(|(k, _)| *k == key && self.cache.options.records) {
+            match groups.iter_mut().find(|(k, _)| *k == key && self.plan.options.records) {
                 Some((_, members)) => members.push(id),
                 None => groups.push((key, vec![id])),
             }
@@ -698,7 +675,7 @@ impl<'a> Synth<'a> {
                 total.checked_add(bytes.div_ceil(TAPE_ALIGN) * TAPE_ALIGN)
             });
             // A split function's forward phase returns before its tapes are read.
-            let on_stack = self.cache.options.records
+            let on_stack = self.plan.options.records
                 && self.split.is_none()
                 && constant_bytes.is_some_and(|b| stack_bytes + b <= STACK_TAPE_LIMIT);
             let at = self.split_allocation_point(nest);
@@ -783,7 +760,7 @@ impl<'a> Synth<'a> {
                 _ => self.cache.stats.tape_allocations += 1,
             }
             let freed_early = self.early_free_block(nest, storage).is_some();
-            let name = nest.map(|l| self.block_label(self.info.loops.loops[l].header));
+            let name = nest.map(|l| self.block_label(self.plan.info.loops.loops[l].header));
             let arena = storage == TapeStorage::Heap
                 && self.split.is_some()
                 && self.runtime.arena.is_some();
@@ -807,8 +784,8 @@ impl<'a> Synth<'a> {
     fn split_allocation_point(&mut self, nest: Option<LoopId>) -> Option<Inst> {
         let fwd_init = self.split.as_ref()?.fwd_init;
         let preheader = nest
-            .and_then(|n| self.info.loops.loops[n].preheader)
-            .filter(|p| self.info.loops.loop_of(*p).is_none())
+            .and_then(|n| self.plan.info.loops.loops[n].preheader)
+            .filter(|p| self.plan.info.loops.loop_of(*p).is_none())
             .and_then(|p| self.bmap.get(&p).copied());
         let start = preheader.and_then(|b| self.f.layout.first_inst(b));
         start.or_else(|| self.f.layout.last_inst(fwd_init))
@@ -828,11 +805,11 @@ impl<'a> Synth<'a> {
     /// its reverse phase). `None` for stack storage, with `-cache-records`, or without a
     /// preheader.
     fn early_free_block(&self, nest: Option<LoopId>, storage: TapeStorage) -> Option<Block> {
-        if storage == TapeStorage::Stack || !self.cache.options.records {
+        if storage == TapeStorage::Stack || !self.plan.options.records {
             return None;
         }
-        let preheader = self.info.loops.loops[nest?].preheader?;
-        if self.info.loops.loop_of(preheader).is_some() {
+        let preheader = self.plan.info.loops.loops[nest?].preheader?;
+        if self.plan.info.loops.loop_of(preheader).is_some() {
             return None;
         }
         self.rev_entry.get(&preheader).copied()
@@ -938,8 +915,8 @@ impl<'a> Synth<'a> {
                 .collect();
             let innermost = info
                 .primal_block
-                .and_then(|b| self.info.loops.loop_of(b))
-                .map(|l| self.block_label(self.info.loops.loops[l].header));
+                .and_then(|b| self.plan.info.loops.loop_of(b))
+                .map(|l| self.block_label(self.plan.info.loops.loops[l].header));
             entries.push(TapeEntry {
                 role: info.role,
                 fields,

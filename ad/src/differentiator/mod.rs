@@ -17,17 +17,21 @@
 //! called in combined mode (`crate::reverse`) are reserved the same way but get a plain
 //! reverse derivative, memoised with the top-level ones.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+mod custom_wrapper;
 
-use adc_ir::{
-    Constant, FuncAttrs, FuncId, Function, InstructionData, Module, Signature, Symbol, Type,
-};
+use std::collections::{HashMap, VecDeque};
+
+use adc_ir::{FuncAttrs, FuncId, Function, Module, Signature, Type};
 
 use crate::activity::ModuleFacts;
-use crate::cache::{define_tape_push, CacheStats};
+use crate::cache::CacheStats;
+use crate::callees::{analysis_view, fresh_name};
 use crate::error::{AdError, AdErrorKind, Site};
 use crate::request::{DiffMode, DiffRequest, SplitFunction, Synthesize};
-use crate::reverse::{synthesize, Reserved, Runtime, SplitLayout, SplitRegistry, SynthEnv};
+use crate::reverse::{
+    add_tape_slots, define_tape_push, define_tape_reuse, synthesize, Reserved, Runtime,
+    SplitLayout, SplitRegistry, SynthEnv,
+};
 use crate::rules::{self, Differentiable};
 use crate::typetree::TypeAnalysis;
 
@@ -102,7 +106,7 @@ impl Synthesize for Differentiator {
             DiffMode::Forward => "__adc_forward_",
         };
         let name = fresh_name(module, &format!("{prefix}{primal_name}"));
-        if let Some(id) = crate::custom::top_level_wrapper(module, request, &name)? {
+        if let Some(id) = custom_wrapper::top_level_wrapper(module, request, &name)? {
             self.memo.insert(request.clone(), id);
             return Ok(id);
         }
@@ -144,7 +148,7 @@ impl Synthesize for Differentiator {
             &mut splits,
             false,
         )?;
-        crate::cache::add_tape_slots(module, &name, stats.tape_slots);
+        add_tape_slots(module, &name, stats.tape_slots);
         let mut queue = VecDeque::new();
         let id = module.add_function(function);
         self.add_pending_splits(module, splits, &mut queue);
@@ -189,7 +193,7 @@ impl Synthesize for Differentiator {
             || registrations.like(request.function).is_some()
         {
             let name = fresh_name(module, &format!("__adc_call_{primal_name}"));
-            let wrapper = crate::custom::call_wrapper(module, request.function, &name);
+            let wrapper = custom_wrapper::call_wrapper(module, request.function, &name);
             let wrapped = DiffRequest { function: wrapper, ..request.clone() };
             let split = self.split_function(module, &wrapped)?;
             self.split_memo.insert(request.clone(), split.id);
@@ -266,7 +270,7 @@ impl Differentiator {
                 &mut splits,
                 !combined,
             )?;
-            crate::cache::add_tape_slots(module, &name, stats.tape_slots);
+            add_tape_slots(module, &name, stats.tape_slots);
             self.add_pending_splits(module, splits, &mut queue);
             function.linkage = adc_ir::Linkage::Internal;
             module.functions[id] = function;
@@ -304,62 +308,6 @@ impl Differentiator {
     }
 }
 
-/// The module as the analyses of a request on `root` should see it: synthesized functions
-/// (`__adc_*`: earlier derivatives, split functions, the tape helper) that `root` cannot
-/// reach become declarations, so that the module-wide type analysis neither pays for nor
-/// learns from unrelated synthesized code. Those `root` reaches stay: after an inner
-/// request is lowered (reverse over forward), the primal calls its derivative, whose
-/// slots and arguments need their trees like any other callee's. Function ids are
-/// unchanged.
-pub(crate) fn analysis_view(module: &Module, root: FuncId) -> Module {
-    let reachable = reachable_functions(module, root);
-    let mut view = module.clone();
-    for (id, function) in view.functions.iter_mut() {
-        if function.name.starts_with("__adc_")
-            && !function.is_declaration()
-            && !reachable.contains(&id)
-        {
-            *function = Function::new(&function.name, function.signature.clone());
-        }
-    }
-    view
-}
-
-/// The functions `root` may run: itself, its direct callees and the functions whose
-/// address it takes (indirect-call candidates), transitively.
-fn reachable_functions(module: &Module, root: FuncId) -> HashSet<FuncId> {
-    let mut reachable = HashSet::from([root]);
-    let mut stack = vec![root];
-    while let Some(id) = stack.pop() {
-        let function = &module.functions[id];
-        for (_, inst) in function.layout.insts() {
-            let callee = match function.inst(inst) {
-                InstructionData::Call { callee, .. } => *callee,
-                InstructionData::Const {
-                    value: Constant::Address { symbol: Symbol::Func(callee), .. },
-                    ..
-                } => *callee,
-                _ => continue,
-            };
-            if reachable.insert(callee) {
-                stack.push(callee);
-            }
-        }
-    }
-    reachable
-}
-
-/// `base`, or `base.N` for the first N that no function of the module uses.
-pub(crate) fn fresh_name(module: &Module, base: &str) -> String {
-    if module.function_by_name(base).is_none() {
-        return base.to_string();
-    }
-    (1..)
-        .map(|n| format!("{base}.{n}"))
-        .find(|n| module.function_by_name(n).is_none())
-        .unwrap_or_default()
-}
-
 /// Finds or declares a library function with the expected signature.
 fn declare(
     module: &mut Module,
@@ -385,7 +333,7 @@ fn declare(
 }
 
 /// The library functions and helpers synthesized code calls; the tape-reuse helpers only
-/// with `tape_reuse` on and not for GPU modules (`crate::cache::tape_reuse`), the frame
+/// with `tape_reuse` on and not for GPU modules (`crate::reverse::tape_reuse`), the frame
 /// arena not for GPU modules (`crate::reverse::arena`).
 fn declare_runtime(
     module: &mut Module,
@@ -405,7 +353,7 @@ fn declare_runtime(
     let cpu = !crate::reverse::gpu::is_nvptx(module);
     let keep = tape_reuse && cpu;
     let arena = cpu.then(|| crate::reverse::define_frame_arena(module, malloc, free, keep));
-    let tape_reuse = keep.then(|| crate::cache::define_tape_reuse(module, malloc, free));
+    let tape_reuse = keep.then(|| define_tape_reuse(module, malloc, free));
     Ok(Runtime { malloc, free, tape_push, tape_reuse, arena })
 }
 
@@ -487,7 +435,7 @@ fn declare_rule_externs(
     for (_, inst) in primal.layout.insts() {
         let Some(result) = primal.dfg.inst_result(inst) else { continue };
         let ty = primal.dfg.value_type(result).clone();
-        if !crate::reverse::has_float(&ty) {
+        if !crate::request::has_float(&ty) {
             continue;
         }
         let op = match &primal.dfg.insts[inst] {

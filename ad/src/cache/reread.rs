@@ -21,7 +21,7 @@
 //! every path from the allocation to a `ret` passes the `free`.
 //!
 //! Not in split functions (their reverse half runs in another call, after the caller may
-//! have written the memory: `crate::cache` never re-reads memory there) and not in GPU
+//! have written the memory: the cache plan never re-reads memory there) and not in GPU
 //! code, where another thread may run a writer that precedes the load in program order
 //! after this thread's load: there a load is read again only when no instruction of the
 //! function may write its location.

@@ -34,14 +34,9 @@ use adc_ir::{
     Inst, InstructionData, IntCC, Linkage, Module, Ordering, Signature, Symbol, Type, Value,
 };
 
-use crate::reverse::Synth;
+use super::Synth;
+use crate::callees::{TAPE_GIVE, TAPE_SLOT_PREFIX, TAPE_TAKE};
 
-/// `__adc_tape_take(ptr slot, i64 bytes) -> ptr`: a tape buffer of at least `bytes`.
-pub const TAPE_TAKE: &str = "__adc_tape_take";
-/// `__adc_tape_give(ptr slot, ptr data)`: hands a buffer from `TAPE_TAKE` back.
-pub const TAPE_GIVE: &str = "__adc_tape_give";
-/// Prefix of the slot globals.
-pub const TAPE_SLOT_PREFIX: &str = "__adc_tape_cache_";
 /// Bytes before the data of a kept block: its capacity (an `i64`), padded to the
 /// alignment of tapes.
 const BLOCK_HEADER: i128 = 16;
@@ -211,7 +206,7 @@ pub(crate) fn pointer_slot(name: &str) -> Global {
 impl Synth<'_> {
     /// The helpers when this derivative keeps its heap tapes across calls.
     pub(super) fn tape_reuse(&self) -> Option<TapeReuse> {
-        let enabled = self.cache.options.tape_reuse && self.split.is_none();
+        let enabled = self.plan.options.tape_reuse && self.split.is_none();
         self.runtime.tape_reuse.filter(|_| enabled)
     }
 
