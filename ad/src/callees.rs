@@ -5,7 +5,7 @@
 //! These are read off the module alone (no synthesis state), so the activity analysis
 //! and both synthesis modes agree on them; they sit below everything that consumes them.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use adc_ir::{
     Constant, FuncId, Function, HeapFunction, InstructionData, Module, Signature, Symbol, Value,
@@ -116,43 +116,150 @@ fn only_differentiated_by_api(module: &Module, function: &adc_ir::Function, valu
         })
 }
 
-/// The module as the analyses of a request on `root` should see it: synthesized functions
+/// The module as the analyses of a request on `root` should see it. Synthesized functions
 /// (`__adc_*`: earlier derivatives, split functions, the tape helper) that `root` cannot
-/// reach become declarations, so that the module-wide type analysis neither pays for nor
-/// learns from unrelated synthesized code. Those `root` reaches stay: after an inner
-/// request is lowered (reverse over forward), the primal calls its derivative, whose
-/// slots and arguments need their trees like any other callee's. Function ids are
-/// unchanged.
+/// reach become declarations, so that the type analysis neither pays for nor learns from
+/// unrelated synthesized code. Those `root` reaches stay: after an inner request is
+/// lowered (reverse over forward), the primal calls its derivative, whose slots and
+/// arguments need their trees like any other callee's.
+///
+/// Only the functions of [`analysis_scope`] keep their bodies: every fact the analyses
+/// give about them is what they would give on the whole module, and analysing the whole
+/// module for every request made a module of N differentiated functions cost O(N²)
+/// (issue 30). Function ids are unchanged.
 pub(crate) fn analysis_view(module: &Module, root: FuncId) -> Module {
-    let reachable = reachable_functions(module, root);
-    let mut view = module.clone();
-    for (id, function) in view.functions.iter_mut() {
-        if function.name.starts_with("__adc_")
-            && !function.is_declaration()
-            && !reachable.contains(&id)
-        {
-            *function = Function::new(&function.name, function.signature.clone());
-        }
+    let scope = analysis_scope(module, root);
+    let functions = module
+        .functions
+        .iter()
+        .map(|(id, function)| {
+            if function.is_declaration() || scope.contains(&id) {
+                function.clone()
+            } else {
+                Function::new(&function.name, function.signature.clone())
+            }
+        })
+        .collect();
+    Module {
+        functions,
+        globals: module.globals.clone(),
+        startup: module.startup.clone(),
+        target: module.target.clone(),
     }
-    view
 }
 
-/// The functions `root` may run: itself, its direct callees and the functions whose
-/// address it takes (indirect-call candidates), transitively.
-fn reachable_functions(module: &Module, root: FuncId) -> HashSet<FuncId> {
+/// The defined functions whose facts a request on `root` depends on.
+///
+/// First what the synthesis may run or differentiate: `root`, its direct callees, the
+/// functions whose address it takes, the candidates of its indirect calls, and the
+/// functions a global lists beside one of those (registered custom derivatives, tables
+/// of function pointers), transitively. Then, because the type analysis unifies the
+/// arguments of every direct call with the callee's parameters (in both directions) and
+/// the effects of a function are those of its body and direct callees, the closure of
+/// that set under direct calls in both directions: the facts of a function depend only
+/// on the functions so connected to it. Synthesized functions `root` cannot reach stay
+/// out, as in [`analysis_view`].
+pub(crate) fn analysis_scope(module: &Module, root: FuncId) -> HashSet<FuncId> {
+    let reachable = reachable_functions(module, root, Reach::Code);
+    let excluded = |id: FuncId| {
+        let function = &module.functions[id];
+        function.is_declaration()
+            || (function.name.starts_with("__adc_") && !reachable.contains(&id))
+    };
+    let mut callers: HashMap<FuncId, Vec<FuncId>> = HashMap::new();
+    for (id, function) in module.functions.iter() {
+        if excluded(id) {
+            continue;
+        }
+        for (_, inst) in function.layout.insts() {
+            if let InstructionData::Call { callee, .. } = function.inst(inst) {
+                callers.entry(*callee).or_default().push(id);
+            }
+        }
+    }
+    let mut scope: HashSet<FuncId> = reachable_functions(module, root, Reach::Synthesis)
+        .into_iter()
+        .filter(|&id| !excluded(id))
+        .collect();
+    let mut stack: Vec<FuncId> = scope.iter().copied().collect();
+    while let Some(id) = stack.pop() {
+        let function = &module.functions[id];
+        let callees = function.layout.insts().filter_map(|(_, inst)| match function.inst(inst) {
+            InstructionData::Call { callee, .. } => Some(*callee),
+            _ => None,
+        });
+        let neighbours: Vec<FuncId> =
+            callees.chain(callers.get(&id).into_iter().flatten().copied()).collect();
+        for next in neighbours {
+            if !excluded(next) && scope.insert(next) {
+                stack.push(next);
+            }
+        }
+    }
+    scope
+}
+
+/// Which edges [`reachable_functions`] follows.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Reach {
+    /// Direct calls and function addresses in code: what `root`'s own code names.
+    Code,
+    /// Also the candidates of indirect calls and the functions a global lists beside a
+    /// reached one: everything the synthesis of `root` may differentiate or call.
+    Synthesis,
+}
+
+/// The functions reached from `root` along the edges `reach` names, `root` included.
+fn reachable_functions(module: &Module, root: FuncId, reach: Reach) -> HashSet<FuncId> {
+    // Each global's functions, and the globals that list each function.
+    let mut listed: Vec<Vec<FuncId>> = Vec::new();
+    let mut listing: HashMap<FuncId, Vec<usize>> = HashMap::new();
+    if reach == Reach::Synthesis {
+        for global in module.globals.values() {
+            let mut found = std::collections::BTreeSet::new();
+            // The inactive-function lists name functions that are never differentiated.
+            if let Some(init) =
+                global.init.as_ref().filter(|_| !global.name.starts_with(INACTIVE_FN))
+            {
+                collect_function_addresses(init, &mut found);
+            }
+            for f in &found {
+                listing.entry(*f).or_default().push(listed.len());
+            }
+            listed.push(found.into_iter().collect());
+        }
+    }
+    let mut candidates: Vec<(Signature, Vec<FuncId>)> = Vec::new();
     let mut reachable = HashSet::from([root]);
     let mut stack = vec![root];
     while let Some(id) = stack.pop() {
         let function = &module.functions[id];
+        let mut found: Vec<FuncId> = Vec::new();
         for (_, inst) in function.layout.insts() {
-            let callee = match function.inst(inst) {
-                InstructionData::Call { callee, .. } => *callee,
+            match function.inst(inst) {
+                InstructionData::Call { callee, .. } => found.push(*callee),
                 InstructionData::Const {
                     value: Constant::Address { symbol: Symbol::Func(callee), .. },
                     ..
-                } => *callee,
-                _ => continue,
-            };
+                } => found.push(*callee),
+                InstructionData::CallIndirect { sig, .. } if reach == Reach::Synthesis => {
+                    if !candidates.iter().any(|(known, _)| known == sig.as_ref()) {
+                        let list = indirect_call_candidates(module, sig);
+                        candidates.push((sig.as_ref().clone(), list));
+                    }
+                    let (_, list) = candidates
+                        .iter()
+                        .find(|(known, _)| known == sig.as_ref())
+                        .expect("inserted above");
+                    found.extend(list);
+                }
+                _ => {}
+            }
+        }
+        for global in listing.get(&id).into_iter().flatten() {
+            found.extend(&listed[*global]);
+        }
+        for callee in found {
             if reachable.insert(callee) {
                 stack.push(callee);
             }
@@ -247,5 +354,78 @@ func @main(%x: f64) -> f64 {
         let unary = Signature::new(vec![Type::F64], Some(Type::F64));
         let found = indirect_call_candidates(&module, &unary);
         assert_eq!(names(&module, &found), ["in_code", "in_table", "differentiated"]);
+    }
+
+    const SCOPED: &str = "
+declare @sin(f64) -> f64
+global internal const @pair: [2 x ptr], align 8 = [@listed_with_callee, @callee]
+func @root(%x: f64, %p: ptr) -> f64 {
+^entry:
+  %y = call @callee(%x)
+  %t = call_indirect fn(f64, f64) -> f64 %p(%x, %y)
+  ret %t
+}
+func @callee(%x: f64) -> f64 {
+^entry:
+  %s = call @sin(%x)
+  ret %s
+}
+func @other_caller(%x: f64) -> f64 {
+^entry:
+  %y = call @callee(%x)
+  %z = call @callers_caller(%y)
+  ret %z
+}
+func @callers_caller(%x: f64) -> f64 {
+^entry:
+  ret %x
+}
+func @listed_with_callee(%x: f64) -> f64 {
+^entry:
+  ret %x
+}
+func @candidate(%x: f64, %y: f64) -> f64 {
+^entry:
+  ret %x
+}
+func @takes_candidate() -> ptr {
+^entry:
+  %c = const ptr @candidate
+  ret %c
+}
+func @unrelated(%x: f64) -> f64 {
+^entry:
+  ret %x
+}
+func @__adc_unreached(%x: f64) -> f64 {
+^entry:
+  %y = call @callee(%x)
+  ret %y
+}
+";
+
+    #[test]
+    fn the_scope_is_what_synthesis_reaches_closed_under_calls_both_ways() {
+        let module = parse_module(SCOPED).unwrap();
+        let root = module.function_by_name("root").unwrap();
+        let mut scope: Vec<String> = analysis_scope(&module, root)
+            .into_iter()
+            .map(|f| module.functions[f].name.clone())
+            .collect();
+        scope.sort();
+        // @other_caller unifies its argument with @callee's parameter, so it and its own
+        // callee are in; @takes_candidate only takes an address (no call edge), and the
+        // unreached synthesized function stays out although it calls @callee.
+        assert_eq!(
+            scope,
+            ["callee", "callers_caller", "candidate", "listed_with_callee", "other_caller", "root"]
+        );
+        let view = analysis_view(&module, root);
+        for (id, function) in view.functions.iter() {
+            let kept = !function.is_declaration();
+            let original = &module.functions[id];
+            assert_eq!(function.name, original.name);
+            assert_eq!(kept, scope.contains(&function.name), "{}", function.name);
+        }
     }
 }

@@ -132,8 +132,9 @@ impl Synthesize for Differentiator {
             self.memo.clone(),
             module.functions.len() + 1,
         );
-        let types = TypeAnalysis::analyze(&analysis_view(module, request.function));
-        let facts = ModuleFacts::new(module)?;
+        let view = analysis_view(module, request.function);
+        let types = TypeAnalysis::analyze(&view);
+        let facts = ModuleFacts::new(module, &view)?;
         let (function, stats) = synthesize(
             module,
             request,
@@ -202,8 +203,9 @@ impl Synthesize for Differentiator {
         let layout = SplitLayout::new(&primal.signature, request);
         let signature = layout.signature(&primal.signature, &request.args);
         let runtime = declare_runtime(module, &primal_name, self.options.cache.tape_reuse)?;
-        let types = TypeAnalysis::analyze(&analysis_view(module, request.function));
-        let facts = ModuleFacts::new(module)?;
+        let view = analysis_view(module, request.function);
+        let types = TypeAnalysis::analyze(&view);
+        let facts = ModuleFacts::new(module, &view)?;
         let mut splits =
             SplitRegistry::new(self.split_memo.clone(), self.memo.clone(), module.functions.len());
         let id = splits.id_for(request, signature);
