@@ -4,6 +4,7 @@
 //! times what passed; writes bench/results/latest.md, SVG charts and optionally JSON.
 
 mod charts;
+mod compile_time;
 mod measure;
 mod report;
 mod results;
@@ -50,6 +51,17 @@ struct Args {
     /// Skip the per-pass ablation builds (default pipeline and --ad-before-opt only).
     #[arg(long)]
     no_ablation: bool,
+    /// Measure compile time instead: `adc build` against Enzyme's pipeline on the same
+    /// clang-14 -O2 bitcode, for the selected programs and the generated modules; writes
+    /// compile_time.md. The adc binary defaults to the release build here.
+    #[arg(long)]
+    compile_time: bool,
+    /// The Enzyme plugin for opt-14 (LLVMEnzyme-14.so) the compile-time tables compare with.
+    #[arg(long)]
+    enzyme: Option<PathBuf>,
+    /// Sizes (functions) of the generated modules of the compile-time tables.
+    #[arg(long, value_delimiter = ',', default_values_t = [100, 200, 400, 800, 1600])]
+    sizes: Vec<usize>,
 }
 
 /// The repository root: this crate lives in bench/runner.
@@ -67,9 +79,40 @@ fn load_average() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
-/// The adc binary to benchmark: --adc, $ADC, or the debug build (built when absent). The
-/// profile changes how long builds take, never the generated code.
-fn find_adc(explicit: Option<PathBuf>, root: &Path) -> Result<PathBuf> {
+/// The compile-time tables (`--compile-time`): written to `out/compile_time.md`.
+fn compile_time_tables(
+    args: &Args,
+    selected: &[&Benchmark],
+    root: &Path,
+    out: &Path,
+    work: &Path,
+) -> Result<()> {
+    let options = compile_time::CompileTimeOptions {
+        adc: find_adc(args.adc.clone(), root, "release")?,
+        enzyme: args.enzyme.clone(),
+        programs: selected
+            .iter()
+            .map(|b| (b.name.to_string(), root.join("bench/programs").join(b.source)))
+            .collect(),
+        sizes: args.sizes.clone(),
+        rounds: args.rounds,
+        work: work.to_path_buf(),
+    };
+    let load_before = load_average();
+    let rows = compile_time::run(&options);
+    let text = compile_time::markdown(&rows, &options, (&load_before, &load_average()));
+    let path = out.join("compile_time.md");
+    std::fs::write(&path, &text).with_context(|| format!("cannot write {}", path.display()))?;
+    print!("{text}");
+    eprintln!("wrote {}", path.display());
+    let _ = std::fs::remove_dir_all(work);
+    Ok(())
+}
+
+/// The adc binary to benchmark: --adc, $ADC, or the build of `profile` (built when
+/// absent). The profile changes how long builds take, never the generated code; compile
+/// times are measured on the release build.
+fn find_adc(explicit: Option<PathBuf>, root: &Path, profile: &str) -> Result<PathBuf> {
     if let Some(path) = explicit.or_else(|| std::env::var_os("ADC").map(PathBuf::from)) {
         if !path.exists() {
             bail!("adc binary {} does not exist", path.display());
@@ -79,11 +122,15 @@ fn find_adc(explicit: Option<PathBuf>, root: &Path) -> Result<PathBuf> {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target"));
-    let debug = target.join("debug/adc");
-    if !debug.exists() {
-        eprintln!("adc-bench: building {} (cargo build -p adc)", debug.display());
+    let binary = target.join(profile).join("adc");
+    if !binary.exists() {
+        eprintln!(
+            "adc-bench: building {} (cargo build --profile {profile} -p adc)",
+            binary.display()
+        );
+        let cargo_profile = if profile == "debug" { "dev" } else { profile };
         let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-            .args(["build", "-p", "adc"])
+            .args(["build", "--profile", cargo_profile, "-p", "adc"])
             .current_dir(root)
             .status()
             .context("cannot run cargo to build adc")?;
@@ -91,7 +138,7 @@ fn find_adc(explicit: Option<PathBuf>, root: &Path) -> Result<PathBuf> {
             bail!("building adc failed");
         }
     }
-    Ok(debug)
+    Ok(binary)
 }
 
 /// Builds every variant of one benchmark, checks the gradients, and times each input.
@@ -244,12 +291,15 @@ fn main() -> Result<()> {
         .iter()
         .filter(|b| args.benches.is_empty() || args.benches.iter().any(|n| n == b.name))
         .collect();
-    let adc = find_adc(args.adc, &root)?;
-    let data = args.data.unwrap_or_else(|| root.join("../shared/data/adbench"));
-    let out = args.out.unwrap_or_else(|| root.join("bench/results"));
+    let out = args.out.clone().unwrap_or_else(|| root.join("bench/results"));
     let work = std::env::temp_dir().join(format!("adc-bench-{}", std::process::id()));
     std::fs::create_dir_all(&work).with_context(|| format!("cannot create {}", work.display()))?;
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    if args.compile_time {
+        return compile_time_tables(&args, &selected, &root, &out, &work);
+    }
+    let adc = find_adc(args.adc, &root, "debug")?;
+    let data = args.data.unwrap_or_else(|| root.join("../shared/data/adbench"));
     let tools = Toolchain {
         clang: std::env::var("CLANG").unwrap_or_else(|_| "clang-19".into()),
         cc: std::env::var("CC").unwrap_or_else(|_| "cc".into()),
