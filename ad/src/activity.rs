@@ -89,13 +89,13 @@ pub struct ModuleFacts {
 }
 
 impl ModuleFacts {
-    /// The effects come from `view`, the module as a request's analyses see it
-    /// (`callees::analysis_view`: the functions outside the request's scope are
-    /// declarations there, whose effects nobody asks for); the registrations from the
-    /// module itself. An error when a registration global is malformed.
-    pub fn new(module: &Module, view: &Module) -> Result<ModuleFacts, AdError> {
+    /// The effects cover the functions of `scope` (a request's, see
+    /// `callees::analysis_scope`; the whole module when `None`). An error when a
+    /// registration global is malformed.
+    pub fn new(module: &Module, scope: Option<&HashSet<FuncId>>) -> Result<ModuleFacts, AdError> {
+        let effects = ModuleEffects::new_in_scope(module, &mut AnalysisManager::new(), scope);
         Ok(ModuleFacts {
-            effects: Rc::new(ModuleEffects::new(view, &mut AnalysisManager::new())),
+            effects: Rc::new(effects),
             registrations: crate::custom::Registrations::read(module)?,
         })
     }
@@ -1115,7 +1115,7 @@ fn drop_unneeded_integer_shadows(func: &Function, shadowed: &mut HashSet<Value>)
 /// `global @g: active shadow` when it gets a shadow global, `global @g: inactive` otherwise.
 pub fn print_activity(module: &Module, request: &DiffRequest) -> Result<String, AdError> {
     let types = TypeAnalysis::analyze(module);
-    let activity = Activity::analyze(module, request, &types, &ModuleFacts::new(module, module)?)?;
+    let activity = Activity::analyze(module, request, &types, &ModuleFacts::new(module, None)?)?;
     let func = &module.functions[request.function];
     let printer = adc_ir::text::FunctionPrinter::new(module, func);
     let word = |active: bool| if active { "active" } else { "inactive" };

@@ -7,9 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use adc_ir::{
-    Constant, FuncId, Function, HeapFunction, InstructionData, Module, Signature, Symbol, Value,
-};
+use adc_ir::{Constant, FuncId, HeapFunction, InstructionData, Module, Signature, Symbol, Value};
 
 use crate::custom::INACTIVE_FN;
 
@@ -116,39 +114,10 @@ fn only_differentiated_by_api(module: &Module, function: &adc_ir::Function, valu
         })
 }
 
-/// The module as the analyses of a request on `root` should see it. Synthesized functions
-/// (`__adc_*`: earlier derivatives, split functions, the tape helper) that `root` cannot
-/// reach become declarations, so that the type analysis neither pays for nor learns from
-/// unrelated synthesized code. Those `root` reaches stay: after an inner request is
-/// lowered (reverse over forward), the primal calls its derivative, whose slots and
-/// arguments need their trees like any other callee's.
-///
-/// Only the functions of [`analysis_scope`] keep their bodies: every fact the analyses
-/// give about them is what they would give on the whole module, and analysing the whole
-/// module for every request made a module of N differentiated functions cost O(N²)
-/// (issue 30). Function ids are unchanged.
-pub(crate) fn analysis_view(module: &Module, root: FuncId) -> Module {
-    let scope = analysis_scope(module, root);
-    let functions = module
-        .functions
-        .iter()
-        .map(|(id, function)| {
-            if function.is_declaration() || scope.contains(&id) {
-                function.clone()
-            } else {
-                Function::new(&function.name, function.signature.clone())
-            }
-        })
-        .collect();
-    Module {
-        functions,
-        globals: module.globals.clone(),
-        startup: module.startup.clone(),
-        target: module.target.clone(),
-    }
-}
-
-/// The defined functions whose facts a request on `root` depends on.
+/// The defined functions whose facts a request on `root` depends on: the analyses of a
+/// request (`TypeAnalysis::analyze_scope`, the effects of `activity::ModuleFacts`) cover
+/// these alone. Analysing the whole module for every request made a module of N
+/// differentiated functions cost O(N²) (issue 30).
 ///
 /// First what the synthesis may run or differentiate: `root`, its direct callees, the
 /// functions whose address it takes, the candidates of its indirect calls, and the
@@ -157,8 +126,12 @@ pub(crate) fn analysis_view(module: &Module, root: FuncId) -> Module {
 /// arguments of every direct call with the callee's parameters (in both directions) and
 /// the effects of a function are those of its body and direct callees, the closure of
 /// that set under direct calls in both directions: the facts of a function depend only
-/// on the functions so connected to it. Synthesized functions `root` cannot reach stay
-/// out, as in [`analysis_view`].
+/// on the functions so connected to it. Synthesized functions (`__adc_*`: earlier
+/// derivatives, split functions, the tape helper) that `root`'s code cannot reach stay
+/// out, so that the analyses neither pay for nor learn from unrelated synthesized code;
+/// calls to them read as calls of declarations. Those `root` reaches stay: after an
+/// inner request is lowered (reverse over forward), the primal calls its derivative,
+/// whose slots and arguments need their trees like any other callee's.
 pub(crate) fn analysis_scope(module: &Module, root: FuncId) -> HashSet<FuncId> {
     let reachable = reachable_functions(module, root, Reach::Code);
     let excluded = |id: FuncId| {
@@ -420,12 +393,43 @@ func @__adc_unreached(%x: f64) -> f64 {
             scope,
             ["callee", "callers_caller", "candidate", "listed_with_callee", "other_caller", "root"]
         );
-        let view = analysis_view(&module, root);
-        for (id, function) in view.functions.iter() {
-            let kept = !function.is_declaration();
-            let original = &module.functions[id];
-            assert_eq!(function.name, original.name);
-            assert_eq!(kept, scope.contains(&function.name), "{}", function.name);
+    }
+
+    /// The point of the scope: within it, the analyses give what they give on the whole
+    /// module.
+    #[test]
+    fn analyses_within_the_scope_match_the_whole_module() {
+        use crate::typetree::TypeAnalysis;
+        use adc_passes::effects::ModuleEffects;
+        use adc_passes::manager::AnalysisManager;
+        // @other_caller, which @root cannot reach, passes @callee an argument and gives
+        // its own values facts of their own (a stored double).
+        let text = SCOPED.replace(
+            "func @other_caller(%x: f64) -> f64 {\n^entry:\n  %y = call @callee(%x)",
+            "func @other_caller(%x: f64) -> f64 {\n^entry:\n  %y = call @callee(%x)\n  %n = const i64 8\n  %b = call @malloc(%n)\n  store %y, %b, align 8",
+        ) + "declare @malloc(i64) -> ptr\n";
+        let module = parse_module(&text).unwrap();
+        let root = module.function_by_name("root").unwrap();
+        let scope = analysis_scope(&module, root);
+        let whole = TypeAnalysis::analyze(&module);
+        let scoped = TypeAnalysis::analyze_scope(&module, Some(&scope));
+        let whole_effects = ModuleEffects::new(&module, &mut AnalysisManager::new());
+        let scoped_effects =
+            ModuleEffects::new_in_scope(&module, &mut AnalysisManager::new(), Some(&scope));
+        for &id in &scope {
+            let function = &module.functions[id];
+            for value in function.dfg.values.keys() {
+                assert_eq!(
+                    whole.tree(id, value),
+                    scoped.tree(id, value),
+                    "{} {value}",
+                    function.name
+                );
+            }
+            assert_eq!(whole.return_tree(id), scoped.return_tree(id), "{}", function.name);
+            assert_eq!(whole_effects.get(id), scoped_effects.get(id), "{}", function.name);
         }
+        let unrelated = module.function_by_name("unrelated").unwrap();
+        assert!(!scope.contains(&unrelated));
     }
 }

@@ -9,7 +9,7 @@
 //! frame). libm functions count as `readnone`: adc does not model `errno` (as with
 //! `-fno-math-errno`, what Enzyme assumes too). `infer-effects` writes the attributes.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 use adc_ir::{
@@ -210,6 +210,20 @@ impl ModuleEffects {
     }
 
     pub fn new(module: &Module, am: &mut AnalysisManager) -> ModuleEffects {
+        ModuleEffects::new_in_scope(module, am, None)
+    }
+
+    /// The effects of the defined functions of `scope` (every one when `None`) and of
+    /// the declarations; a defined function outside the scope counts as unknown
+    /// ([`Effects::WORST`]). For a scope closed under direct calls (every callee of a
+    /// function in it is in it or a declaration), its functions' effects are those of
+    /// the whole module's analysis, at the cost of the scope alone.
+    pub fn new_in_scope(
+        module: &Module,
+        am: &mut AnalysisManager,
+        scope: Option<&HashSet<FuncId>>,
+    ) -> ModuleEffects {
+        let in_scope = |id: FuncId| scope.is_none_or(|s| s.contains(&id));
         let mut effects: HashMap<FuncId, Effects> = HashMap::new();
         for (id, func) in &module.functions {
             if func.is_declaration() {
@@ -229,10 +243,12 @@ impl ModuleEffects {
         }
         // Loop termination is a per-function fact; compute it before the SCC walk.
         let mut loops_end: HashMap<FuncId, bool> = HashMap::new();
-        for (id, func) in module.functions.iter().filter(|(_, f)| !f.is_declaration()) {
+        for (id, func) in
+            module.functions.iter().filter(|(id, f)| !f.is_declaration() && in_scope(*id))
+        {
             loops_end.insert(id, loops_terminate(module, id, func, am));
         }
-        for scc in sccs(module) {
+        for scc in sccs(module, &in_scope) {
             let recursive = scc.len() > 1 || calls(&module.functions[scc[0]]).contains(&scc[0]);
             for &id in &scc {
                 effects.insert(id, PURE);
@@ -315,15 +331,21 @@ fn calls(func: &Function) -> Vec<FuncId> {
 }
 
 /// Tarjan's SCCs of the call graph of defined functions, callees before callers.
-fn sccs(module: &Module) -> Vec<Vec<FuncId>> {
-    let defined: Vec<FuncId> =
-        module.functions.iter().filter(|(_, f)| !f.is_declaration()).map(|(id, _)| id).collect();
+fn sccs(module: &Module, in_scope: &dyn Fn(FuncId) -> bool) -> Vec<Vec<FuncId>> {
+    let defined: Vec<FuncId> = module
+        .functions
+        .iter()
+        .filter(|(id, f)| !f.is_declaration() && in_scope(*id))
+        .map(|(id, _)| id)
+        .collect();
     let edges: HashMap<FuncId, Vec<FuncId>> = defined
         .iter()
         .map(|&id| {
             let callees = calls(&module.functions[id])
                 .into_iter()
-                .filter(|c| module.functions.get(*c).is_some_and(|f| !f.is_declaration()))
+                .filter(|c| {
+                    module.functions.get(*c).is_some_and(|f| !f.is_declaration()) && in_scope(*c)
+                })
                 .collect();
             (id, callees)
         })

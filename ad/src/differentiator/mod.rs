@@ -25,7 +25,7 @@ use adc_ir::{FuncAttrs, FuncId, Function, Module, Signature, Type};
 
 use crate::activity::ModuleFacts;
 use crate::cache::CacheStats;
-use crate::callees::{analysis_view, fresh_name};
+use crate::callees::{analysis_scope, fresh_name};
 use crate::error::{AdError, AdErrorKind, Site};
 use crate::request::{DiffMode, DiffRequest, SplitFunction, Synthesize};
 use crate::reverse::{
@@ -132,9 +132,9 @@ impl Synthesize for Differentiator {
             self.memo.clone(),
             module.functions.len() + 1,
         );
-        let view = analysis_view(module, request.function);
-        let types = TypeAnalysis::analyze(&view);
-        let facts = ModuleFacts::new(module, &view)?;
+        let scope = analysis_scope(module, request.function);
+        let types = TypeAnalysis::analyze_scope(module, Some(&scope));
+        let facts = ModuleFacts::new(module, Some(&scope))?;
         let (function, stats) = synthesize(
             module,
             request,
@@ -203,9 +203,9 @@ impl Synthesize for Differentiator {
         let layout = SplitLayout::new(&primal.signature, request);
         let signature = layout.signature(&primal.signature, &request.args);
         let runtime = declare_runtime(module, &primal_name, self.options.cache.tape_reuse)?;
-        let view = analysis_view(module, request.function);
-        let types = TypeAnalysis::analyze(&view);
-        let facts = ModuleFacts::new(module, &view)?;
+        let scope = analysis_scope(module, request.function);
+        let types = TypeAnalysis::analyze_scope(module, Some(&scope));
+        let facts = ModuleFacts::new(module, Some(&scope))?;
         let mut splits =
             SplitRegistry::new(self.split_memo.clone(), self.memo.clone(), module.functions.len());
         let id = splits.id_for(request, signature);

@@ -137,9 +137,9 @@ pub fn synthesize_forward_with(
     declare_rule_callees(module, request.function)?;
     // The analyses run once, on the module before this synthesis: every callee it will
     // differentiate is already there, and the derivatives it adds are no primal code.
-    let view = crate::callees::analysis_view(module, request.function);
-    let types = TypeAnalysis::analyze(&view);
-    let facts = ModuleFacts::new(module, &view)?;
+    let scope = crate::callees::analysis_scope(module, request.function);
+    let types = TypeAnalysis::analyze_scope(module, Some(&scope));
+    let facts = ModuleFacts::new(module, Some(&scope))?;
     let id = FuncId::from_u32(module.functions.len() as u32);
     let signature = derivative_signature(module, request, &Site::function(&primal_name))?;
     let registry = RefCell::new(CalleeRegistry::new(memo.clone(), module.functions.len() + 1));

@@ -109,8 +109,17 @@ fn empty_tree() -> &'static TypeTree {
 impl TypeAnalysis {
     /// Analyzes every defined function of `module` to a common fixpoint.
     pub fn analyze(module: &Module) -> TypeAnalysis {
+        TypeAnalysis::analyze_scope(module, None)
+    }
+
+    /// Analyzes the defined functions of `scope` (every one when `None`) to a common
+    /// fixpoint; calls to the functions outside it are read as calls of declarations. For
+    /// a scope closed under direct calls in both directions (`callees::analysis_scope`),
+    /// the facts of its functions are those of the whole module's analysis: calls are the
+    /// only way facts pass between functions.
+    pub fn analyze_scope(module: &Module, scope: Option<&HashSet<FuncId>>) -> TypeAnalysis {
         let mut analysis = TypeAnalysis::default();
-        let deps = ModuleDeps::new(module);
+        let deps = ModuleDeps::new(module, scope);
         let mut queue: VecDeque<(FuncId, Inst)> = VecDeque::new();
         let mut queued: HashSet<(FuncId, Inst)> = HashSet::new();
         let mut defined: Vec<FuncId> = deps.functions.keys().copied().collect();
@@ -932,7 +941,8 @@ impl Solver<'_> {
 
     fn visit_call(&mut self, callee: FuncId, args: &[Value], result: Option<Value>) -> bool {
         let target = &self.module.functions[callee];
-        if target.is_declaration() {
+        let analyzed = callee == self.id || self.others.functions.contains_key(&callee);
+        if target.is_declaration() || !analyzed {
             return self.visit_library_call(&target.name, args, result);
         }
         let params = target.params().to_vec();

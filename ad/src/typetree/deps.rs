@@ -34,10 +34,11 @@ pub(super) struct ModuleDeps {
 }
 
 impl ModuleDeps {
-    pub fn new(module: &Module) -> ModuleDeps {
+    /// The dependencies of the defined functions of `scope` (every one when `None`).
+    pub fn new(module: &Module, scope: Option<&HashSet<FuncId>>) -> ModuleDeps {
         let mut deps = ModuleDeps::default();
         for (id, func) in module.functions.iter() {
-            if func.is_declaration() {
+            if func.is_declaration() || scope.is_some_and(|s| !s.contains(&id)) {
                 continue;
             }
             for (_, inst) in func.layout.insts() {
