@@ -263,7 +263,7 @@ impl FunctionPass for EGraphPass {
         func: &mut Function,
         cx: &mut FunctionContext<'_>,
     ) -> Result<PreservedAnalyses, Diagnostic> {
-        let rules = rules::rules();
+        let rules = rules::compiled();
         let forest = Forest::new(func);
         let mut roots: Vec<Inst> = func
             .layout
@@ -293,7 +293,7 @@ impl FunctionPass for EGraphPass {
                 .with_iter_limit(ITER_LIMIT)
                 .with_time_limit(Duration::MAX)
                 .with_expr(&tree.expr)
-                .run(&rules);
+                .run(rules);
             cx.stats.inc(match runner.stop_reason {
                 Some(StopReason::Saturated) => "stop saturated",
                 Some(StopReason::IterationLimit(_)) => "stop iteration limit",

@@ -52,8 +52,15 @@ const FAST: &[(&str, &str, &str)] = &[
     ("rule fast-factor", "(fadd! (fmul! ?a ?w) (fmul! ?b ?w))", "(fmul! (fadd! ?a ?b) ?w)"),
 ];
 
+/// Every rule, compiled once per process: parsing the patterns for every function was a
+/// twentieth of the build of a module of many small functions.
+pub(super) fn compiled() -> &'static [Rewrite<Op, ()>] {
+    static RULES: std::sync::OnceLock<Vec<Rewrite<Op, ()>>> = std::sync::OnceLock::new();
+    RULES.get_or_init(rules)
+}
+
 /// Every rule; the tables are static, so a malformed one fails the unit test below.
-pub(super) fn rules() -> Vec<Rewrite<Op, ()>> {
+fn rules() -> Vec<Rewrite<Op, ()>> {
     EXACT
         .iter()
         .chain(FAST)
