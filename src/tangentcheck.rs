@@ -89,8 +89,15 @@ pub fn check(module: &Module, source: &str, expected_errors: &[String]) -> Resul
     let unpacked = if spec.width > 1 {
         let mut unpacked = module.clone();
         let options = ForwardOptions { lane_packing: false };
-        synthesize_forward_with(&mut unpacked, &request, &name, &mut HashMap::new(), options)
-            .map_err(|e| format!("forward synthesis without lane packing failed: {e}"))?;
+        synthesize_forward_with(
+            &mut unpacked,
+            &request,
+            &name,
+            &mut HashMap::new(),
+            &mut Default::default(),
+            options,
+        )
+        .map_err(|e| format!("forward synthesis without lane packing failed: {e}"))?;
         Some(unpacked)
     } else {
         None

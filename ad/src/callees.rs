@@ -132,44 +132,90 @@ fn only_differentiated_by_api(module: &Module, function: &adc_ir::Function, valu
 /// calls to them read as calls of declarations. Those `root` reaches stay: after an
 /// inner request is lowered (reverse over forward), the primal calls its derivative,
 /// whose slots and arguments need their trees like any other callee's.
-pub(crate) fn analysis_scope(module: &Module, root: FuncId) -> HashSet<FuncId> {
+pub(crate) fn analysis_scope(
+    module: &Module,
+    root: FuncId,
+    calls: &mut CallIndex,
+) -> HashSet<FuncId> {
+    calls.refresh(module);
     let reachable = reachable_functions(module, root, Reach::Code);
     let excluded = |id: FuncId| {
         let function = &module.functions[id];
         function.is_declaration()
             || (function.name.starts_with("__adc_") && !reachable.contains(&id))
     };
-    let mut callers: HashMap<FuncId, Vec<FuncId>> = HashMap::new();
-    for (id, function) in module.functions.iter() {
-        if excluded(id) {
-            continue;
-        }
-        for (_, inst) in function.layout.insts() {
-            if let InstructionData::Call { callee, .. } = function.inst(inst) {
-                callers.entry(*callee).or_default().push(id);
-            }
-        }
-    }
     let mut scope: HashSet<FuncId> = reachable_functions(module, root, Reach::Synthesis)
         .into_iter()
         .filter(|&id| !excluded(id))
         .collect();
     let mut stack: Vec<FuncId> = scope.iter().copied().collect();
     while let Some(id) = stack.pop() {
-        let function = &module.functions[id];
-        let callees = function.layout.insts().filter_map(|(_, inst)| match function.inst(inst) {
-            InstructionData::Call { callee, .. } => Some(*callee),
-            _ => None,
-        });
-        let neighbours: Vec<FuncId> =
-            callees.chain(callers.get(&id).into_iter().flatten().copied()).collect();
+        let neighbours = calls.callees(id).iter().chain(calls.callers(id)).copied();
+        let neighbours: Vec<FuncId> = neighbours.filter(|&next| !excluded(next)).collect();
         for next in neighbours {
-            if !excluded(next) && scope.insert(next) {
+            if scope.insert(next) {
                 stack.push(next);
             }
         }
     }
     scope
+}
+
+/// The direct calls between the functions of a module that changes between requests
+/// (derivatives are added, lowered API calls rewritten), kept up to date cheaply: a
+/// function is scanned again only when its instruction or value count changed, which any
+/// new call instruction does. Edges of calls since removed may stay (a larger scope is
+/// still closed under calls, so no fact changes); an edge is never missing.
+#[derive(Debug, Default)]
+pub struct CallIndex {
+    /// Per function (by id): the counts it was scanned at, and its direct callees.
+    scanned: Vec<Option<((usize, usize), Vec<FuncId>)>>,
+    callers: HashMap<FuncId, HashSet<FuncId>>,
+}
+
+impl CallIndex {
+    /// Scans the functions that are new or have new instructions since the last refresh.
+    pub fn refresh(&mut self, module: &Module) {
+        self.scanned.resize(module.functions.len(), None);
+        for (id, function) in module.functions.iter() {
+            let counts = (function.dfg.insts.len(), function.dfg.values.len());
+            let slot = &mut self.scanned[id.as_u32() as usize];
+            if slot.as_ref().is_some_and(|(scanned_at, _)| *scanned_at == counts) {
+                continue;
+            }
+            let mut callees: Vec<FuncId> = function
+                .layout
+                .insts()
+                .filter_map(|(_, inst)| match function.inst(inst) {
+                    InstructionData::Call { callee, .. } => Some(*callee),
+                    _ => None,
+                })
+                .collect();
+            callees.sort();
+            callees.dedup();
+            if let Some((_, old)) = slot.take() {
+                for callee in old {
+                    if let Some(set) = self.callers.get_mut(&callee) {
+                        set.remove(&id);
+                    }
+                }
+            }
+            for &callee in &callees {
+                self.callers.entry(callee).or_default().insert(id);
+            }
+            *slot = Some((counts, callees));
+        }
+    }
+
+    /// The functions `id` calls directly (as of the last refresh).
+    pub fn callees(&self, id: FuncId) -> &[FuncId] {
+        self.scanned.get(id.as_u32() as usize).and_then(Option::as_ref).map_or(&[], |(_, c)| c)
+    }
+
+    /// The functions that call `id` directly (as of the last refresh).
+    pub fn callers(&self, id: FuncId) -> impl Iterator<Item = &FuncId> {
+        self.callers.get(&id).into_iter().flatten()
+    }
 }
 
 /// Which edges [`reachable_functions`] follows.
@@ -381,7 +427,7 @@ func @__adc_unreached(%x: f64) -> f64 {
     fn the_scope_is_what_synthesis_reaches_closed_under_calls_both_ways() {
         let module = parse_module(SCOPED).unwrap();
         let root = module.function_by_name("root").unwrap();
-        let mut scope: Vec<String> = analysis_scope(&module, root)
+        let mut scope: Vec<String> = analysis_scope(&module, root, &mut CallIndex::default())
             .into_iter()
             .map(|f| module.functions[f].name.clone())
             .collect();
@@ -410,7 +456,7 @@ func @__adc_unreached(%x: f64) -> f64 {
         ) + "declare @malloc(i64) -> ptr\n";
         let module = parse_module(&text).unwrap();
         let root = module.function_by_name("root").unwrap();
-        let scope = analysis_scope(&module, root);
+        let scope = analysis_scope(&module, root, &mut CallIndex::default());
         let whole = TypeAnalysis::analyze(&module);
         let scoped = TypeAnalysis::analyze_scope(&module, Some(&scope));
         let whole_effects = ModuleEffects::new(&module, &mut AnalysisManager::new());
@@ -431,5 +477,32 @@ func @__adc_unreached(%x: f64) -> f64 {
         }
         let unrelated = module.function_by_name("unrelated").unwrap();
         assert!(!scope.contains(&unrelated));
+    }
+
+    #[test]
+    fn the_call_index_follows_new_calls() {
+        let mut module = parse_module(SCOPED).unwrap();
+        let id = |m: &Module, name: &str| m.function_by_name(name).unwrap();
+        let mut calls = CallIndex::default();
+        calls.refresh(&module);
+        let (callee, unrelated) = (id(&module, "callee"), id(&module, "unrelated"));
+        let mut callers: Vec<FuncId> = calls.callers(callee).copied().collect();
+        callers.sort();
+        assert_eq!(
+            callers,
+            [id(&module, "root"), id(&module, "other_caller"), id(&module, "__adc_unreached")]
+        );
+        // @unrelated starts calling @callee: the next refresh sees the new instruction.
+        let function = &mut module.functions[unrelated];
+        let x = function.params()[0];
+        let call = function.dfg.make_inst(
+            InstructionData::Call { callee, args: vec![x], attrs: Default::default() },
+            Some(adc_ir::Type::F64),
+        );
+        let ret = function.layout.insts().last().unwrap().1;
+        function.layout.insert_inst_before(call, ret);
+        calls.refresh(&module);
+        assert!(calls.callers(callee).any(|&c| c == unrelated));
+        assert_eq!(calls.callees(unrelated), [callee]);
     }
 }

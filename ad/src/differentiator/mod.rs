@@ -25,7 +25,7 @@ use adc_ir::{FuncAttrs, FuncId, Function, Module, Signature, Type};
 
 use crate::activity::ModuleFacts;
 use crate::cache::CacheStats;
-use crate::callees::{analysis_scope, fresh_name};
+use crate::callees::{analysis_scope, fresh_name, CallIndex};
 use crate::error::{AdError, AdErrorKind, Site};
 use crate::request::{DiffMode, DiffRequest, SplitFunction, Synthesize};
 use crate::reverse::{
@@ -62,6 +62,8 @@ impl Default for DifferentiatorOptions {
 pub struct Differentiator {
     pub options: DifferentiatorOptions,
     memo: HashMap<DiffRequest, FuncId>,
+    /// The module's direct calls, kept across requests for their analysis scopes.
+    calls: CallIndex,
     /// Split functions (augmented forward + reverse of callees) per callee request.
     split_memo: HashMap<DiffRequest, FuncId>,
     /// Cache statistics of every derivative synthesized so far, by its name.
@@ -75,6 +77,7 @@ impl Differentiator {
         Differentiator {
             options,
             memo: HashMap::new(),
+            calls: CallIndex::default(),
             split_memo: HashMap::new(),
             stats: Vec::new(),
             frame_bytes: HashMap::new(),
@@ -118,6 +121,7 @@ impl Synthesize for Differentiator {
                 request,
                 &name,
                 &mut self.memo,
+                &mut self.calls,
                 self.options.forward,
             );
         }
@@ -132,7 +136,7 @@ impl Synthesize for Differentiator {
             self.memo.clone(),
             module.functions.len() + 1,
         );
-        let scope = analysis_scope(module, request.function);
+        let scope = analysis_scope(module, request.function, &mut self.calls);
         let types = TypeAnalysis::analyze_scope(module, Some(&scope));
         let facts = ModuleFacts::new(module, Some(&scope))?;
         let (function, stats) = synthesize(
@@ -203,7 +207,7 @@ impl Synthesize for Differentiator {
         let layout = SplitLayout::new(&primal.signature, request);
         let signature = layout.signature(&primal.signature, &request.args);
         let runtime = declare_runtime(module, &primal_name, self.options.cache.tape_reuse)?;
-        let scope = analysis_scope(module, request.function);
+        let scope = analysis_scope(module, request.function, &mut self.calls);
         let types = TypeAnalysis::analyze_scope(module, Some(&scope));
         let facts = ModuleFacts::new(module, Some(&scope))?;
         let mut splits =

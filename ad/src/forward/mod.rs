@@ -60,7 +60,14 @@ pub fn synthesize_forward(
     request: &DiffRequest,
     name: &str,
 ) -> Result<FuncId, AdError> {
-    synthesize_forward_with(module, request, name, &mut HashMap::new(), ForwardOptions::default())
+    synthesize_forward_with(
+        module,
+        request,
+        name,
+        &mut HashMap::new(),
+        &mut Default::default(),
+        ForwardOptions::default(),
+    )
 }
 
 /// Switches of forward-mode synthesis (ablations).
@@ -108,6 +115,7 @@ pub fn synthesize_forward_with(
     request: &DiffRequest,
     name: &str,
     memo: &mut HashMap<DiffRequest, FuncId>,
+    calls: &mut crate::callees::CallIndex,
     options: ForwardOptions,
 ) -> Result<FuncId, AdError> {
     if let Some(id) = memo.get(request) {
@@ -137,7 +145,7 @@ pub fn synthesize_forward_with(
     declare_rule_callees(module, request.function)?;
     // The analyses run once, on the module before this synthesis: every callee it will
     // differentiate is already there, and the derivatives it adds are no primal code.
-    let scope = crate::callees::analysis_scope(module, request.function);
+    let scope = crate::callees::analysis_scope(module, request.function, calls);
     let types = TypeAnalysis::analyze_scope(module, Some(&scope));
     let facts = ModuleFacts::new(module, Some(&scope))?;
     let id = FuncId::from_u32(module.functions.len() as u32);

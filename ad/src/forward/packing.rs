@@ -644,8 +644,15 @@ mod tests {
             width,
         };
         let options = ForwardOptions { lane_packing };
-        synthesize_forward_with(&mut module, &request, "f.fwd", &mut HashMap::new(), options)
-            .expect("synthesis");
+        synthesize_forward_with(
+            &mut module,
+            &request,
+            "f.fwd",
+            &mut HashMap::new(),
+            &mut Default::default(),
+            options,
+        )
+        .expect("synthesis");
         adc_ir::verify::verify_module(&module).expect("verifies");
         module
     }
