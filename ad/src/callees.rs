@@ -168,9 +168,17 @@ pub(crate) fn analysis_scope(
 /// still closed under calls, so no fact changes); an edge is never missing.
 #[derive(Debug, Default)]
 pub struct CallIndex {
-    /// Per function (by id): the counts it was scanned at, and its direct callees.
-    scanned: Vec<Option<((usize, usize), Vec<FuncId>)>>,
+    /// Per function (by id): what it was last scanned as.
+    scanned: Vec<Option<Scanned>>,
     callers: HashMap<FuncId, HashSet<FuncId>>,
+}
+
+/// A function as [`CallIndex`] last scanned it.
+#[derive(Debug, Clone)]
+struct Scanned {
+    /// Its instruction and value counts then (a new call changes the first).
+    counts: (usize, usize),
+    callees: Vec<FuncId>,
 }
 
 impl CallIndex {
@@ -180,7 +188,7 @@ impl CallIndex {
         for (id, function) in module.functions.iter() {
             let counts = (function.dfg.insts.len(), function.dfg.values.len());
             let slot = &mut self.scanned[id.as_u32() as usize];
-            if slot.as_ref().is_some_and(|(scanned_at, _)| *scanned_at == counts) {
+            if slot.as_ref().is_some_and(|scanned| scanned.counts == counts) {
                 continue;
             }
             let mut callees: Vec<FuncId> = function
@@ -193,8 +201,8 @@ impl CallIndex {
                 .collect();
             callees.sort();
             callees.dedup();
-            if let Some((_, old)) = slot.take() {
-                for callee in old {
+            if let Some(old) = slot.take() {
+                for callee in old.callees {
                     if let Some(set) = self.callers.get_mut(&callee) {
                         set.remove(&id);
                     }
@@ -203,13 +211,13 @@ impl CallIndex {
             for &callee in &callees {
                 self.callers.entry(callee).or_default().insert(id);
             }
-            *slot = Some((counts, callees));
+            *slot = Some(Scanned { counts, callees });
         }
     }
 
     /// The functions `id` calls directly (as of the last refresh).
     pub fn callees(&self, id: FuncId) -> &[FuncId] {
-        self.scanned.get(id.as_u32() as usize).and_then(Option::as_ref).map_or(&[], |(_, c)| c)
+        self.scanned.get(id.as_u32() as usize).and_then(Option::as_ref).map_or(&[], |s| &s.callees)
     }
 
     /// The functions that call `id` directly (as of the last refresh).
