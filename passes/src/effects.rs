@@ -213,8 +213,8 @@ impl ModuleEffects {
         ModuleEffects::new_in_scope(module, am, None)
     }
 
-    /// The effects of the defined functions of `scope` (every one when `None`) and of
-    /// the declarations; a defined function outside the scope counts as unknown
+    /// The effects of the defined functions of `scope` and of the declarations they call
+    /// (with `None`, of every function); the others count as unknown
     /// ([`Effects::WORST`]). For a scope closed under direct calls (every callee of a
     /// function in it is in it or a declaration), its functions' effects are those of
     /// the whole module's analysis, at the cost of the scope alone.
@@ -224,8 +224,19 @@ impl ModuleEffects {
         scope: Option<&HashSet<FuncId>>,
     ) -> ModuleEffects {
         let in_scope = |id: FuncId| scope.is_none_or(|s| s.contains(&id));
+        let declarations: Vec<FuncId> = match scope {
+            None => module.functions.keys().collect(),
+            Some(scope) => {
+                let mut called: Vec<FuncId> =
+                    scope.iter().flat_map(|&id| calls(&module.functions[id])).collect();
+                called.sort();
+                called.dedup();
+                called
+            }
+        };
         let mut effects: HashMap<FuncId, Effects> = HashMap::new();
-        for (id, func) in &module.functions {
+        for id in declarations {
+            let func = &module.functions[id];
             if func.is_declaration() {
                 let declared = Effects::from_attrs(func.attrs);
                 let known = known_library_effects(&func.name).unwrap_or(Effects::WORST);
