@@ -64,6 +64,8 @@ pub struct Differentiator {
     memo: HashMap<DiffRequest, FuncId>,
     /// The module's direct calls, kept across requests for their analysis scopes.
     calls: CallIndex,
+    /// Every function's signature, kept across requests (see [`Self::signatures`]).
+    signatures: HashMap<FuncId, Signature>,
     /// Split functions (augmented forward + reverse of callees) per callee request.
     split_memo: HashMap<DiffRequest, FuncId>,
     /// Cache statistics of every derivative synthesized so far, by its name.
@@ -78,6 +80,7 @@ impl Differentiator {
             options,
             memo: HashMap::new(),
             calls: CallIndex::default(),
+            signatures: HashMap::new(),
             split_memo: HashMap::new(),
             stats: Vec::new(),
             frame_bytes: HashMap::new(),
@@ -129,34 +132,32 @@ impl Synthesize for Differentiator {
         crate::reverse::gpu::declare_shared_shadows(module);
         declare_rule_externs(module, request.function, &primal_name)?;
         declare_shadow_globals(module, request.function);
-        let signatures = module.signatures();
-        // The derivative takes the next id; the split functions it calls follow it.
-        let mut splits = SplitRegistry::new(
-            self.split_memo.clone(),
-            self.memo.clone(),
-            module.functions.len() + 1,
-        );
+        self.refresh_signatures(module);
         let scope = analysis_scope(module, request.function, &mut self.calls);
         let types = TypeAnalysis::analyze_scope(module, Some(&scope));
         let facts = ModuleFacts::new(module, Some(&scope))?;
-        let (function, stats) = synthesize(
+        // The derivative takes the next id; the split functions it calls follow it.
+        let mut splits = self.lend_memos(module.functions.len() + 1);
+        let synthesized = synthesize(
             module,
             request,
             &name,
             &SynthEnv {
                 runtime,
                 cache: self.options.cache,
-                signatures: &signatures,
+                signatures: &self.signatures,
                 types: &types,
                 facts: &facts,
             },
             &mut splits,
             false,
-        )?;
+        );
+        let pending = self.take_back_memos(splits, synthesized.is_ok());
+        let (function, stats) = synthesized?;
         add_tape_slots(module, &name, stats.tape_slots);
         let mut queue = VecDeque::new();
         let id = module.add_function(function);
-        self.add_pending_splits(module, splits, &mut queue);
+        self.add_pending_splits(module, pending, &mut queue);
         self.verify(module, id, request, &primal_name)?;
         self.memo.insert(request.clone(), id);
         self.stats.push((name, stats));
@@ -210,26 +211,59 @@ impl Synthesize for Differentiator {
         let scope = analysis_scope(module, request.function, &mut self.calls);
         let types = TypeAnalysis::analyze_scope(module, Some(&scope));
         let facts = ModuleFacts::new(module, Some(&scope))?;
-        let mut splits =
-            SplitRegistry::new(self.split_memo.clone(), self.memo.clone(), module.functions.len());
+        let mut splits = self.lend_memos(module.functions.len());
         let id = splits.id_for(request, signature);
+        let pending = self.take_back_memos(splits, true);
         let mut queue = VecDeque::new();
-        self.add_pending_splits(module, splits, &mut queue);
+        self.add_pending_splits(module, pending, &mut queue);
         self.synthesize_splits(module, runtime, queue, &types, &facts)?;
         frame(self, id)
     }
 }
 
 impl Differentiator {
+    /// Brings the kept signatures up to date: compared, not cloned, function by function
+    /// (a fresh map per request cost O(N) allocations each).
+    fn refresh_signatures(&mut self, module: &Module) {
+        for (id, function) in module.functions.iter() {
+            if self.signatures.get(&id) != Some(&function.signature) {
+                self.signatures.insert(id, function.signature.clone());
+            }
+        }
+    }
+
+    /// A registry holding the memos for one synthesis (moved in, not copied: a copy per
+    /// request made N requests cost O(N²)); [`Self::take_back_memos`] returns them.
+    fn lend_memos(&mut self, next_id: usize) -> SplitRegistry {
+        let split_memo = std::mem::take(&mut self.split_memo);
+        SplitRegistry::new(split_memo, std::mem::take(&mut self.memo), next_id)
+    }
+
+    /// Takes the memos back from `splits` and returns its reservations; when the
+    /// synthesis failed, the reservations (which no function will fill) are dropped from
+    /// the memos, which are then as they were before it.
+    fn take_back_memos(&mut self, splits: SplitRegistry, succeeded: bool) -> Vec<Reserved> {
+        let SplitRegistry { mut known, mut known_combined, pending, .. } = splits;
+        if !succeeded {
+            for reserved in &pending {
+                let memo = if reserved.combined { &mut known_combined } else { &mut known };
+                memo.remove(&reserved.request);
+            }
+        }
+        self.split_memo = known;
+        self.memo = known_combined;
+        pending
+    }
+
     /// Adds the split functions a synthesis reserved, as declarations (their bodies
     /// follow), in id order, and queues them.
     fn add_pending_splits(
         &mut self,
         module: &mut Module,
-        splits: SplitRegistry,
+        pending: Vec<Reserved>,
         queue: &mut VecDeque<Reserved>,
     ) {
-        for reserved in splits.pending {
+        for reserved in pending {
             let callee = module.functions[reserved.request.function].name.clone();
             let prefix = if reserved.combined { "__adc_reverse_" } else { "__adc_split_" };
             let name = fresh_name(module, &format!("{prefix}{callee}"));
@@ -255,29 +289,27 @@ impl Differentiator {
         while let Some(Reserved { request, id, combined, .. }) = queue.pop_front() {
             let callee = module.functions[request.function].name.clone();
             declare_rule_externs(module, request.function, &callee)?;
-            let signatures = module.signatures();
+            self.refresh_signatures(module);
             let name = module.functions[id].name.clone();
-            let mut splits = SplitRegistry::new(
-                self.split_memo.clone(),
-                self.memo.clone(),
-                module.functions.len(),
-            );
-            let (mut function, stats) = synthesize(
+            let mut splits = self.lend_memos(module.functions.len());
+            let synthesized = synthesize(
                 module,
                 &request,
                 &name,
                 &SynthEnv {
                     runtime,
                     cache: self.options.cache,
-                    signatures: &signatures,
+                    signatures: &self.signatures,
                     types,
                     facts,
                 },
                 &mut splits,
                 !combined,
-            )?;
+            );
+            let pending = self.take_back_memos(splits, synthesized.is_ok());
+            let (mut function, stats) = synthesized?;
             add_tape_slots(module, &name, stats.tape_slots);
-            self.add_pending_splits(module, splits, &mut queue);
+            self.add_pending_splits(module, pending, &mut queue);
             function.linkage = adc_ir::Linkage::Internal;
             module.functions[id] = function;
             self.verify(module, id, &request, &callee)?;
