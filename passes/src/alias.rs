@@ -199,6 +199,11 @@ pub struct AliasAnalysis {
 }
 
 impl AliasAnalysis {
+    /// The effects of the callees this analysis reads calls with.
+    pub fn effects(&self) -> &Rc<ModuleEffects> {
+        &self.effects
+    }
+
     pub fn new(module: &Module, func: &Function, effects: Rc<ModuleEffects>) -> AliasAnalysis {
         let mut escaped = HashSet::new();
         let mut captured_params = HashSet::new();

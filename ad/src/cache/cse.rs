@@ -25,15 +25,15 @@ use adc_passes::alias::{AliasAnalysis, MemLoc};
 use adc_passes::cfg::ControlFlowGraph;
 use adc_passes::domtree::DominatorTree;
 use adc_passes::effects::ModuleEffects;
-use adc_passes::manager::AnalysisManager;
 
 /// Each primal value that equals a dominating earlier value, mapped to that value.
 pub(crate) fn equal_values(
     module: &Module,
     func: &Function,
     domtree: &DominatorTree,
+    effects: Rc<ModuleEffects>,
 ) -> HashMap<Value, Value> {
-    let mut numbering = Numbering::new(module, func, domtree);
+    let mut numbering = Numbering::new(module, func, domtree, effects);
     for &block in domtree.rpo() {
         for &inst in func.layout.block_insts(block) {
             numbering.visit(block, inst);
@@ -47,7 +47,10 @@ struct Numbering<'a> {
     func: &'a Function,
     domtree: &'a DominatorTree,
     cfg: ControlFlowGraph,
+    /// Built on the first load whose earlier equal load has writers in between.
     alias: Option<AliasAnalysis>,
+    /// The callees' effects the alias analysis reads calls with (the request's).
+    effects: Rc<ModuleEffects>,
     /// Instructions that may write memory (stores, copies, calls, ...).
     writers: Vec<Inst>,
     /// Computation (with operands replaced by their leaders) -> the values computing it.
@@ -56,7 +59,12 @@ struct Numbering<'a> {
 }
 
 impl<'a> Numbering<'a> {
-    fn new(module: &'a Module, func: &'a Function, domtree: &'a DominatorTree) -> Self {
+    fn new(
+        module: &'a Module,
+        func: &'a Function,
+        domtree: &'a DominatorTree,
+        effects: Rc<ModuleEffects>,
+    ) -> Self {
         let writers = func
             .layout
             .insts()
@@ -72,6 +80,7 @@ impl<'a> Numbering<'a> {
             domtree,
             cfg: ControlFlowGraph::new(func),
             alias: None,
+            effects,
             writers,
             table: HashMap::new(),
             leaders: HashMap::new(),
@@ -133,10 +142,9 @@ impl<'a> Numbering<'a> {
             return true;
         }
         let module = self.module;
-        let alias = self.alias.get_or_insert_with(|| {
-            let effects = Rc::new(ModuleEffects::new(module, &mut AnalysisManager::new()));
-            AliasAnalysis::new(module, func, effects)
-        });
+        let effects = &self.effects;
+        let alias =
+            self.alias.get_or_insert_with(|| AliasAnalysis::new(module, func, Rc::clone(effects)));
         candidates.into_iter().all(|w| !alias.mod_ref(module, func, w, &loc).may_write())
     }
 

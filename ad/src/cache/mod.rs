@@ -65,9 +65,11 @@ pub(crate) use reread::{Ordering, Rereads};
 
 use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 
 use adc_ir::{Block, Function, Inst, InstructionData, Module, Value};
 use adc_passes::alias::AliasAnalysis;
+use adc_passes::effects::ModuleEffects;
 
 /// How a forward value reaches the reverse pass.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
@@ -144,6 +146,9 @@ pub(crate) struct CachePlan<'a> {
     /// Primal value -> the dominating equal value it shares a cache entry with (cache
     /// CSE), computed on first use.
     leaders: OnceCell<HashMap<Value, Value>>,
+    /// The callees' effects of the request (see `activity::ModuleFacts`), for the alias
+    /// queries of cache CSE.
+    effects: Rc<ModuleEffects>,
 }
 
 /// The instruction defining a value the reverse pass asks for, as the synthesis sees it.
@@ -180,6 +185,7 @@ impl<'a> CachePlan<'a> {
             loop_slots: Vec::new(),
             store_instead: HashSet::new(),
             leaders: OnceCell::new(),
+            effects: Rc::clone(alias.effects()),
         };
         plan.loop_slots = plan.plan_loop_slots(alias);
         plan
@@ -187,7 +193,9 @@ impl<'a> CachePlan<'a> {
 
     /// The equal-value map of the primal function (cache CSE).
     pub fn leaders(&self) -> &HashMap<Value, Value> {
-        self.leaders.get_or_init(|| equal_values(self.module, self.primal, &self.info.domtree))
+        self.leaders.get_or_init(|| {
+            equal_values(self.module, self.primal, &self.info.domtree, Rc::clone(&self.effects))
+        })
     }
 
     /// How a value defined in the primal block `block` reaches the reverse pass: `def` is
