@@ -246,6 +246,8 @@ fn run(command: Command) -> Result<ExitCode> {
             eprint!("{}", built.diagnostics);
             if time_passes {
                 built.phases.add_first("import", import_time);
+                let analyses = synth.analyses.time;
+                built.phases.add_detail("differentiation", "type trees, effects", analyses);
                 eprint!("{}", built.phases.table());
             }
             std::fs::write(&output, built.bytes)

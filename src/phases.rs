@@ -6,9 +6,11 @@ use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 /// The phases in the order they ran; a phase that runs twice (verification) adds up.
+/// Details are parts of the phase before them, shown indented and not added to the total.
 #[derive(Debug, Default, Clone)]
 pub struct PhaseTimes {
     phases: Vec<(&'static str, Duration)>,
+    details: Vec<(&'static str, &'static str, Duration)>,
 }
 
 impl PhaseTimes {
@@ -32,6 +34,11 @@ impl PhaseTimes {
         self.phases.insert(0, (name, time));
     }
 
+    /// `name`, a part of phase `of` that took `time`.
+    pub fn add_detail(&mut self, of: &'static str, name: &'static str, time: Duration) {
+        self.details.push((of, name, time));
+    }
+
     pub fn total(&self) -> Duration {
         self.phases.iter().map(|(_, t)| *t).sum()
     }
@@ -46,6 +53,11 @@ impl PhaseTimes {
             let share = if total > 0.0 { 100.0 * time.as_secs_f64() / total } else { 0.0 };
             let _ =
                 writeln!(out, ";      {name:<24} {:>10.3} {share:>6.1}", time.as_secs_f64() * 1e3);
+            for (_, detail, time) in self.details.iter().filter(|(of, _, _)| of == name) {
+                let share = if total > 0.0 { 100.0 * time.as_secs_f64() / total } else { 0.0 };
+                let ms = time.as_secs_f64() * 1e3;
+                let _ = writeln!(out, ";        {detail:<22} {ms:>10.3} {share:>6.1}");
+            }
         }
         let _ = writeln!(out, ";      {:<24} {:>10.3}", "total", total * 1e3);
         out
@@ -67,6 +79,9 @@ mod tests {
         assert!(table.contains("verification") && table.contains("70.0"), "{table}");
         assert_eq!(table.matches("verification").count(), 1, "{table}");
         assert_eq!(phases.time("codegen", || 7), 7);
+        phases.add_detail("verification", "of the IR", Duration::from_millis(20));
+        assert!(phases.total() < Duration::from_millis(110), "details are not added");
+        assert!(phases.table().contains(";        of the IR"), "{}", phases.table());
         phases.add_first("reading", Duration::ZERO);
         assert!(phases.table().lines().nth(2).unwrap().contains("reading"), "{}", phases.table());
     }

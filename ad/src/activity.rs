@@ -101,6 +101,33 @@ impl ModuleFacts {
     }
 }
 
+/// The analyses of each request, with what they keep between requests: the module's
+/// direct calls (for each request's scope, `callees::analysis_scope`) and the time spent,
+/// which `adc build --time-passes` reports.
+#[derive(Debug, Default)]
+pub struct RequestAnalyses {
+    calls: crate::callees::CallIndex,
+    /// Wall-clock time of every [`RequestAnalyses::analyze`] so far.
+    pub time: std::time::Duration,
+}
+
+impl RequestAnalyses {
+    /// The type trees and module facts a synthesis of `root` reads, computed on the
+    /// scope of `root` alone.
+    pub fn analyze(
+        &mut self,
+        module: &Module,
+        root: FuncId,
+    ) -> Result<(TypeAnalysis, ModuleFacts), AdError> {
+        let start = std::time::Instant::now();
+        let scope = crate::callees::analysis_scope(module, root, &mut self.calls);
+        let types = TypeAnalysis::analyze_scope(module, Some(&scope));
+        let facts = ModuleFacts::new(module, Some(&scope));
+        self.time += start.elapsed();
+        Ok((types, facts?))
+    }
+}
+
 /// The two facts the solver keeps per memory class.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum Mark {

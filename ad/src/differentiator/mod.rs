@@ -23,9 +23,9 @@ use std::collections::{HashMap, VecDeque};
 
 use adc_ir::{FuncAttrs, FuncId, Function, Module, Signature, Type};
 
-use crate::activity::ModuleFacts;
+use crate::activity::{ModuleFacts, RequestAnalyses};
 use crate::cache::CacheStats;
-use crate::callees::{analysis_scope, fresh_name, CallIndex};
+use crate::callees::fresh_name;
 use crate::error::{AdError, AdErrorKind, Site};
 use crate::request::{DiffMode, DiffRequest, SplitFunction, Synthesize};
 use crate::reverse::{
@@ -62,8 +62,8 @@ impl Default for DifferentiatorOptions {
 pub struct Differentiator {
     pub options: DifferentiatorOptions,
     memo: HashMap<DiffRequest, FuncId>,
-    /// The module's direct calls, kept across requests for their analysis scopes.
-    calls: CallIndex,
+    /// The analyses of each request, and what they keep across requests.
+    pub analyses: RequestAnalyses,
     /// Every function's signature, kept across requests (see [`Self::signatures`]).
     signatures: HashMap<FuncId, Signature>,
     /// Split functions (augmented forward + reverse of callees) per callee request.
@@ -79,7 +79,7 @@ impl Differentiator {
         Differentiator {
             options,
             memo: HashMap::new(),
-            calls: CallIndex::default(),
+            analyses: RequestAnalyses::default(),
             signatures: HashMap::new(),
             split_memo: HashMap::new(),
             stats: Vec::new(),
@@ -124,7 +124,7 @@ impl Synthesize for Differentiator {
                 request,
                 &name,
                 &mut self.memo,
-                &mut self.calls,
+                &mut self.analyses,
                 self.options.forward,
             );
         }
@@ -133,9 +133,7 @@ impl Synthesize for Differentiator {
         declare_rule_externs(module, request.function, &primal_name)?;
         declare_shadow_globals(module, request.function);
         self.refresh_signatures(module);
-        let scope = analysis_scope(module, request.function, &mut self.calls);
-        let types = TypeAnalysis::analyze_scope(module, Some(&scope));
-        let facts = ModuleFacts::new(module, Some(&scope))?;
+        let (types, facts) = self.analyses.analyze(module, request.function)?;
         // The derivative takes the next id; the split functions it calls follow it.
         let mut splits = self.lend_memos(module.functions.len() + 1);
         let synthesized = synthesize(
@@ -208,9 +206,7 @@ impl Synthesize for Differentiator {
         let layout = SplitLayout::new(&primal.signature, request);
         let signature = layout.signature(&primal.signature, &request.args);
         let runtime = declare_runtime(module, &primal_name, self.options.cache.tape_reuse)?;
-        let scope = analysis_scope(module, request.function, &mut self.calls);
-        let types = TypeAnalysis::analyze_scope(module, Some(&scope));
-        let facts = ModuleFacts::new(module, Some(&scope))?;
+        let (types, facts) = self.analyses.analyze(module, request.function)?;
         let mut splits = self.lend_memos(module.functions.len());
         let id = splits.id_for(request, signature);
         let pending = self.take_back_memos(splits, true);

@@ -45,7 +45,7 @@ use adc_ir::{
     Value, ValueDef,
 };
 
-use crate::activity::{Activity, ModuleFacts};
+use crate::activity::{Activity, ModuleFacts, RequestAnalyses};
 use crate::callees::fresh_name;
 use crate::request::{carries_derivative, has_float, has_pointer};
 use crate::rules::{self, Differentiable};
@@ -115,7 +115,7 @@ pub fn synthesize_forward_with(
     request: &DiffRequest,
     name: &str,
     memo: &mut HashMap<DiffRequest, FuncId>,
-    calls: &mut crate::callees::CallIndex,
+    analyses: &mut RequestAnalyses,
     options: ForwardOptions,
 ) -> Result<FuncId, AdError> {
     if let Some(id) = memo.get(request) {
@@ -145,9 +145,7 @@ pub fn synthesize_forward_with(
     declare_rule_callees(module, request.function)?;
     // The analyses run once, on the module before this synthesis: every callee it will
     // differentiate is already there, and the derivatives it adds are no primal code.
-    let scope = crate::callees::analysis_scope(module, request.function, calls);
-    let types = TypeAnalysis::analyze_scope(module, Some(&scope));
-    let facts = ModuleFacts::new(module, Some(&scope))?;
+    let (types, facts) = analyses.analyze(module, request.function)?;
     let id = FuncId::from_u32(module.functions.len() as u32);
     let signature = derivative_signature(module, request, &Site::function(&primal_name))?;
     let registry = RefCell::new(CalleeRegistry::new(memo.clone(), module.functions.len() + 1));
