@@ -181,6 +181,7 @@ pub fn lower_enzyme_calls(
     // Innermost first (see `nesting.rs`); when every pending call waits for another one (a
     // cycle), they are lowered anyway and synthesis reports what it cannot differentiate.
     let mut deferred_in_a_row = 0;
+    let mut signatures = KeptSignatures::default();
     while let Some((caller, call)) = pending.pop_front() {
         if split_api::entry_of(module, caller, call).is_some() {
             split_api::lower_split_call(module, caller, call, synth)?;
@@ -196,7 +197,7 @@ pub fn lower_enzyme_calls(
         }
         deferred_in_a_row = 0;
         if decoded.flags.primal_return && decoded.mode == DiffMode::Reverse {
-            lower_with_primal(module, caller, call, &decoded, synth)?;
+            lower_with_primal(module, caller, call, &decoded, synth, &mut signatures)?;
             report.calls_lowered += 1;
             if !report.requests.contains(&decoded.request) {
                 report.requests.push(decoded.request);
@@ -205,11 +206,10 @@ pub fn lower_enzyme_calls(
         }
         let derivative = synth.derivative(module, &decoded.request)?;
         let site = Site::inst(module, &module.functions[caller], call);
-        let signatures: Vec<Signature> =
-            module.functions.values().map(|f| f.signature.clone()).collect();
+        let signatures = signatures.refresh(module);
         let api_ret = call_result_type(module, caller, call);
         let mut func = std::mem::take(&mut module.functions[caller]);
-        let result = replace_call(&mut func, &signatures, call, &decoded, derivative, api_ret);
+        let result = replace_call(&mut func, signatures, call, &decoded, derivative, api_ret);
         module.functions[caller] = func;
         result.map_err(|reason| bad_call(api_name(decoded.mode), site, reason))?;
         report.calls_lowered += 1;
@@ -228,6 +228,26 @@ pub fn lower_enzyme_calls(
     Ok(report)
 }
 
+/// Every function's signature by id, kept across the lowering of a module's API calls
+/// and brought up to date before each use: compared, not cloned, function by function (a
+/// fresh copy per call made N calls cost O(N²) allocations).
+#[derive(Default)]
+struct KeptSignatures(Vec<Signature>);
+
+impl KeptSignatures {
+    fn refresh(&mut self, module: &Module) -> &[Signature] {
+        for (id, function) in module.functions.iter() {
+            let index = id.as_u32() as usize;
+            if index == self.0.len() {
+                self.0.push(function.signature.clone());
+            } else if self.0[index] != function.signature {
+                self.0[index] = function.signature.clone();
+            }
+        }
+        &self.0
+    }
+}
+
 /// Reverse mode with the primal result (`enzyme_primal_return`): through the split
 /// function (see `cxx_api`).
 fn lower_with_primal(
@@ -236,17 +256,17 @@ fn lower_with_primal(
     call: Inst,
     decoded: &DecodedCall,
     synth: &mut dyn Synthesize,
+    signatures: &mut KeptSignatures,
 ) -> Result<(), AdError> {
     let split = synth.split_function(module, &decoded.request)?;
     let site = Site::inst(module, &module.functions[caller], call);
-    let signatures: Vec<Signature> =
-        module.functions.values().map(|f| f.signature.clone()).collect();
+    let signatures = signatures.refresh(module);
     let target_sig = module.functions[decoded.function].signature.clone();
     let api_ret = call_result_type(module, caller, call);
     let mut func = std::mem::take(&mut module.functions[caller]);
     let loc = func.dfg.debug_locs[call].clone();
     let old_args = func.inst(call).args();
-    let mut ins = Inserter { func: &mut func, signatures: &signatures, before: call, loc };
+    let mut ins = Inserter { func: &mut func, signatures, before: call, loc };
     let result = cxx_api::emit_with_primal(
         &mut ins,
         decoded,
