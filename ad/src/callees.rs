@@ -173,6 +173,14 @@ pub struct CallIndex {
     callers: HashMap<FuncId, HashSet<FuncId>>,
 }
 
+/// Whether `function` may differ from when it had `counts` (its instruction and value
+/// counts): what [`CallIndex`] and the kept signatures check before looking closer. No
+/// code changes a function's signature or calls in place; a function replaced whole (a
+/// placeholder by its body) or given a new call has new counts.
+pub fn changed_since(function: &adc_ir::Function, counts: (usize, usize)) -> bool {
+    (function.dfg.insts.len(), function.dfg.values.len()) != counts
+}
+
 /// A function as [`CallIndex`] last scanned it.
 #[derive(Debug, Clone)]
 struct Scanned {
@@ -188,7 +196,7 @@ impl CallIndex {
         for (id, function) in module.functions.iter() {
             let counts = (function.dfg.insts.len(), function.dfg.values.len());
             let slot = &mut self.scanned[id.as_u32() as usize];
-            if slot.as_ref().is_some_and(|scanned| scanned.counts == counts) {
+            if slot.as_ref().is_some_and(|scanned| !changed_since(function, scanned.counts)) {
                 continue;
             }
             let mut callees: Vec<FuncId> = function

@@ -229,22 +229,29 @@ pub fn lower_enzyme_calls(
 }
 
 /// Every function's signature by id, kept across the lowering of a module's API calls
-/// and brought up to date before each use: compared, not cloned, function by function (a
-/// fresh copy per call made N calls cost O(N²) allocations).
+/// and brought up to date before each use from the functions that are new or changed
+/// (`callees::changed_since`): a fresh copy per call made N calls cost O(N²).
 #[derive(Default)]
-struct KeptSignatures(Vec<Signature>);
+struct KeptSignatures {
+    signatures: Vec<Signature>,
+    /// The counts each function had when its signature was read.
+    counts: Vec<(usize, usize)>,
+}
 
 impl KeptSignatures {
     fn refresh(&mut self, module: &Module) -> &[Signature] {
         for (id, function) in module.functions.iter() {
             let index = id.as_u32() as usize;
-            if index == self.0.len() {
-                self.0.push(function.signature.clone());
-            } else if self.0[index] != function.signature {
-                self.0[index] = function.signature.clone();
+            let counts = (function.dfg.insts.len(), function.dfg.values.len());
+            if index == self.signatures.len() {
+                self.signatures.push(function.signature.clone());
+                self.counts.push(counts);
+            } else if crate::callees::changed_since(function, self.counts[index]) {
+                self.signatures[index] = function.signature.clone();
+                self.counts[index] = counts;
             }
         }
-        &self.0
+        &self.signatures
     }
 }
 

@@ -64,8 +64,10 @@ pub struct Differentiator {
     memo: HashMap<DiffRequest, FuncId>,
     /// The analyses of each request, and what they keep across requests.
     pub analyses: RequestAnalyses,
-    /// Every function's signature, kept across requests (see [`Self::signatures`]).
+    /// Every function's signature, kept across requests (see
+    /// [`Self::refresh_signatures`]), with the counts its function had then.
     signatures: HashMap<FuncId, Signature>,
+    signature_counts: Vec<(usize, usize)>,
     /// Split functions (augmented forward + reverse of callees) per callee request.
     split_memo: HashMap<DiffRequest, FuncId>,
     /// Cache statistics of every derivative synthesized so far, by its name.
@@ -81,6 +83,7 @@ impl Differentiator {
             memo: HashMap::new(),
             analyses: RequestAnalyses::default(),
             signatures: HashMap::new(),
+            signature_counts: Vec::new(),
             split_memo: HashMap::new(),
             stats: Vec::new(),
             frame_bytes: HashMap::new(),
@@ -218,11 +221,15 @@ impl Synthesize for Differentiator {
 }
 
 impl Differentiator {
-    /// Brings the kept signatures up to date: compared, not cloned, function by function
-    /// (a fresh map per request cost O(N) allocations each).
+    /// Brings the kept signatures up to date, looking only at the functions that are new
+    /// or changed (`callees::changed_since`): a fresh map per request made N requests
+    /// cost O(N²).
     fn refresh_signatures(&mut self, module: &Module) {
+        self.signature_counts.resize(module.functions.len(), (usize::MAX, 0));
         for (id, function) in module.functions.iter() {
-            if self.signatures.get(&id) != Some(&function.signature) {
+            let counts = &mut self.signature_counts[id.as_u32() as usize];
+            if crate::callees::changed_since(function, *counts) {
+                *counts = (function.dfg.insts.len(), function.dfg.values.len());
                 self.signatures.insert(id, function.signature.clone());
             }
         }
