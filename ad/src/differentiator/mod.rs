@@ -91,6 +91,21 @@ impl Differentiator {
     }
 }
 
+/// The function `request` names, or an error when the module has none of that id.
+fn requested_function<'m>(
+    module: &'m Module,
+    request: &DiffRequest,
+) -> Result<&'m Function, AdError> {
+    module.functions.get(request.function).ok_or_else(|| {
+        AdError::new(
+            Site::function("?"),
+            AdErrorKind::Unsupported {
+                what: format!("a request for unknown function {}", request.function),
+            },
+        )
+    })
+}
+
 impl Synthesize for Differentiator {
     fn derivative(
         &mut self,
@@ -100,14 +115,7 @@ impl Synthesize for Differentiator {
         if let Some(id) = self.memo.get(request) {
             return Ok(*id);
         }
-        let Some(primal) = module.functions.get(request.function) else {
-            return Err(AdError::new(
-                Site::function("?"),
-                AdErrorKind::Unsupported {
-                    what: format!("a request for unknown function {}", request.function),
-                },
-            ));
-        };
+        let primal = requested_function(module, request)?;
         let primal_name = primal.name.clone();
         // A registered custom derivative replaces synthesis (`crate::custom`).
         let prefix = match request.mode {
@@ -183,14 +191,7 @@ impl Synthesize for Differentiator {
         if let Some(&id) = self.split_memo.get(request) {
             return frame(self, id);
         }
-        let Some(primal) = module.functions.get(request.function) else {
-            return Err(AdError::new(
-                Site::function("?"),
-                AdErrorKind::Unsupported {
-                    what: format!("a request for unknown function {}", request.function),
-                },
-            ));
-        };
+        let primal = requested_function(module, request)?;
         let primal_name = primal.name.clone();
         // A function differentiated by a registered gradient or library rule has no body
         // of its own to split: split the call of it instead (a wrapper), whose synthesis
