@@ -181,6 +181,35 @@ pub fn changed_since(function: &adc_ir::Function, counts: (usize, usize)) -> boo
     (function.dfg.insts.len(), function.dfg.values.len()) != counts
 }
 
+/// Every function's signature by id, kept across the requests of one lowering and
+/// brought up to date from the functions that are new or changed ([`changed_since`]): a
+/// fresh copy per request or per lowered call made N of them cost O(N²).
+#[derive(Debug, Default)]
+pub struct SignatureCache {
+    signatures: HashMap<FuncId, Signature>,
+    /// The counts each function had when its signature was read.
+    counts: Vec<(usize, usize)>,
+}
+
+impl SignatureCache {
+    pub fn refresh(&mut self, module: &Module) -> &HashMap<FuncId, Signature> {
+        self.counts.resize(module.functions.len(), (usize::MAX, 0));
+        for (id, function) in module.functions.iter() {
+            let counts = &mut self.counts[id.as_u32() as usize];
+            if changed_since(function, *counts) {
+                *counts = (function.dfg.insts.len(), function.dfg.values.len());
+                self.signatures.insert(id, function.signature.clone());
+            }
+        }
+        &self.signatures
+    }
+
+    /// The signatures as of the last [`Self::refresh`].
+    pub fn current(&self) -> &HashMap<FuncId, Signature> {
+        &self.signatures
+    }
+}
+
 /// A function as [`CallIndex`] last scanned it.
 #[derive(Debug, Clone)]
 struct Scanned {
@@ -278,15 +307,13 @@ fn reachable_functions(module: &Module, root: FuncId, reach: Reach) -> HashSet<F
                     ..
                 } => found.push(*callee),
                 InstructionData::CallIndirect { sig, .. } if reach == Reach::Synthesis => {
-                    if !candidates.iter().any(|(known, _)| known == sig.as_ref()) {
-                        let list = indirect_call_candidates(module, sig);
-                        candidates.push((sig.as_ref().clone(), list));
-                    }
-                    let (_, list) = candidates
-                        .iter()
-                        .find(|(known, _)| known == sig.as_ref())
-                        .expect("inserted above");
-                    found.extend(list);
+                    let known = candidates.iter().position(|(known, _)| known == sig.as_ref());
+                    let index = known.unwrap_or_else(|| {
+                        candidates
+                            .push((sig.as_ref().clone(), indirect_call_candidates(module, sig)));
+                        candidates.len() - 1
+                    });
+                    found.extend(&candidates[index].1);
                 }
                 _ => {}
             }

@@ -29,11 +29,14 @@
 //! Invariant: on error the module may already contain derivatives for earlier calls, but
 //! the failing call itself is left untouched.
 
+use std::collections::HashMap;
+
 use adc_ir::{
     CastOp, Constant, DebugLoc, FuncId, Function, Inst, InstructionData, Module, ParamAttrs,
     Signature, Symbol, Type, Value, ValueDef,
 };
 
+use crate::callees::SignatureCache;
 use crate::error::{AdError, AdErrorKind, Site};
 use crate::request::{is_float_like, ArgActivity, DiffMode, DiffRequest, RetActivity, Synthesize};
 
@@ -181,10 +184,10 @@ pub fn lower_enzyme_calls(
     // Innermost first (see `nesting.rs`); when every pending call waits for another one (a
     // cycle), they are lowered anyway and synthesis reports what it cannot differentiate.
     let mut deferred_in_a_row = 0;
-    let mut signatures = KeptSignatures::default();
+    let mut signatures = SignatureCache::default();
     while let Some((caller, call)) = pending.pop_front() {
         if split_api::entry_of(module, caller, call).is_some() {
-            split_api::lower_split_call(module, caller, call, synth)?;
+            split_api::lower_split_call(module, caller, call, synth, &mut signatures)?;
             report.calls_lowered += 1;
             continue;
         }
@@ -228,33 +231,6 @@ pub fn lower_enzyme_calls(
     Ok(report)
 }
 
-/// Every function's signature by id, kept across the lowering of a module's API calls
-/// and brought up to date before each use from the functions that are new or changed
-/// (`callees::changed_since`): a fresh copy per call made N calls cost O(N²).
-#[derive(Default)]
-struct KeptSignatures {
-    signatures: Vec<Signature>,
-    /// The counts each function had when its signature was read.
-    counts: Vec<(usize, usize)>,
-}
-
-impl KeptSignatures {
-    fn refresh(&mut self, module: &Module) -> &[Signature] {
-        for (id, function) in module.functions.iter() {
-            let index = id.as_u32() as usize;
-            let counts = (function.dfg.insts.len(), function.dfg.values.len());
-            if index == self.signatures.len() {
-                self.signatures.push(function.signature.clone());
-                self.counts.push(counts);
-            } else if crate::callees::changed_since(function, self.counts[index]) {
-                self.signatures[index] = function.signature.clone();
-                self.counts[index] = counts;
-            }
-        }
-        &self.signatures
-    }
-}
-
 /// Reverse mode with the primal result (`enzyme_primal_return`): through the split
 /// function (see `cxx_api`).
 fn lower_with_primal(
@@ -263,7 +239,7 @@ fn lower_with_primal(
     call: Inst,
     decoded: &DecodedCall,
     synth: &mut dyn Synthesize,
-    signatures: &mut KeptSignatures,
+    signatures: &mut SignatureCache,
 ) -> Result<(), AdError> {
     let split = synth.split_function(module, &decoded.request)?;
     let site = Site::inst(module, &module.functions[caller], call);
@@ -1012,7 +988,7 @@ fn value_text(module: &Module, func: &Function, value: Value) -> String {
 /// Inserts instructions before a fixed instruction, with its debug location.
 struct Inserter<'a> {
     func: &'a mut Function,
-    signatures: &'a [Signature],
+    signatures: &'a HashMap<FuncId, Signature>,
     before: Inst,
     loc: Option<DebugLoc>,
 }
@@ -1020,8 +996,7 @@ struct Inserter<'a> {
 impl Inserter<'_> {
     fn ins(&mut self, data: InstructionData) -> (Inst, Option<Value>) {
         let signatures = self.signatures;
-        let ty =
-            self.func.dfg.result_type(&data, &|f| signatures.get(f.as_u32() as usize).cloned());
+        let ty = self.func.dfg.result_type(&data, &|f| signatures.get(&f).cloned());
         let inst = self.func.dfg.make_inst(data, ty);
         self.func.layout.insert_inst_before(inst, self.before);
         self.func.dfg.debug_locs[inst] = self.loc.clone();
@@ -1176,18 +1151,18 @@ fn path_type(ty: &Type, path: &[u32]) -> Option<Type> {
 /// Replaces `call` by a call to `derivative` and adapts its result.
 fn replace_call(
     func: &mut Function,
-    signatures: &[Signature],
+    signatures: &HashMap<FuncId, Signature>,
     call: Inst,
     decoded: &DecodedCall,
     derivative: FuncId,
     api_ret: Option<Type>,
 ) -> Result<(), String> {
     let target_sig = signatures
-        .get(decoded.function.as_u32() as usize)
+        .get(&decoded.function)
         .ok_or("internal: the differentiated function vanished")?
         .clone();
     let derivative_sig = signatures
-        .get(derivative.as_u32() as usize)
+        .get(&derivative)
         .cloned()
         .ok_or_else(|| "internal: synthesis returned an unknown function".to_string())?;
     let width = decoded.request.width as usize;

@@ -25,7 +25,7 @@ use adc_ir::{FuncAttrs, FuncId, Function, Module, Signature, Type};
 
 use crate::activity::{ModuleFacts, RequestAnalyses};
 use crate::cache::CacheStats;
-use crate::callees::fresh_name;
+use crate::callees::{fresh_name, SignatureCache};
 use crate::error::{AdError, AdErrorKind, Site};
 use crate::request::{DiffMode, DiffRequest, SplitFunction, Synthesize};
 use crate::reverse::{
@@ -64,10 +64,8 @@ pub struct Differentiator {
     memo: HashMap<DiffRequest, FuncId>,
     /// The analyses of each request, and what they keep across requests.
     pub analyses: RequestAnalyses,
-    /// Every function's signature, kept across requests (see
-    /// [`Self::refresh_signatures`]), with the counts its function had then.
-    signatures: HashMap<FuncId, Signature>,
-    signature_counts: Vec<(usize, usize)>,
+    /// Every function's signature, kept across requests.
+    signatures: SignatureCache,
     /// Split functions (augmented forward + reverse of callees) per callee request.
     split_memo: HashMap<DiffRequest, FuncId>,
     /// Cache statistics of every derivative synthesized so far, by its name.
@@ -82,8 +80,7 @@ impl Differentiator {
             options,
             memo: HashMap::new(),
             analyses: RequestAnalyses::default(),
-            signatures: HashMap::new(),
-            signature_counts: Vec::new(),
+            signatures: SignatureCache::default(),
             split_memo: HashMap::new(),
             stats: Vec::new(),
             frame_bytes: HashMap::new(),
@@ -143,7 +140,7 @@ impl Synthesize for Differentiator {
         crate::reverse::gpu::declare_shared_shadows(module);
         declare_rule_externs(module, request.function, &primal_name)?;
         declare_shadow_globals(module, request.function);
-        self.refresh_signatures(module);
+        self.signatures.refresh(module);
         let (types, facts) = self.analyses.analyze(module, request.function)?;
         // The derivative takes the next id; the split functions it calls follow it.
         let mut splits = self.lend_memos(module.functions.len() + 1);
@@ -154,7 +151,7 @@ impl Synthesize for Differentiator {
             &SynthEnv {
                 runtime,
                 cache: self.options.cache,
-                signatures: &self.signatures,
+                signatures: self.signatures.current(),
                 types: &types,
                 facts: &facts,
             },
@@ -222,20 +219,6 @@ impl Synthesize for Differentiator {
 }
 
 impl Differentiator {
-    /// Brings the kept signatures up to date, looking only at the functions that are new
-    /// or changed (`callees::changed_since`): a fresh map per request made N requests
-    /// cost O(N²).
-    fn refresh_signatures(&mut self, module: &Module) {
-        self.signature_counts.resize(module.functions.len(), (usize::MAX, 0));
-        for (id, function) in module.functions.iter() {
-            let counts = &mut self.signature_counts[id.as_u32() as usize];
-            if crate::callees::changed_since(function, *counts) {
-                *counts = (function.dfg.insts.len(), function.dfg.values.len());
-                self.signatures.insert(id, function.signature.clone());
-            }
-        }
-    }
-
     /// A registry holding the memos for one synthesis (moved in, not copied: a copy per
     /// request made N requests cost O(N²)); [`Self::take_back_memos`] returns them.
     fn lend_memos(&mut self, next_id: usize) -> SplitRegistry {
@@ -293,7 +276,7 @@ impl Differentiator {
         while let Some(Reserved { request, id, combined, .. }) = queue.pop_front() {
             let callee = module.functions[request.function].name.clone();
             declare_rule_externs(module, request.function, &callee)?;
-            self.refresh_signatures(module);
+            self.signatures.refresh(module);
             let name = module.functions[id].name.clone();
             let mut splits = self.lend_memos(module.functions.len());
             let synthesized = synthesize(
@@ -303,7 +286,7 @@ impl Differentiator {
                 &SynthEnv {
                     runtime,
                     cache: self.options.cache,
-                    signatures: &self.signatures,
+                    signatures: self.signatures.current(),
                     types,
                     facts,
                 },

@@ -33,6 +33,8 @@
 //! heap buffers that the tape points to (allocated by the augmented forward call, freed by
 //! the reverse call), so caller memory only ever holds the fixed-size part.
 
+use std::collections::HashMap;
+
 use adc_ir::{
     CastOp, Constant, FuncAttrs, FuncId, Function, Inst, InstructionData, Module, ParamAttrs,
     Signature, Type, Value, ValueDef,
@@ -43,6 +45,7 @@ use super::{
     remove_dead_operands, target_function, DecodedArg, Inserter, Marker, Origin, Pointee,
     MAX_LOOK_THROUGH,
 };
+use crate::callees::SignatureCache;
 use crate::error::{AdError, Site};
 use crate::request::{ArgActivity, DiffMode, DiffRequest, RetActivity, Synthesize};
 use crate::reverse::SplitLayout;
@@ -117,6 +120,7 @@ pub(super) fn lower_split_call(
     caller: FuncId,
     call: Inst,
     synth: &mut dyn Synthesize,
+    signatures: &mut SignatureCache,
 ) -> Result<(), AdError> {
     let decoded = decode(module, caller, call)?;
     let api = decoded.entry.api();
@@ -139,14 +143,13 @@ pub(super) fn lower_split_call(
     }
     let layout = SplitLayout::new(&target.signature, &decoded.request);
     let params = target.signature.params.clone();
-    let signatures: Vec<Signature> =
-        module.functions.values().map(|f| f.signature.clone()).collect();
+    let signatures = signatures.refresh(module);
     let api_ret = func.dfg.inst_result(call).map(|v| func.dfg.value_type(v).clone());
     let mut func = std::mem::take(&mut module.functions[caller]);
     let result = match decoded.entry {
         SplitEntry::AugmentSize => replace_with_size(&mut func, call, api_ret, split.frame_bytes),
         entry => {
-            let emit = Emit { func: &mut func, signatures: &signatures, call, api_ret };
+            let emit = Emit { func: &mut func, signatures, call, api_ret };
             match entry {
                 SplitEntry::AugmentFwd => {
                     emit.augmented_forward(&decoded, &params, &layout, split.id)
@@ -412,7 +415,7 @@ fn replace_with_size(
 /// Emits the split function call in place of the API call.
 struct Emit<'a> {
     func: &'a mut Function,
-    signatures: &'a [Signature],
+    signatures: &'a HashMap<FuncId, Signature>,
     call: Inst,
     api_ret: Option<Type>,
 }
