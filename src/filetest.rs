@@ -4,7 +4,8 @@
 //!
 //! ```text
 //! ; test optimize precise-output     <- kind: parse | verifier | interpret | run | optimize |
-//!                                       analysis | type-tree | activity | tangent
+//!                                       analysis | type-tree | activity | tangent |
+//!                                       gradient | cache-plan | ptx
 //! ; passes: mem2reg, licm            <- optimize/analysis: the passes, in order
 //! ; stat: licm: calls hoisted = 1    <- optimize/analysis: a statistics counter's total
 //! ; check: %x = fadd                 <- filecheck directives on the printed module
@@ -61,6 +62,9 @@ pub enum TestKind {
     /// Print the cache plan of each `; plan: @f(dup) -> active` request (reverse mode),
     /// under the settings of a `; cache: mincut,-cache-ivs` line; checks run on that.
     CachePlan,
+    /// Build the module as `adc build --emit ptx` does (pipelines, Enzyme API lowering,
+    /// synthesis, PTX for sm_80); checks run on the PTX text.
+    Ptx,
 }
 
 impl TestKind {
@@ -76,6 +80,7 @@ impl TestKind {
         (TestKind::Activity, "activity"),
         (TestKind::Gradient, "gradient"),
         (TestKind::CachePlan, "cache-plan"),
+        (TestKind::Ptx, "ptx"),
     ];
 }
 
@@ -248,6 +253,7 @@ impl FileTest {
                 }
                 crate::analyze::cache_plan_spec_report(&module, &self.plan_requests, options)?
             }
+            TestKind::Ptx => ptx_of(module.clone())?,
             // Handled by `gradcheck` above.
             TestKind::Gradient => printed,
         };
@@ -378,6 +384,22 @@ fn check_stat(report: &adc_passes::Report, line: usize, text: &str) -> Result<()
 }
 
 /// Prints, re-parses and re-prints: the text form must be a fixed point.
+/// The PTX `adc build --emit ptx` writes for `module`.
+fn ptx_of(mut module: Module) -> Result<String, String> {
+    let options = crate::build::BuildOptions {
+        pass_args: crate::pass_args::PassArgs::default(),
+        ad_before_opt: false,
+        emit: crate::build::Emit::Ptx(adc_ptx::Arch::Sm80),
+        backend: Default::default(),
+        flush_denormals: false,
+        specialize_args: true,
+    };
+    let mut synth = adc_ad::Differentiator::new(Default::default());
+    let built = crate::build::build(&mut module, "filetest", &options, &mut synth)
+        .map_err(|e| e.to_string())?;
+    String::from_utf8(built.bytes).map_err(|e| e.to_string())
+}
+
 fn round_trip(module: &Module) -> Result<String, String> {
     let printed = print_module(module);
     let reparsed = parse_module(&printed).map_err(|d| {

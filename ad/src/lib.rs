@@ -21,7 +21,8 @@
 //!          |                               stores in slots or tapes (a value; reverse/
 //!          |                               carries it out)
 //!  analyses              activity typetree facts computed from the IR: activity, type
-//!          |             callees  custom   trees, callee facts, registered derivatives
+//!          |             callees  custom   trees, callee facts, registered derivatives,
+//!          |             thread_sharing    GPU loads private to their thread
 //!  rules                 rules             the derivative table (data)
 //!          |
 //!  vocabulary            request error toggles   types every layer speaks
@@ -42,6 +43,7 @@ pub mod forward;
 pub mod request;
 pub mod reverse;
 pub mod rules;
+pub mod thread_sharing;
 pub mod toggles;
 pub mod typetree;
 

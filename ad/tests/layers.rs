@@ -19,7 +19,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("memoization and orchestration", &["differentiator"]),
     ("synthesis", &["reverse", "forward"]),
     ("planning", &["cache"]),
-    ("analyses", &["activity", "typetree", "callees", "custom"]),
+    ("analyses", &["activity", "typetree", "callees", "custom", "thread_sharing"]),
     ("rules", &["rules"]),
     ("vocabulary", &["request", "error", "toggles"]),
 ];

@@ -28,6 +28,7 @@ use adc_ir::{
 
 use super::Synth;
 use crate::request::has_float;
+use crate::thread_sharing::Privacy;
 
 /// The suffix of a shared array's shadow.
 const SHADOW_SUFFIX: &str = "__adc_shadow";
@@ -36,6 +37,13 @@ const SHADOW_SUFFIX: &str = "__adc_shadow";
 fn thread_registers() -> [String; 5] {
     use adc_ir::nvvm::{Axis, SpecialRegister::*};
     [Tid(Axis::X), Tid(Axis::Y), Tid(Axis::Z), Ntid(Axis::X), Ntid(Axis::Y)].map(|r| r.intrinsic())
+}
+
+/// The y and z dimensions of the block and the grid, which a thread-indexed adjoint
+/// checks (see [`Privacy::ByThreadIndex`]).
+fn launch_registers() -> [String; 4] {
+    use adc_ir::nvvm::{Axis, SpecialRegister::*};
+    [Ntid(Axis::Y), Ntid(Axis::Z), Nctaid(Axis::Y), Nctaid(Axis::Z)].map(|r| r.intrinsic())
 }
 
 fn ntid_z() -> String {
@@ -50,10 +58,14 @@ pub(crate) fn is_nvptx(module: &Module) -> bool {
 }
 
 /// Adds to a GPU module a shadow shared array for every shared array holding floats (and
-/// the declarations the zeroing code calls). Does nothing for other modules.
+/// the declarations the zeroing code calls), and declares the launch dimensions that
+/// thread-indexed adjoints read. Does nothing for other modules.
 pub(crate) fn declare_shared_shadows(module: &mut Module) {
     if !is_nvptx(module) {
         return;
+    }
+    for name in launch_registers() {
+        declare(module, &name, Signature::new(Vec::new(), Some(Type::I32)));
     }
     let shared: Vec<Global> = module
         .globals
@@ -137,11 +149,15 @@ impl Synth<'_> {
         is_inactive_intrinsic(name).then_some(())
     }
 
-    /// Adds `d` to the shadow element at `shadow` (of a load from primal `ptr`): an
-    /// atomic add where other threads may touch the memory. Returns false when the plain
-    /// read-add-write is right (CPU code, thread-private memory, aggregates).
+    /// Adds `d` to the shadow element at `shadow` (of `load`, from primal `ptr`): an
+    /// atomic add where other threads may touch the element. Returns false when the plain
+    /// read-add-write is right (CPU code, thread-private memory, aggregates, elements the
+    /// thread writes itself). An element indexed by the global thread id
+    /// ([`Privacy::ByThreadIndex`]) gets the plain add in one-dimensional launches and
+    /// the atomic otherwise, chosen at run time.
     pub(crate) fn accumulate_shared_adjoint(
         &mut self,
+        load: Inst,
         ty: &Type,
         ptr: Value,
         shadow: Value,
@@ -150,14 +166,64 @@ impl Synth<'_> {
         if !ty.is_float() || !self.is_gpu_code() || self.is_thread_private(ptr) {
             return false;
         }
-        self.ins(InstructionData::AtomicRmw {
+        let atomic_add = InstructionData::AtomicRmw {
             op: AtomicRmwOp::Fadd,
             ptr: shadow,
             value: d,
             ordering: Ordering::Monotonic,
             volatile: false,
-        });
-        true
+        };
+        match self.thread_private.privacy(load) {
+            Some(Privacy::Exclusive) => false,
+            Some(Privacy::ByThreadIndex) => {
+                let one_dimensional = self.launch_is_one_dimensional();
+                let plain = self.new_block();
+                let atomic = self.new_block();
+                let join = self.new_block();
+                self.ins(InstructionData::Brif {
+                    cond: one_dimensional,
+                    then_dest: BlockCall::new(plain, Vec::new()),
+                    else_dest: BlockCall::new(atomic, Vec::new()),
+                });
+                self.cur = plain;
+                let old = self.load(ty, shadow);
+                let new = self.accumulate(old, d);
+                self.store(new, shadow);
+                self.ins(InstructionData::Jump { dest: BlockCall::new(join, Vec::new()) });
+                self.cur = atomic;
+                self.ins(atomic_add);
+                self.ins(InstructionData::Jump { dest: BlockCall::new(join, Vec::new()) });
+                self.cur = join;
+                true
+            }
+            None => {
+                self.ins(atomic_add);
+                true
+            }
+        }
+    }
+
+    /// Whether `blockDim.y`, `blockDim.z`, `gridDim.y` and `gridDim.z` are all 1, read where
+    /// the reverse pass is: the launch has one thread per global x index. Tested as
+    /// `(y - 1) | (z - 1) | ... == 0`, which a product could fake by wrapping.
+    fn launch_is_one_dimensional(&mut self) -> Value {
+        let one = self.iconst(Type::I32, 1);
+        let mut excess = self.iconst(Type::I32, 0);
+        for register in launch_registers() {
+            let callee = self
+                .module
+                .function_by_name(&register)
+                .expect("declared before synthesis of GPU code");
+            let dim = self.val(InstructionData::Call {
+                callee,
+                args: Vec::new(),
+                attrs: FuncAttrs::empty(),
+            });
+            let above_one = self.binary(BinaryOp::Sub, dim, one);
+            excess = self.binary(BinaryOp::Or, excess, above_one);
+        }
+        let zero = self.iconst(Type::I32, 0);
+        self.val(InstructionData::Icmp { cond: IntCC::Eq, args: [excess, zero] })
     }
 
     /// The reverse of `%old = atomicrmw fadd %ptr, %value`: `d_value += shadow[ptr]`.

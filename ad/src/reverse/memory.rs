@@ -351,7 +351,7 @@ impl<'a> Synth<'a> {
                 }
                 let d = self.take_adjoint(result);
                 if let Some(shadow) = self.shadow_in_reverse(ptr) {
-                    if self.accumulate_shared_adjoint(&ty, ptr, shadow, d) {
+                    if self.accumulate_shared_adjoint(inst, &ty, ptr, shadow, d) {
                         return Ok(());
                     }
                     if self.in_place.loads.contains(&inst) {

@@ -61,6 +61,7 @@ use crate::activity::{Activity, ModuleFacts};
 use crate::cache::{CacheOptions, CachePlan, CacheStats, EdgeTarget, Ordering, Planner};
 use crate::error::{AdError, AdErrorKind, Site};
 use crate::request::{has_float, has_pointer, ArgActivity, DiffRequest, RetActivity};
+use crate::thread_sharing::ThreadPrivateLoads;
 use crate::typetree::TypeAnalysis;
 
 pub(crate) use arena::define_frame_arena;
@@ -140,6 +141,8 @@ pub(crate) struct Synth<'a> {
     pub inst_origin: HashMap<Inst, Inst>,
     /// In-place update pairs whose shadow round trip is shortened (`in_place`).
     pub in_place: in_place::InPlace,
+    /// GPU code: loads whose shadow elements no other thread touches (plain adds).
+    pub thread_private: ThreadPrivateLoads,
     /// Primal pointer -> its shadow in the forward pass.
     pub shadows: HashMap<Value, Value>,
     /// Primal allocator call -> the shadow block it got (freed where the call is undone).
@@ -257,6 +260,11 @@ fn synthesize_planned(
     // stored into it here (an allocator function), see `control::forward_terminator`.
     let activity = Activity::analyze(module, request, types, env.facts)?;
     let float_views = float_views(module, primal, request, &activity, types)?;
+    let thread_private = if gpu::is_nvptx(module) {
+        ThreadPrivateLoads::compute(module, request.function, |v| activity.is_active_value(v))
+    } else {
+        ThreadPrivateLoads::default()
+    };
     let mut f = Function::new(name, signature);
     f.linkage = Linkage::Internal;
     if !split {
@@ -293,6 +301,7 @@ fn synthesize_planned(
         origin: HashMap::new(),
         inst_origin: HashMap::new(),
         in_place,
+        thread_private,
         shadows: HashMap::new(),
         heap_shadows: HashMap::new(),
         adjoint_slots: HashMap::new(),
