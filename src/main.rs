@@ -125,6 +125,14 @@ enum Command {
         /// values stops paying ~100-cycle microcode assists.
         #[arg(long, default_value = "ieee", value_parser = ["ieee", "flush"])]
         denormals: String,
+        /// Where GPU derivatives keep tapes whose size is known only at run time:
+        /// `local` (default: a 4096-byte region of each thread's local memory; a thread
+        /// needing more traps, stopping the launch with an error), `local=BYTES` (a larger
+        /// region, up to 524288), or `heap` (the device heap: any size, but one `malloc`
+        /// per tape and thread, which serializes the launch; raise the host's
+        /// `cudaLimitMallocHeapSize` beyond its 8 MB default).
+        #[arg(long, default_value = "local")]
+        gpu_tapes: String,
         #[command(flatten)]
         pass_args: PassArgs,
     },
@@ -190,8 +198,11 @@ fn run(command: Command) -> Result<ExitCode> {
             cache,
             no_simd,
             denormals,
+            gpu_tapes,
             mut pass_args,
         } => {
+            let device_tapes = adc_ad::request::DeviceTapeSpace::parse(&gpu_tapes)
+                .map_err(|e| anyhow!("error: --gpu-tapes {e}"))?;
             let mut backend =
                 adc_backend::BackendOptions::from_env().map_err(|e| anyhow!("error: {e}"))?;
             backend.simd &= !no_simd;
@@ -235,6 +246,7 @@ fn run(command: Command) -> Result<ExitCode> {
             let mut synth = adc_ad::Differentiator::new(adc_ad::DifferentiatorOptions {
                 cache: cache_options,
                 forward: forward_options,
+                device_tapes,
                 ..Default::default()
             });
             let time_passes = options.pass_args.time_passes;

@@ -226,8 +226,9 @@ pub fn lower_enzyme_calls(
     if report.calls_lowered > 0 {
         define_marker_globals(module);
     }
-    // GPU modules: tapes in local memory or on the device heap, no `realloc`.
-    report.device_tapes = crate::reverse::gpu_tapes::place_device_tapes(module)?;
+    // GPU modules: tapes in local memory (or on the device heap, opt-in), no `realloc`.
+    let space = synth.device_tape_space();
+    report.device_tapes = crate::reverse::gpu_tapes::place_device_tapes(module, space)?;
     Ok(report)
 }
 

@@ -111,6 +111,46 @@ pub struct SplitFunction {
     pub frame_bytes: u64,
 }
 
+/// Where GPU derivatives keep the tapes whose size is not a compile-time constant (a
+/// trip count read on entry, or a loop that decides when to stop).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum DeviceTapeSpace {
+    /// A region of this many bytes of each thread's local memory, bump-allocated; a
+    /// thread whose tapes need more stops the launch with a trap. The driver reserves
+    /// local memory for every resident thread, so the size costs device memory, not time.
+    Local(u64),
+    /// The device heap (`malloc`, bounded by `cudaLimitMallocHeapSize`, 8 MB by default):
+    /// any size, but one allocator call per tape and thread, which serializes threads.
+    Heap,
+}
+
+impl DeviceTapeSpace {
+    /// The default local region per thread.
+    pub const DEFAULT_LOCAL_BYTES: u64 = 4096;
+
+    /// Parses `local`, `local=BYTES` or `heap` (the `--gpu-tapes` values).
+    pub fn parse(text: &str) -> Result<DeviceTapeSpace, String> {
+        match text.split_once('=') {
+            None if text == "heap" => Ok(DeviceTapeSpace::Heap),
+            None if text == "local" => Ok(DeviceTapeSpace::default()),
+            Some(("local", bytes)) => match bytes.parse::<u64>() {
+                Ok(b) if (16..=512 * 1024).contains(&b) => Ok(DeviceTapeSpace::Local(b)),
+                _ => Err(format!(
+                    "`{text}`: the local tape region takes 16 to 524288 bytes (PTX allows \
+                     512 KiB of local memory per thread)"
+                )),
+            },
+            _ => Err(format!("`{text}`: expected `local`, `local=BYTES` or `heap`")),
+        }
+    }
+}
+
+impl Default for DeviceTapeSpace {
+    fn default() -> Self {
+        DeviceTapeSpace::Local(Self::DEFAULT_LOCAL_BYTES)
+    }
+}
+
 /// Produces the derivative function of a request inside `module` (memoised by the
 /// implementor) and returns its id. The API lowering is written against this trait, so it
 /// does not depend on how synthesis works.
@@ -120,6 +160,11 @@ pub trait Synthesize {
         module: &mut adc_ir::Module,
         request: &DiffRequest,
     ) -> Result<FuncId, crate::AdError>;
+
+    /// Where GPU derivatives keep tapes of run-time size.
+    fn device_tape_space(&self) -> DeviceTapeSpace {
+        DeviceTapeSpace::default()
+    }
 
     /// The split function of a reverse-mode request (`__enzyme_augmentfwd` and
     /// `__enzyme_reverse`). Synthesizers that only produce whole derivatives refuse it.

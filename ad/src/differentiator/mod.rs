@@ -45,6 +45,8 @@ pub struct DifferentiatorOptions {
     pub cache: crate::cache::CacheOptions,
     /// Forward-mode switches (ablations).
     pub forward: crate::forward::ForwardOptions,
+    /// Where GPU derivatives keep tapes of run-time size (`--gpu-tapes`).
+    pub device_tapes: crate::request::DeviceTapeSpace,
 }
 
 impl Default for DifferentiatorOptions {
@@ -53,6 +55,7 @@ impl Default for DifferentiatorOptions {
             verify: true,
             cache: Default::default(),
             forward: Default::default(),
+            device_tapes: Default::default(),
         }
     }
 }
@@ -104,6 +107,10 @@ fn requested_function<'m>(
 }
 
 impl Synthesize for Differentiator {
+    fn device_tape_space(&self) -> crate::request::DeviceTapeSpace {
+        self.options.device_tapes
+    }
+
     fn derivative(
         &mut self,
         module: &mut Module,
@@ -379,7 +386,18 @@ fn declare_runtime(
     let keep = tape_reuse && cpu;
     let arena = cpu.then(|| crate::reverse::define_frame_arena(module, malloc, free, keep));
     let tape_reuse = keep.then(|| define_tape_reuse(module, malloc, free));
-    Ok(Runtime { malloc, free, tape_push, tape_reuse, arena })
+    let (tape_alloc, tape_free) = if cpu {
+        (malloc, free)
+    } else {
+        use crate::reverse::gpu_tapes::{DEVICE_ALLOC, DEVICE_FREE};
+        let alloc = Signature::new(vec![Type::I64], Some(Type::PTR));
+        let release = Signature::new(vec![Type::PTR], None);
+        (
+            declare(module, DEVICE_ALLOC, alloc, for_function)?,
+            declare(module, DEVICE_FREE, release, for_function)?,
+        )
+    };
+    Ok(Runtime { malloc, free, tape_alloc, tape_free, tape_push, tape_reuse, arena })
 }
 
 /// Adds a zero-initialised internal shadow global `__adc_shadow_<name>` (once) for every

@@ -12,17 +12,26 @@
 //!   becomes an `alloca` (PTX `.local` memory, per thread), its pushes reserve without a
 //!   capacity check (the capacity is exact) and its `free` disappears, as long as the
 //!   function's local tapes stay within [`LOCAL_TAPE_BUDGET`] bytes;
-//! - a presized tape of a size known only on entry (trip counts from parameters), or one
-//!   too large for local memory, is allocated by [`DEVICE_ALLOC`]: CUDA's device-side
-//!   `malloc` (a system call ptxas resolves) that traps when the device heap is exhausted
-//!   instead of handing out a null buffer;
-//! - `__adc_tape_push` gets a device body: it grows a full tape by allocating twice the
-//!   capacity with [`DEVICE_ALLOC`], copying the used bytes and freeing the old buffer
-//!   (the header knows the capacity, so no `realloc` is needed).
+//! - by default ([`DeviceTapeSpace::Local`]) every other tape lives in a *tape region*: one
+//!   local array per derivative of a fixed size, bump-allocated through a slot holding
+//!   its used bytes ([`REGION_RESERVE`]). A presized tape of a size known only on entry
+//!   reserves its buffer there; a tape of unknown size is pushed through
+//!   [`REGION_PUSH`], which grows a full tape by reserving twice the capacity in the
+//!   region and copying the used bytes. Nothing is freed: the region ends with the
+//!   derivative's frame, and growth by doubling uses at most twice the final size. A
+//!   thread whose tapes do not fit traps, which stops the launch with an error (never a
+//!   wrong gradient); `--gpu-tapes=local=BYTES` enlarges the region. No device `malloc`,
+//!   whose calls serialize the threads of a launch and made such gradients thousands of
+//!   times slower than their primals;
+//! - with [`DeviceTapeSpace::Heap`] (opt-in, `--gpu-tapes=heap`), or for a tape whose
+//!   header leaves the derivative, those tapes use [`DEVICE_ALLOC`] instead: CUDA's
+//!   device-side `malloc` (a system call ptxas resolves) that traps when the device heap
+//!   is exhausted, and `__adc_tape_push` gets a device body that grows a full tape by
+//!   allocating twice the capacity, copying the used bytes and freeing the old buffer.
 //!
-//! Every pointer a tape header holds is therefore either a thread's local array (never
-//! grown: its capacity is exact, and never freed) or a device-heap block released with
-//! `free`. The rewrite is idempotent and does nothing to modules for other targets.
+//! Every pointer a tape header holds is therefore a thread's local array or region
+//! (never freed), or a device-heap block released with `free`. The rewrite is idempotent
+//! and does nothing to modules for other targets.
 
 use std::collections::{HashMap, HashSet};
 
@@ -35,6 +44,7 @@ use adc_ir::{
 use super::tape::{build_tape_push, TapeGrowth, TAPE_TOP_OFFSET};
 use crate::callees::TAPE_PUSH;
 use crate::error::{AdError, AdErrorKind, Site};
+use crate::request::DeviceTapeSpace;
 
 /// Bytes of tapes one derivative may keep in thread-local memory; larger tapes go to the
 /// device heap. PTX allows 512 KiB of local memory per thread, but the driver reserves
@@ -45,8 +55,21 @@ pub const LOCAL_TAPE_BUDGET: u64 = 16 * 1024;
 /// `__adc_device_tape_alloc(i64 bytes) -> ptr`: device `malloc` that traps on failure.
 pub const DEVICE_ALLOC: &str = "__adc_device_tape_alloc";
 
+/// `__adc_device_tape_reserve(ptr region, ptr used, i64 bytes) -> ptr`: bump allocation
+/// in a derivative's tape region, trapping when the region is full.
+pub const REGION_RESERVE: &str = "__adc_device_tape_reserve";
+
+/// `__adc_device_tape_push(ptr tape, i64 size, ptr region, ptr used) -> ptr`: the tape
+/// push of [`build_tape_push`], growing into the region.
+pub const REGION_PUSH: &str = "__adc_device_tape_push";
+
 /// Alignment of a tape kept in local memory (what device `malloc` guarantees).
 const LOCAL_TAPE_ALIGN: u32 = 16;
+
+/// `__adc_device_tape_free(ptr)`: releases what [`DEVICE_ALLOC`] gave a whole derivative
+/// (synthesis calls the pair; the rewrite turns them into region reservations and nothing,
+/// or into the device heap's `malloc` and `free`).
+pub const DEVICE_FREE: &str = "__adc_device_tape_free";
 
 /// How one module's tapes were placed (for tests and reports).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -54,10 +77,14 @@ pub struct DeviceTapes {
     /// Presized tapes turned into thread-local arrays, and their bytes in all.
     pub local: usize,
     pub local_bytes: u64,
-    /// Presized tapes allocated on the device heap (size known only on entry, or too big).
+    /// Tape buffers allocated on the device heap (`--gpu-tapes=heap`).
     pub heap: usize,
-    /// Tapes of unknown size, grown on the device heap by the device `__adc_tape_push`.
+    /// Tapes grown on the device heap by the device `__adc_tape_push`.
     pub growing: usize,
+    /// Tape buffers reserved in tape regions (sizes known on entry).
+    pub region_presized: usize,
+    /// Tapes pushed through [`REGION_PUSH`] (growing in the region when full).
+    pub region_growing: usize,
 }
 
 /// Rewrites the tape runtime of a GPU module for the device (see the module comment).
@@ -65,7 +92,10 @@ pub struct DeviceTapes {
 /// buffer with `realloc` afterwards (a forward derivative of the CPU tape push; today
 /// forward-over-reverse in a kernel already stops earlier, at the atomic adjoints) is an
 /// error naming it: the device has no `realloc`.
-pub fn place_device_tapes(module: &mut Module) -> Result<DeviceTapes, AdError> {
+pub fn place_device_tapes(
+    module: &mut Module,
+    space: DeviceTapeSpace,
+) -> Result<DeviceTapes, AdError> {
     let mut report = DeviceTapes::default();
     if !super::gpu::is_nvptx(module) {
         return Ok(report);
@@ -77,17 +107,26 @@ pub fn place_device_tapes(module: &mut Module) -> Result<DeviceTapes, AdError> {
         return Ok(report);
     };
     let alloc = define_device_alloc(module, malloc);
+    let tape_free = module.function_by_name(DEVICE_FREE);
+    if let Some(id) = tape_free {
+        define_device_free(module, id, free, space);
+    }
     if calls_realloc(module, push) {
         define_device_push(module, push, alloc, free);
     }
+    let region = match space {
+        DeviceTapeSpace::Local(bytes) => Some(define_region_runtime(module, bytes)),
+        DeviceTapeSpace::Heap => None,
+    };
+    let runtime = DeviceRuntime { push, free, alloc, tape_free, region };
     let callers: Vec<FuncId> = module
         .functions
         .iter()
-        .filter(|(id, f)| !f.is_declaration() && *id != push && *id != alloc)
+        .filter(|(id, f)| !f.is_declaration() && !runtime.defines(*id))
         .map(|(id, _)| id)
         .collect();
     for id in callers {
-        place_function_tapes(&mut module.functions[id], push, malloc, free, alloc, &mut report);
+        place_function_tapes(&mut module.functions[id], &runtime, &mut report);
     }
     let synthesized = module.functions.iter().filter(|(_, f)| f.name.starts_with("__adc_"));
     if let Some((_, f)) = synthesized.into_iter().find(|(id, _)| calls_realloc(module, *id)) {
@@ -113,91 +152,162 @@ fn calls_realloc(module: &Module, func: FuncId) -> bool {
     })
 }
 
-/// The presized tapes of one function: local arrays where the size is a constant and the
-/// budget allows, device-heap blocks otherwise.
-fn place_function_tapes(
-    f: &mut Function,
+/// The device's tape functions.
+struct DeviceRuntime {
     push: FuncId,
-    malloc: FuncId,
     free: FuncId,
+    /// [`DEVICE_ALLOC`] (defined: the device heap) and [`DEVICE_FREE`] (declared).
     alloc: FuncId,
+    tape_free: Option<FuncId>,
+    /// Region reserve and push, and the region size ([`DeviceTapeSpace::Local`]).
+    region: Option<RegionRuntime>,
+}
+
+#[derive(Copy, Clone)]
+struct RegionRuntime {
+    reserve: FuncId,
+    push: FuncId,
+    bytes: u64,
+}
+
+impl DeviceRuntime {
+    fn defines(&self, id: FuncId) -> bool {
+        id == self.push
+            || id == self.alloc
+            || self.region.is_some_and(|r| id == r.reserve || id == r.push)
+    }
+}
+
+/// The calls in `f` (laid out) to `callee`.
+fn calls_to(f: &Function, callee: FuncId) -> Vec<Inst> {
+    f.layout
+        .insts()
+        .filter(|(_, inst)| {
+            matches!(&f.dfg.insts[*inst], InstructionData::Call { callee: c, .. } if *c == callee)
+        })
+        .map(|(_, inst)| inst)
+        .collect()
+}
+
+/// The tapes of one function: a local array for each presized tape of constant size
+/// within the budget; the rest in the function's tape region, or on the device heap.
+fn place_function_tapes(f: &mut Function, runtime: &DeviceRuntime, report: &mut DeviceTapes) {
+    let local_headers = place_constant_tapes(f, runtime, report);
+    reserve_without_growth(f, runtime.push, &local_headers);
+    let allocations = calls_to(f, runtime.alloc);
+    let is_alloca = |f: &Function, v: Value| match f.dfg.value_def(v) {
+        ValueDef::Result(inst) => matches!(f.dfg.insts[inst], InstructionData::Alloca { .. }),
+        ValueDef::Param(..) => false,
+    };
+    // Pushes onto this function's own headers (a split function's live in its frame and
+    // keep the heap push).
+    let pushes: Vec<Inst> = calls_to(f, runtime.push)
+        .into_iter()
+        .filter(|call| match &f.dfg.insts[*call] {
+            InstructionData::Call { args, .. } => is_alloca(f, args[0]),
+            _ => false,
+        })
+        .collect();
+    let tape_frees = runtime.tape_free.map(|free| calls_to(f, free)).unwrap_or_default();
+    let mut pushed: HashSet<Value> = HashSet::new();
+    for call in &pushes {
+        if let InstructionData::Call { args, .. } = &f.dfg.insts[*call] {
+            pushed.insert(args[0]);
+        }
+    }
+    match runtime.region {
+        Some(r) => {
+            if !allocations.is_empty() || !pushes.is_empty() {
+                let (area, used) = add_region(f, r.bytes);
+                for call in &allocations {
+                    if let InstructionData::Call { callee, args, .. } = &mut f.dfg.insts[*call] {
+                        *callee = r.reserve;
+                        *args = vec![area, used, args[0]];
+                    }
+                }
+                for call in &pushes {
+                    if let InstructionData::Call { callee, args, .. } = &mut f.dfg.insts[*call] {
+                        *callee = r.push;
+                        args.extend([area, used]);
+                    }
+                }
+                report.region_presized += allocations.len();
+                report.region_growing += pushed.len();
+            }
+            // The region ends with the frame: nothing to free.
+            for call in tape_frees {
+                f.layout.remove_inst(call);
+            }
+        }
+        None => {
+            report.heap += allocations.len();
+            report.growing += pushed.len();
+            for call in tape_frees {
+                if let InstructionData::Call { callee, .. } = &mut f.dfg.insts[call] {
+                    *callee = runtime.free;
+                }
+            }
+        }
+    }
+}
+
+/// Presized tapes whose size is a constant within [`LOCAL_TAPE_BUDGET`] become local
+/// arrays; their frees disappear. Returns their headers.
+fn place_constant_tapes(
+    f: &mut Function,
+    runtime: &DeviceRuntime,
     report: &mut DeviceTapes,
-) {
-    let headers: HashSet<Value> = f
+) -> HashSet<Value> {
+    let push = runtime.push;
+    let uses = value_uses(f);
+    let mut local_headers = HashSet::new();
+    let mut local_bytes = 0u64;
+    let stores: Vec<(Inst, Value, Value)> = f
         .layout
         .insts()
-        .filter_map(|(_, inst)| match &f.dfg.insts[inst] {
-            InstructionData::Call { callee, args, .. } if *callee == push => args.first().copied(),
+        .filter_map(|(_, inst)| match f.dfg.insts[inst] {
+            InstructionData::Store { value, ptr, .. } => Some((inst, value, ptr)),
             _ => None,
         })
         .collect();
-    if headers.is_empty() {
-        return;
-    }
-    let uses = value_uses(f);
-    // (the malloc call, the header its buffer is stored into, the constant size if any)
-    let mut buffers: Vec<(Inst, Value, Option<u64>)> = Vec::new();
-    for (_, inst) in f.layout.insts() {
-        let InstructionData::Store { value, ptr, .. } = f.dfg.insts[inst] else { continue };
-        if !headers.contains(&ptr) {
-            continue;
-        }
+    for (_, value, header) in stores {
         let ValueDef::Result(call) = f.dfg.value_def(value) else { continue };
         let InstructionData::Call { callee, ref args, .. } = f.dfg.insts[call] else { continue };
-        // A buffer from `alloc` was placed on the heap by an earlier run: counted again.
-        if (callee != malloc && callee != alloc) || uses.get(&value).map_or(0, Vec::len) != 1 {
+        if callee != runtime.alloc || uses.get(&value).map_or(0, Vec::len) != 1 {
             continue;
         }
-        let bytes =
-            args.first().and_then(|b| constant_value(f, *b, 0)).filter(|_| callee == malloc);
-        buffers.push((call, ptr, bytes));
-    }
-    report.growing += headers.len().saturating_sub(buffers.len());
-    let mut local_bytes = 0u64;
-    let mut local_headers = HashSet::new();
-    for (call, header, bytes) in buffers {
-        let fits = bytes.is_some_and(|b| local_bytes + b <= LOCAL_TAPE_BUDGET);
-        match bytes {
-            Some(bytes) if fits && header_stays_local(f, &uses, header, push) => {
-                let count = f.dfg.make_inst(
-                    InstructionData::Const { ty: Type::I64, value: Constant::Int(bytes.into()) },
-                    Some(Type::I64),
-                );
-                f.layout.insert_inst_before(count, call);
-                let count = f.dfg.inst_result(count).expect("a constant has a result");
-                let array = f.dfg.make_inst(
-                    InstructionData::Alloca {
-                        ty: Type::I8,
-                        count: Some(count),
-                        align: LOCAL_TAPE_ALIGN,
-                    },
-                    Some(Type::PTR),
-                );
-                f.layout.insert_inst_before(array, call);
-                let array = f.dfg.inst_result(array).expect("an alloca has a result");
-                let buffer = f.dfg.inst_result(call).expect("malloc returns a pointer");
-                f.dfg.replace_uses(buffer, array);
-                f.layout.remove_inst(call);
-                local_bytes += bytes;
-                local_headers.insert(header);
-                report.local += 1;
-            }
-            _ => {
-                if let InstructionData::Call { callee, .. } = &mut f.dfg.insts[call] {
-                    *callee = alloc;
-                }
-                report.heap += 1;
-            }
+        let Some(bytes) = args.first().and_then(|b| constant_value(f, *b, 0)) else { continue };
+        if local_bytes + bytes > LOCAL_TAPE_BUDGET || !header_stays_local(f, &uses, header, push) {
+            continue;
         }
+        let count = f.dfg.make_inst(
+            InstructionData::Const { ty: Type::I64, value: Constant::Int(bytes.into()) },
+            Some(Type::I64),
+        );
+        f.layout.insert_inst_before(count, call);
+        let count = f.dfg.inst_result(count).expect("a constant has a result");
+        let array = f.dfg.make_inst(
+            InstructionData::Alloca { ty: Type::I8, count: Some(count), align: LOCAL_TAPE_ALIGN },
+            Some(Type::PTR),
+        );
+        f.layout.insert_inst_before(array, call);
+        let array = f.dfg.inst_result(array).expect("an alloca has a result");
+        let buffer = f.dfg.inst_result(call).expect("the allocator returns a pointer");
+        f.dfg.replace_uses(buffer, array);
+        f.layout.remove_inst(call);
+        local_bytes += bytes;
+        local_headers.insert(header);
+        report.local += 1;
     }
     report.local_bytes += local_bytes;
-    reserve_without_growth(f, push, &local_headers);
-    // The frees of local tapes: `free(load header)`.
+    // Their frees: `free(load header)`.
     let frees: Vec<Inst> = f
         .layout
         .insts()
         .filter(|(_, inst)| match &f.dfg.insts[*inst] {
-            InstructionData::Call { callee, args, .. } if *callee == free => {
+            InstructionData::Call { callee, args, .. }
+                if Some(*callee) == runtime.tape_free || *callee == runtime.free =>
+            {
                 args.first().is_some_and(|a| match f.dfg.value_def(*a) {
                     ValueDef::Result(load) => matches!(
                         f.dfg.insts[load],
@@ -213,6 +323,130 @@ fn place_function_tapes(
     for inst in frees {
         f.layout.remove_inst(inst);
     }
+    local_headers
+}
+
+/// Adds the tape region to the start of `f`'s entry block: `bytes` of local memory and
+/// a slot counting the bytes in use (zero). Returns both pointers.
+fn add_region(f: &mut Function, bytes: u64) -> (Value, Value) {
+    let entry = f.entry_block().expect("a function with tapes has a body");
+    let first = f.layout.first_inst(entry).expect("an entry block ends in a terminator");
+    let mut insert = |data: InstructionData, ty: Type| {
+        let inst = f.dfg.make_inst(data, Some(ty));
+        f.layout.insert_inst_before(inst, first);
+        f.dfg.inst_result(inst).expect("typed instructions have results")
+    };
+    let int =
+        |value: u64| InstructionData::Const { ty: Type::I64, value: Constant::Int(value.into()) };
+    let count = insert(int(bytes), Type::I64);
+    let area = insert(
+        InstructionData::Alloca { ty: Type::I8, count: Some(count), align: LOCAL_TAPE_ALIGN },
+        Type::PTR,
+    );
+    let used = insert(InstructionData::Alloca { ty: Type::I64, count: None, align: 8 }, Type::PTR);
+    let zero = insert(int(0), Type::I64);
+    let store = f.dfg.make_inst(
+        InstructionData::Store { value: zero, ptr: used, align: 8, volatile: false },
+        None,
+    );
+    f.layout.insert_inst_before(store, first);
+    (area, used)
+}
+
+/// Defines (once) [`REGION_RESERVE`] for regions of `bytes` and [`REGION_PUSH`] on it.
+fn define_region_runtime(module: &mut Module, bytes: u64) -> RegionRuntime {
+    let reserve = match module.function_by_name(REGION_RESERVE) {
+        Some(id) => id,
+        None => define_region_reserve(module, bytes),
+    };
+    let push = match module.function_by_name(REGION_PUSH) {
+        Some(id) => id,
+        None => define_region_push(module, reserve),
+    };
+    RegionRuntime { reserve, push, bytes }
+}
+
+/// `reserve(region, used, bytes)`: `used` rounded up to 16 bytes is the offset of the
+/// block; a block ending past the region traps.
+fn define_region_reserve(module: &mut Module, capacity: u64) -> FuncId {
+    let signature = Signature::new(vec![Type::PTR, Type::PTR, Type::I64], Some(Type::PTR));
+    let mut f = Function::new(REGION_RESERVE, signature);
+    f.linkage = Linkage::Internal;
+    f.attrs = FuncAttrs::NOUNWIND | FuncAttrs::ALWAYSINLINE;
+    let lookup = |_: FuncId| None;
+    let mut b = FunctionBuilder::new(&mut f, &lookup);
+    let entry = b.create_entry_block();
+    let full = b.create_block();
+    let fits = b.create_block();
+    let params = b.func.dfg.block_params(entry).to_vec();
+    let (area, used_slot, bytes) = (params[0], params[1], params[2]);
+    b.switch_to_block(entry);
+    let used = b.load(Type::I64, used_slot, 8);
+    let align = b.iconst(Type::I64, i128::from(LOCAL_TAPE_ALIGN) - 1);
+    let padded = b.binary(BinaryOp::Add, used, align);
+    let mask = b.iconst(Type::I64, -i128::from(LOCAL_TAPE_ALIGN));
+    let start = b.binary(BinaryOp::And, padded, mask);
+    let end = b.binary(BinaryOp::Add, start, bytes);
+    let room = b.iconst(Type::I64, i128::from(capacity));
+    // `bytes` above the region also catches a wrapped `end`.
+    let too_big = b.icmp(IntCC::Ugt, bytes, room);
+    let past_end = b.icmp(IntCC::Ugt, end, room);
+    let over = b.binary(BinaryOp::Or, too_big, past_end);
+    b.brif(over, BlockCall::new(full, Vec::new()), BlockCall::new(fits, Vec::new()));
+    b.switch_to_block(full);
+    b.ins(InstructionData::Unreachable);
+    b.switch_to_block(fits);
+    b.store(end, used_slot, 8);
+    let block = b.ptradd(area, start);
+    b.ret(Some(block));
+    module.add_function(f)
+}
+
+/// [`REGION_PUSH`]: the tape push of [`build_tape_push`] whose growth reserves the doubled
+/// buffer in the region and copies the used bytes (the old buffer stays, unused).
+fn define_region_push(module: &mut Module, reserve: FuncId) -> FuncId {
+    let signature =
+        Signature::new(vec![Type::PTR, Type::I64, Type::PTR, Type::PTR], Some(Type::PTR));
+    let mut f = Function::new(REGION_PUSH, signature);
+    f.linkage = Linkage::Internal;
+    f.attrs = FuncAttrs::NOUNWIND;
+    let signatures = module.signatures();
+    let lookup = |id: FuncId| signatures.get(&id).cloned();
+    build_tape_push(&mut f, &lookup, |b, growth| {
+        let TapeGrowth { data, top, size, new_bytes } = growth;
+        let entry = b.func.entry_block().expect("built from its entry block");
+        let params = b.func.dfg.block_params(entry).to_vec();
+        let (area, used) = (params[2], params[3]);
+        let (_, grown) = b.call(reserve, vec![area, used, new_bytes]);
+        let grown = grown.expect("reserve returns a pointer");
+        let bytes = b.binary(BinaryOp::Mul, top, size);
+        copy_bytes(b, data, grown, bytes);
+        grown
+    });
+    module.add_function(f)
+}
+
+/// Copies `bytes` bytes from `from` to `to`, one at a time (growth is rare and element
+/// sizes vary); leaves the builder after the loop.
+fn copy_bytes(b: &mut FunctionBuilder<'_>, from: Value, to: Value, bytes: Value) {
+    let header = b.create_block();
+    let body = b.create_block();
+    let done = b.create_block();
+    let index = b.append_block_param(header, Type::I64);
+    let zero = b.iconst(Type::I64, 0);
+    b.jump(header, vec![zero]);
+    b.switch_to_block(header);
+    let more = b.icmp(IntCC::Ult, index, bytes);
+    b.brif(more, BlockCall::new(body, Vec::new()), BlockCall::new(done, Vec::new()));
+    b.switch_to_block(body);
+    let source = b.ptradd(from, index);
+    let byte = b.load(Type::I8, source, 1);
+    let target = b.ptradd(to, index);
+    b.store(byte, target, 1);
+    let one = b.iconst(Type::I64, 1);
+    let next = b.binary(BinaryOp::Add, index, one);
+    b.jump(header, vec![next]);
+    b.switch_to_block(done);
 }
 
 /// Replaces the pushes onto local tapes (whose capacity is exact, so they never grow) by
@@ -342,7 +576,9 @@ fn constant_value(f: &Function, value: Value, depth: usize) -> Option<u64> {
 /// Defines [`DEVICE_ALLOC`] (once): `malloc(bytes)`, trapping when the device heap
 /// (`cudaLimitMallocHeapSize`, 8 MB unless the host raises it) cannot hold the block.
 fn define_device_alloc(module: &mut Module, malloc: FuncId) -> FuncId {
-    if let Some(id) = module.function_by_name(DEVICE_ALLOC) {
+    // Synthesis declares it; a second run finds it defined.
+    let declared = module.function_by_name(DEVICE_ALLOC);
+    if let Some(id) = declared.filter(|id| !module.functions[*id].is_declaration()) {
         return id;
     }
     let mut f = Function::new(DEVICE_ALLOC, Signature::new(vec![Type::I64], Some(Type::PTR)));
@@ -365,7 +601,35 @@ fn define_device_alloc(module: &mut Module, malloc: FuncId) -> FuncId {
     b.ins(InstructionData::Unreachable);
     b.switch_to_block(done);
     b.ret(Some(block));
-    module.add_function(f)
+    match declared {
+        Some(id) => {
+            module.functions[id] = f;
+            id
+        }
+        None => module.add_function(f),
+    }
+}
+
+/// Gives the declared [`DEVICE_FREE`] its body, so that no declaration of it is left for
+/// the linker (its calls are rewritten anyway): nothing for regions, `free` for the heap.
+fn define_device_free(module: &mut Module, id: FuncId, free: FuncId, space: DeviceTapeSpace) {
+    if !module.functions[id].is_declaration() {
+        return;
+    }
+    let mut f = Function::new(DEVICE_FREE, Signature::new(vec![Type::PTR], None));
+    f.linkage = Linkage::Internal;
+    f.attrs = FuncAttrs::NOUNWIND;
+    let signatures = module.signatures();
+    let lookup = |id: FuncId| signatures.get(&id).cloned();
+    let mut b = FunctionBuilder::new(&mut f, &lookup);
+    let entry = b.create_entry_block();
+    let block = b.func.dfg.block_params(entry)[0];
+    b.switch_to_block(entry);
+    if space == DeviceTapeSpace::Heap {
+        b.call(free, vec![block]);
+    }
+    b.ret(None);
+    module.functions[id] = f;
 }
 
 /// Replaces the body of `__adc_tape_push(ptr %tape, i64 %size) -> ptr` by its device
@@ -379,30 +643,14 @@ fn define_device_push(module: &mut Module, push: FuncId, alloc: FuncId, free: Fu
     f.attrs = old.attrs;
     build_tape_push(&mut f, &lookup, |b, growth| {
         let TapeGrowth { data, top, size, new_bytes } = growth;
-        let copy = b.create_block();
-        let copy_byte = b.create_block();
         let release = b.create_block();
         let free_old = b.create_block();
         let replace = b.create_block();
-        let index = b.append_block_param(copy, Type::I64);
         let (_, grown) = b.call(alloc, vec![new_bytes]);
         let grown = grown.expect("the device allocator returns a pointer");
         let used = b.binary(BinaryOp::Mul, top, size);
-        let zero = b.iconst(Type::I64, 0);
-        b.jump(copy, vec![zero]);
-
-        // Bytewise: growth is rare (geometric), and element sizes vary.
-        b.switch_to_block(copy);
-        let more = b.icmp(IntCC::Ult, index, used);
-        b.brif(more, BlockCall::new(copy_byte, Vec::new()), BlockCall::new(release, Vec::new()));
-        b.switch_to_block(copy_byte);
-        let from = b.ptradd(data, index);
-        let byte = b.load(Type::I8, from, 1);
-        let to = b.ptradd(grown, index);
-        b.store(byte, to, 1);
-        let one = b.iconst(Type::I64, 1);
-        let next = b.binary(BinaryOp::Add, index, one);
-        b.jump(copy, vec![next]);
+        copy_bytes(b, data, grown, used);
+        b.jump(release, Vec::new());
 
         b.switch_to_block(release);
         let null = b.constant(Type::PTR, Constant::Int(0));
@@ -492,12 +740,17 @@ func @grad_{name}(%x: ptr, %dx: ptr, %n: i64) {{
         text
     }
 
-    /// Lowers the test module's gradients with the tape layout on (`records`) or off.
-    fn lowered(records: bool) -> (adc_ir::Module, super::DeviceTapes) {
+    /// Lowers the test module's gradients with the tape layout on (`records`) or off, the
+    /// tapes of run-time size in `space`.
+    fn lowered(
+        records: bool,
+        space: crate::request::DeviceTapeSpace,
+    ) -> (adc_ir::Module, super::DeviceTapes) {
         let text = module();
         let mut module = parse_module(&text).unwrap_or_else(|d| panic!("{d:?}\n{text}"));
         let mut options = crate::DifferentiatorOptions::default();
         options.cache.records = records;
+        options.device_tapes = space;
         let mut synth = Differentiator::new(options);
         let report = lower_enzyme_calls(&mut module, &mut synth).expect("lowered");
         adc_ir::verify::verify_module(&module)
@@ -511,10 +764,18 @@ func @grad_{name}(%x: ptr, %dx: ptr, %n: i64) {{
             module.function_by_name(&format!("__adc_reverse_{name}")).expect("derivative");
         let f = &module.functions[derivative];
         let mut calls = Vec::new();
+        let runtime = [
+            "malloc",
+            "free",
+            crate::callees::TAPE_PUSH,
+            super::DEVICE_ALLOC,
+            super::REGION_RESERVE,
+            super::REGION_PUSH,
+        ];
         for (_, inst) in f.layout.insts() {
             if let adc_ir::InstructionData::Call { callee, .. } = &f.dfg.insts[inst] {
                 let callee = &module.functions[*callee].name;
-                if ["malloc", "free", crate::callees::TAPE_PUSH].contains(&callee.as_str()) {
+                if runtime.contains(&callee.as_str()) {
                     calls.push(callee.clone());
                 }
             }
@@ -522,40 +783,85 @@ func @grad_{name}(%x: ptr, %dx: ptr, %n: i64) {{
         calls
     }
 
-    /// One tape per value (`-cache-records`): every tape is pushed through the tape
-    /// runtime, which gets its device body; no `realloc` remains and a second run of the
-    /// rewrite changes nothing.
+    /// One tape per value (`-cache-records`), by default: every tape of run-time size is
+    /// pushed through the region push; nothing calls an allocator, no `realloc` remains,
+    /// and a second run of the rewrite changes nothing.
+    /// A region for `fixed_big`'s 32 KB tape (the default 4 KiB traps, see below).
+    const BIG_REGION: crate::request::DeviceTapeSpace =
+        crate::request::DeviceTapeSpace::Local(64 * 1024);
+
     #[test]
-    fn per_value_tapes_grow_without_realloc() {
-        let (mut module, tapes) = lowered(false);
-        assert!(tapes.growing >= 1, "{tapes:?}");
+    fn per_value_tapes_grow_in_the_region() {
+        let (mut module, tapes) = lowered(false, BIG_REGION);
+        assert!(tapes.region_growing >= 1, "{tapes:?}");
+        assert_eq!((tapes.heap, tapes.growing), (0, 0), "{tapes:?}");
         let printed = print_module(&module);
         assert!(!printed.contains("call @realloc"), "{printed}");
-        let again = super::place_device_tapes(&mut module).expect("placed again");
-        assert_eq!((again.local, again.heap), (0, 0), "{again:?}");
+        for name in ["fixed", "fixed_big", "counted", "until"] {
+            let calls = allocator_calls(&module, name);
+            assert!(!calls.iter().any(|c| c == "malloc" || c == super::DEVICE_ALLOC), "{calls:?}");
+        }
+        let again = super::place_device_tapes(&mut module, BIG_REGION).expect("again");
+        assert_eq!(again, super::DeviceTapes::default());
         assert_eq!(print_module(&module), printed);
         run_gradients(&module);
     }
 
-    /// The default layout already puts the small constant-size tape on the stack and
-    /// presizes counted loops with one `malloc` (the device heap in PTX): the rewrite only
-    /// gives the growing tape its device body.
+    /// The default layout puts the small constant-size tape on the stack; tapes presized
+    /// on entry reserve their buffer in the region, the growing tape grows there.
     #[test]
-    fn record_tapes_use_the_stack_the_device_heap_and_grow_without_realloc() {
-        let (module, tapes) = lowered(true);
-        assert_eq!(tapes.growing, 1, "{tapes:?}");
-        let printed = print_module(&module);
-        assert!(!printed.contains("call @realloc"), "{printed}");
+    fn record_tapes_use_the_stack_and_the_region() {
+        let (module, tapes) = lowered(true, BIG_REGION);
+        assert_eq!(tapes.heap + tapes.growing, 0, "{tapes:?}");
+        assert!(tapes.region_presized >= 2 && tapes.region_growing >= 1, "{tapes:?}");
         assert_eq!(allocator_calls(&module, "fixed"), Vec::<String>::new());
         for presized in ["fixed_big", "counted"] {
             let calls = allocator_calls(&module, presized);
-            assert!(calls.contains(&"malloc".to_string()), "{presized}: {calls:?}");
-            assert!(
-                !calls.contains(&crate::callees::TAPE_PUSH.to_string()),
-                "{presized}: {calls:?}"
-            );
+            assert!(calls.contains(&super::REGION_RESERVE.to_string()), "{presized}: {calls:?}");
+            assert!(!calls.contains(&"malloc".to_string()), "{presized}: {calls:?}");
         }
         run_gradients(&module);
+    }
+
+    /// `--gpu-tapes=heap`: presized tapes come from the device heap and the growing one
+    /// grows there, without `realloc`.
+    #[test]
+    fn heap_tapes_are_the_opt_in() {
+        let (module, tapes) = lowered(true, crate::request::DeviceTapeSpace::Heap);
+        assert_eq!(tapes.growing, 1, "{tapes:?}");
+        assert_eq!(tapes.region_presized + tapes.region_growing, 0, "{tapes:?}");
+        let printed = print_module(&module);
+        assert!(!printed.contains("call @realloc"), "{printed}");
+        for presized in ["fixed_big", "counted"] {
+            let calls = allocator_calls(&module, presized);
+            assert!(calls.contains(&super::DEVICE_ALLOC.to_string()), "{presized}: {calls:?}");
+            assert!(!calls.contains(&crate::callees::TAPE_PUSH.to_string()), "{presized}");
+        }
+        run_gradients(&module);
+    }
+
+    /// A region too small for the tapes stops the thread (a trap), never a wrong result:
+    /// the default 4 KiB for `fixed_big`'s 32 KB, 64 bytes for `counted`'s 37 values.
+    #[test]
+    fn a_full_region_traps() {
+        let (module, _) = lowered(true, Default::default());
+        let mut interp = Interpreter::new(&module).expect("interpreter");
+        let xs = vec![Val::F64(0.5); 4001];
+        let x = interp.alloc(&adc_ir::Type::F64, &xs).expect("alloc");
+        let dx = interp.alloc(&adc_ir::Type::F64, &vec![Val::F64(0.0); 4001]).expect("alloc");
+        let grad = module.function_by_name("grad_fixed_big").expect("gradient");
+        let error = interp.call(grad, &[x, dx, Val::Int(0)]).expect_err("32 KB in 4 KiB");
+        assert!(error.message().contains("unreachable"), "{}", error.message());
+
+        let (module, _) = lowered(true, crate::request::DeviceTapeSpace::Local(64));
+        let mut interp = Interpreter::new(&module).expect("interpreter");
+        let xs = vec![Val::F64(0.5); 64];
+        let x = interp.alloc(&adc_ir::Type::F64, &xs).expect("alloc");
+        let dx = interp.alloc(&adc_ir::Type::F64, &vec![Val::F64(0.0); 64]).expect("alloc");
+        let grad = module.function_by_name("grad_counted").expect("gradient");
+        let error =
+            interp.call(grad, &[x, dx, Val::Int(37)]).expect_err("37 values need 296 bytes");
+        assert!(error.message().contains("unreachable"), "{}", error.message());
     }
 
     fn run_gradients(module: &adc_ir::Module) {

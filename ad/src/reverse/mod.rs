@@ -96,6 +96,11 @@ pub(crate) struct SplitMode {
 pub(crate) struct Runtime {
     pub malloc: FuncId,
     pub free: FuncId,
+    /// Allocates and frees the tape buffers of whole derivatives: `malloc` and `free` on
+    /// CPUs; on GPUs declarations that `gpu_tapes` turns into local tape regions or
+    /// device-heap calls after synthesis.
+    pub tape_alloc: FuncId,
+    pub tape_free: FuncId,
     /// `__adc_tape_push(ptr %tape, i64 %size) -> ptr`: reserves one element on a tape.
     pub tape_push: FuncId,
     /// `__adc_tape_take`/`__adc_tape_give` (`tape_reuse`): CPU modules with

@@ -721,7 +721,7 @@ impl<'a> Synth<'a> {
                             let call = match self.split {
                                 Some(_) => self.split_allocation(total),
                                 None => InstructionData::Call {
-                                    callee: self.runtime.malloc,
+                                    callee: self.runtime.tape_alloc,
                                     args: vec![total],
                                     attrs: FuncAttrs::empty(),
                                 },
@@ -886,6 +886,19 @@ impl<'a> Synth<'a> {
         match release {
             Release::Give(slot, reuse) => self.give_tape_buffer(reuse, slot, data, before),
             Release::UnlessInArena => self.free_split_allocation(data, before),
+            // Buffers of whole derivatives came from the tape allocator (or grew through
+            // the tape push, which uses it); split functions' from `malloc`.
+            Release::Free if self.split.is_none() => {
+                let free = InstructionData::Call {
+                    callee: self.runtime.tape_free,
+                    args: vec![data],
+                    attrs: FuncAttrs::empty(),
+                };
+                match before {
+                    Some(at) => self.ins_before(at, free),
+                    None => self.ins(free),
+                };
+            }
             Release::Free => self.free_before(data, before),
         }
     }
