@@ -65,7 +65,7 @@ fn compile(file: &str, scratch: &Path) -> Module {
 }
 
 /// The externals a kernel may call: CUDA's device-side heap and `printf`, system calls
-/// that ptxas and the driver resolve (device tapes of unknown size use the heap).
+/// that ptxas and the driver resolve (tapes use the heap only with `--gpu-tapes=heap`).
 const DEVICE_SYSTEM_CALLS: &[&str] = &["malloc", "free", "vprintf"];
 
 /// The names of the `.extern .func` prototypes of a PTX text.
@@ -116,6 +116,14 @@ fn check_ptx(module: &Module, file: &str, scratch: &Path) {
         assert!(
             unexpected.is_empty(),
             "{file}: the {} PTX calls externals a device cannot resolve: {unexpected:?} ({})",
+            arch.name(),
+            path.display()
+        );
+        // Tapes live in registers, local arrays or the local tape region: a device
+        // `malloc` per thread serializes a launch (`--gpu-tapes=heap` is the opt-in).
+        assert!(
+            !externs.contains(&"malloc"),
+            "{file}: the {} gradient PTX calls the device heap ({})",
             arch.name(),
             path.display()
         );
