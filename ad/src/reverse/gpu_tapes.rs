@@ -126,7 +126,7 @@ pub fn place_device_tapes(
         .map(|(id, _)| id)
         .collect();
     for id in callers {
-        place_function_tapes(&mut module.functions[id], &runtime, &mut report);
+        place_function_tapes(&mut module.functions[id], &runtime, &mut report)?;
     }
     let synthesized = module.functions.iter().filter(|(_, f)| f.name.starts_with("__adc_"));
     if let Some((_, f)) = synthesized.into_iter().find(|(id, _)| calls_realloc(module, *id)) {
@@ -191,7 +191,11 @@ fn calls_to(f: &Function, callee: FuncId) -> Vec<Inst> {
 
 /// The tapes of one function: a local array for each presized tape of constant size
 /// within the budget; the rest in the function's tape region, or on the device heap.
-fn place_function_tapes(f: &mut Function, runtime: &DeviceRuntime, report: &mut DeviceTapes) {
+fn place_function_tapes(
+    f: &mut Function,
+    runtime: &DeviceRuntime,
+    report: &mut DeviceTapes,
+) -> Result<(), AdError> {
     let local_headers = place_constant_tapes(f, runtime, report);
     reserve_without_growth(f, runtime.push, &local_headers);
     let allocations = calls_to(f, runtime.alloc);
@@ -217,6 +221,33 @@ fn place_function_tapes(f: &mut Function, runtime: &DeviceRuntime, report: &mut 
     }
     match runtime.region {
         Some(r) => {
+            let mut allocations = allocations;
+            let mut local_bytes = 0u64;
+            for call in allocations.clone() {
+                let InstructionData::Call { args, .. } = &f.dfg.insts[call] else { continue };
+                let Some(bytes) = constant_value(f, args[0], 0) else { continue };
+                if local_bytes + bytes <= LOCAL_TAPE_BUDGET {
+                    // Any tape of constant size within the budget, records included:
+                    // a local array (the region's frees are dropped below anyway).
+                    local_bytes += bytes;
+                    replace_by_local_array(f, call, bytes);
+                    allocations.retain(|c| *c != call);
+                    report.local += 1;
+                } else if bytes > r.bytes {
+                    return Err(AdError::new(
+                        Site::function(&f.name),
+                        AdErrorKind::Unsupported {
+                            what: format!(
+                                "a tape of {bytes} bytes per thread, more than the local \
+                                 tape region of {} bytes: build with --gpu-tapes=local=BYTES \
+                                 (at most 524288) or --gpu-tapes=heap",
+                                r.bytes
+                            ),
+                        },
+                    ));
+                }
+            }
+            report.local_bytes += local_bytes;
             if !allocations.is_empty() || !pushes.is_empty() {
                 let (area, used) = add_region(f, r.bytes);
                 for call in &allocations {
@@ -249,6 +280,26 @@ fn place_function_tapes(f: &mut Function, runtime: &DeviceRuntime, report: &mut 
             }
         }
     }
+    Ok(())
+}
+
+/// Replaces the allocator call `call` by a local array of `bytes` bytes.
+fn replace_by_local_array(f: &mut Function, call: Inst, bytes: u64) {
+    let count = f.dfg.make_inst(
+        InstructionData::Const { ty: Type::I64, value: Constant::Int(bytes.into()) },
+        Some(Type::I64),
+    );
+    f.layout.insert_inst_before(count, call);
+    let count = f.dfg.inst_result(count).expect("a constant has a result");
+    let array = f.dfg.make_inst(
+        InstructionData::Alloca { ty: Type::I8, count: Some(count), align: LOCAL_TAPE_ALIGN },
+        Some(Type::PTR),
+    );
+    f.layout.insert_inst_before(array, call);
+    let array = f.dfg.inst_result(array).expect("an alloca has a result");
+    let buffer = f.dfg.inst_result(call).expect("the allocator returns a pointer");
+    f.dfg.replace_uses(buffer, array);
+    f.layout.remove_inst(call);
 }
 
 /// Presized tapes whose size is a constant within [`LOCAL_TAPE_BUDGET`] become local
@@ -280,21 +331,7 @@ fn place_constant_tapes(
         if local_bytes + bytes > LOCAL_TAPE_BUDGET || !header_stays_local(f, &uses, header, push) {
             continue;
         }
-        let count = f.dfg.make_inst(
-            InstructionData::Const { ty: Type::I64, value: Constant::Int(bytes.into()) },
-            Some(Type::I64),
-        );
-        f.layout.insert_inst_before(count, call);
-        let count = f.dfg.inst_result(count).expect("a constant has a result");
-        let array = f.dfg.make_inst(
-            InstructionData::Alloca { ty: Type::I8, count: Some(count), align: LOCAL_TAPE_ALIGN },
-            Some(Type::PTR),
-        );
-        f.layout.insert_inst_before(array, call);
-        let array = f.dfg.inst_result(array).expect("an alloca has a result");
-        let buffer = f.dfg.inst_result(call).expect("the allocator returns a pointer");
-        f.dfg.replace_uses(buffer, array);
-        f.layout.remove_inst(call);
+        replace_by_local_array(f, call, bytes);
         local_bytes += bytes;
         local_headers.insert(header);
         report.local += 1;
@@ -840,20 +877,26 @@ func @grad_{name}(%x: ptr, %dx: ptr, %n: i64) {{
         run_gradients(&module);
     }
 
-    /// A region too small for the tapes stops the thread (a trap), never a wrong result:
-    /// the default 4 KiB for `fixed_big`'s 32 KB, 64 bytes for `counted`'s 37 values.
+    /// A tape that cannot fit the region is a build error when its size is a constant
+    /// (`fixed_big`'s 32 KB in the default 4 KiB), and stops the thread (a trap) when it
+    /// is known only at run time (`counted`'s 37 values in 64 bytes): never a wrong result.
     #[test]
     fn a_full_region_traps() {
-        let (module, _) = lowered(true, Default::default());
-        let mut interp = Interpreter::new(&module).expect("interpreter");
-        let xs = vec![Val::F64(0.5); 4001];
-        let x = interp.alloc(&adc_ir::Type::F64, &xs).expect("alloc");
-        let dx = interp.alloc(&adc_ir::Type::F64, &vec![Val::F64(0.0); 4001]).expect("alloc");
-        let grad = module.function_by_name("grad_fixed_big").expect("gradient");
-        let error = interp.call(grad, &[x, dx, Val::Int(0)]).expect_err("32 KB in 4 KiB");
-        assert!(error.message().contains("unreachable"), "{}", error.message());
+        let mut whole = parse_module(&module()).expect("parses");
+        let mut synth = Differentiator::new(crate::DifferentiatorOptions::default());
+        let error = lower_enzyme_calls(&mut whole, &mut synth).expect_err("32 KB in 4 KiB");
+        let message = error.to_string();
+        assert!(message.contains("32000 bytes per thread"), "{message}");
+        assert!(message.contains("--gpu-tapes=local=BYTES"), "{message}");
 
-        let (module, _) = lowered(true, crate::request::DeviceTapeSpace::Local(64));
+        let mut text = module();
+        text.truncate(text.find("func @fixed(").expect("the first function"));
+        text.push_str(&sum_of_squares("counted", "  %more = icmp slt i64 %i1, %n"));
+        let mut module = parse_module(&text).expect("parses");
+        let mut options = crate::DifferentiatorOptions::default();
+        options.device_tapes = crate::request::DeviceTapeSpace::Local(64);
+        lower_enzyme_calls(&mut module, &mut Differentiator::new(options)).expect("lowered");
+        let module = module;
         let mut interp = Interpreter::new(&module).expect("interpreter");
         let xs = vec![Val::F64(0.5); 64];
         let x = interp.alloc(&adc_ir::Type::F64, &xs).expect("alloc");
