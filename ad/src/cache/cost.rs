@@ -34,8 +34,10 @@ pub fn libm_cycles(name: &str) -> Option<u64> {
     })
 }
 
-/// `expf` -> `exp`, `llvm.exp.f64` -> `exp`, `__adc_powi_f64` is not libm.
+/// `expf` -> `exp`, `llvm.exp.f64` -> `exp`, libdevice's `__nv_expf` -> `exp`;
+/// `__adc_powi_f64` is not libm.
 fn base_name(name: &str) -> &str {
+    let name = name.strip_prefix("__nv_").unwrap_or(name);
     if let Some(intrinsic) = name.strip_prefix("llvm.") {
         return intrinsic.split('.').next().unwrap_or(intrinsic);
     }
@@ -109,8 +111,13 @@ pub fn pure_libm_call(module: &Module, data: &InstructionData) -> Option<u64> {
 
 /// The model's decision for a pure libm call whose result has `bytes` bytes: `Some(true)`
 /// recompute, `Some(false)` store, `None` not a pure libm call.
+///
+/// GPU code recomputes every pure libm call: its tapes live in local memory, which is
+/// device memory reserved for every thread the GPU can hold resident, so a stored value
+/// costs memory traffic and footprint across the whole launch, while arithmetic is cheap.
 pub fn recompute_libm(module: &Module, data: &InstructionData, bytes: u64) -> Option<bool> {
-    pure_libm_call(module, data).map(|cycles| cycles <= bytes * STORE_CYCLES_PER_BYTE)
+    let gpu = module.target.as_deref().is_some_and(|t| t.starts_with("nvptx"));
+    pure_libm_call(module, data).map(|cycles| gpu || cycles <= bytes * STORE_CYCLES_PER_BYTE)
 }
 
 #[cfg(test)]
@@ -124,6 +131,9 @@ mod tests {
         assert_eq!(libm_cycles("pow"), Some(100));
         assert_eq!(libm_cycles("powi"), None);
         assert_eq!(libm_cycles("malloc"), None);
+        assert_eq!(libm_cycles("__nv_sqrt"), libm_cycles("sqrt"));
+        assert_eq!(libm_cycles("__nv_expf"), libm_cycles("exp"));
+        assert_eq!(libm_cycles("__nv_fast_expf"), None);
         // f64: 32 cycles to store; sqrt recomputed, exp stored.
         assert!(libm_cycles("sqrt").unwrap() <= 8 * STORE_CYCLES_PER_BYTE);
         assert!(libm_cycles("exp").unwrap() > 8 * STORE_CYCLES_PER_BYTE);
