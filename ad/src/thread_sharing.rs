@@ -51,6 +51,9 @@ pub enum Privacy {
 #[derive(Clone, Debug, Default)]
 pub struct ThreadPrivateLoads {
     loads: HashMap<Inst, Privacy>,
+    /// Active loads whose address does not depend on which thread runs: likely the same
+    /// element in every lane of a warp (a weight, a table entry at a loop index).
+    thread_independent: HashSet<Inst>,
 }
 
 impl ThreadPrivateLoads {
@@ -59,7 +62,7 @@ impl ThreadPrivateLoads {
     pub fn compute(module: &Module, func: FuncId, is_active: impl Fn(Value) -> bool) -> Self {
         let f = &module.functions[func];
         let mut result = ThreadPrivateLoads::default();
-        if f.is_declaration() || !only_plain_memory_access(module, f) {
+        if f.is_declaration() {
             return result;
         }
         let active_loads: Vec<(Inst, Value)> = f
@@ -73,12 +76,22 @@ impl ThreadPrivateLoads {
                 _ => None,
             })
             .collect();
+        let params_uniform = params_are_uniform(module, func);
+        let mut identity = ThreadIdentity::new(module, f, params_uniform);
+        for &(load, ptr) in &active_loads {
+            if !identity.depends_on_thread(ptr) {
+                result.thread_independent.insert(load);
+            }
+        }
+        if !only_plain_memory_access(module, f) {
+            return result;
+        }
         for &(load, _) in &active_loads {
             if stored_by_same_thread(f, load) {
                 result.loads.insert(load, Privacy::Exclusive);
             }
         }
-        let uniform = Uniformity::new(module, f, params_are_uniform(module, func));
+        let uniform = Uniformity::new(module, f, params_uniform);
         for &(load, ptr) in &active_loads {
             if result.loads.contains_key(&load) {
                 continue;
@@ -103,6 +116,78 @@ impl ThreadPrivateLoads {
     /// Why the shadow of `load` needs no atomic add, if it does not.
     pub fn privacy(&self, load: Inst) -> Option<Privacy> {
         self.loads.get(&load).copied()
+    }
+
+    /// Whether the address of `load` does not depend on the thread (no thread or block id
+    /// reaches it), so that the lanes of a warp likely add into one shadow element: worth
+    /// a warp reduction before one atomic, which the reverse pass still guards by checking
+    /// at run time that the warp is whole and the addresses equal.
+    pub fn likely_warp_uniform(&self, load: Inst) -> bool {
+        self.thread_independent.contains(&load) && !self.loads.contains_key(&load)
+    }
+}
+
+/// Which values of a function depend on the identity of the running thread: reached from
+/// `tid`, `ctaid`, `laneid`, `warpid` or `smid`, from parameters unless they are
+/// launch-uniform, or from calls. Loads follow their address (a heuristic: only the
+/// decision to try a warp reduction rests on it).
+struct ThreadIdentity<'f> {
+    module: &'f Module,
+    f: &'f Function,
+    params_uniform: bool,
+    /// (block, parameter index) -> the values branches pass to it.
+    incoming: HashMap<(adc_ir::Block, usize), Vec<Value>>,
+    memo: HashMap<Value, bool>,
+}
+
+impl<'f> ThreadIdentity<'f> {
+    fn new(module: &'f Module, f: &'f Function, params_uniform: bool) -> Self {
+        let mut incoming: HashMap<(adc_ir::Block, usize), Vec<Value>> = HashMap::new();
+        for (_, inst) in f.layout.insts() {
+            for target in f.dfg.insts[inst].branch_targets() {
+                for (index, arg) in target.args.iter().enumerate() {
+                    incoming.entry((target.block, index)).or_default().push(*arg);
+                }
+            }
+        }
+        ThreadIdentity { module, f, params_uniform, incoming, memo: HashMap::new() }
+    }
+
+    fn depends_on_thread(&mut self, value: Value) -> bool {
+        if let Some(known) = self.memo.get(&value) {
+            return *known;
+        }
+        // Cycles through loop parameters: assume independent while visiting, as a
+        // fixed point from below would.
+        self.memo.insert(value, false);
+        let f = self.f;
+        let depends = match f.dfg.value_def(value) {
+            ValueDef::Param(block, index) if Some(block) == f.entry_block() => {
+                let _ = index;
+                !self.params_uniform
+            }
+            ValueDef::Param(block, index) => {
+                let args = self.incoming.get(&(block, index as usize)).cloned().unwrap_or_default();
+                args.into_iter().any(|a| self.depends_on_thread(a))
+            }
+            ValueDef::Result(inst) => match &f.dfg.insts[inst] {
+                InstructionData::Call { callee, .. } => {
+                    match SpecialRegister::from_intrinsic(&self.module.functions[*callee].name) {
+                        Some(SpecialRegister::Ntid(_) | SpecialRegister::Nctaid(_))
+                        | Some(SpecialRegister::WarpSize)
+                        | Some(SpecialRegister::NWarpId) => false,
+                        _ => true,
+                    }
+                }
+                InstructionData::CallIndirect { .. }
+                | InstructionData::AtomicRmw { .. }
+                | InstructionData::CmpXchg { .. }
+                | InstructionData::Alloca { .. } => true,
+                data => data.args().into_iter().any(|a| self.depends_on_thread(a)),
+            },
+        };
+        self.memo.insert(value, depends);
+        depends
     }
 }
 

@@ -137,6 +137,69 @@ pub fn memory_barrier(name: &str) -> Option<&'static str> {
     }
 }
 
+/// How a warp shuffle picks its source lane (PTX `shfl.sync.<mode>`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ShuffleMode {
+    /// From lane `b`.
+    Idx,
+    /// From lane `laneid ^ b` (butterfly: the steps of a warp reduction).
+    Bfly,
+    /// From lane `laneid - b`.
+    Up,
+    /// From lane `laneid + b`.
+    Down,
+}
+
+/// A warp-level operation over the lanes of a member mask.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum WarpOp {
+    /// `llvm.nvvm.activemask() -> i32`: the lanes executing this call together.
+    ActiveMask,
+    /// `llvm.nvvm.shfl.sync.<mode>.i32(mask, value, b, c) -> i32` (PTX `shfl.sync`):
+    /// `value` of the source lane; `c` packs the segment mask and clamp (31 for a whole
+    /// warp).
+    Shuffle(ShuffleMode),
+    /// `llvm.nvvm.vote.all.sync(mask, i1) -> i1`: whether the predicate holds in every
+    /// lane of the mask.
+    VoteAll,
+}
+
+impl WarpOp {
+    pub fn from_intrinsic(name: &str) -> Option<WarpOp> {
+        let rest = name.strip_prefix("llvm.nvvm.")?;
+        Some(match rest {
+            "activemask" => WarpOp::ActiveMask,
+            "vote.all.sync" => WarpOp::VoteAll,
+            "shfl.sync.idx.i32" => WarpOp::Shuffle(ShuffleMode::Idx),
+            "shfl.sync.bfly.i32" => WarpOp::Shuffle(ShuffleMode::Bfly),
+            "shfl.sync.up.i32" => WarpOp::Shuffle(ShuffleMode::Up),
+            "shfl.sync.down.i32" => WarpOp::Shuffle(ShuffleMode::Down),
+            _ => return None,
+        })
+    }
+
+    pub fn intrinsic(self) -> &'static str {
+        match self {
+            WarpOp::ActiveMask => "llvm.nvvm.activemask",
+            WarpOp::VoteAll => "llvm.nvvm.vote.all.sync",
+            WarpOp::Shuffle(ShuffleMode::Idx) => "llvm.nvvm.shfl.sync.idx.i32",
+            WarpOp::Shuffle(ShuffleMode::Bfly) => "llvm.nvvm.shfl.sync.bfly.i32",
+            WarpOp::Shuffle(ShuffleMode::Up) => "llvm.nvvm.shfl.sync.up.i32",
+            WarpOp::Shuffle(ShuffleMode::Down) => "llvm.nvvm.shfl.sync.down.i32",
+        }
+    }
+
+    /// The mode name in PTX (`idx`, `bfly`, `up`, `down`) of a shuffle.
+    pub fn shuffle_mode_name(mode: ShuffleMode) -> &'static str {
+        match mode {
+            ShuffleMode::Idx => "idx",
+            ShuffleMode::Bfly => "bfly",
+            ShuffleMode::Up => "up",
+            ShuffleMode::Down => "down",
+        }
+    }
+}
+
 /// Whether a call to `name` only reads a special register (all are integers: ids, dims,
 /// clocks) or orders memory: it carries no derivative.
 pub fn is_inactive(name: &str) -> bool {
@@ -146,6 +209,17 @@ pub fn is_inactive(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn warp_op_names_round_trip() {
+        let modes = [ShuffleMode::Idx, ShuffleMode::Bfly, ShuffleMode::Up, ShuffleMode::Down];
+        let ops =
+            [WarpOp::ActiveMask, WarpOp::VoteAll].into_iter().chain(modes.map(WarpOp::Shuffle));
+        for op in ops {
+            assert_eq!(WarpOp::from_intrinsic(op.intrinsic()), Some(op));
+        }
+        assert_eq!(WarpOp::from_intrinsic("llvm.nvvm.shfl.sync.bfly.f32"), None);
+    }
 
     #[test]
     fn names_round_trip() {

@@ -16,7 +16,7 @@ use crate::function::{mov_type, param_type, FunctionEmitter};
 use crate::module::global_state_space;
 use crate::registers::{symbol_name, RegClass};
 use crate::PtxError;
-use adc_ir::nvvm::{memory_barrier, Barrier, SpecialRegister};
+use adc_ir::nvvm::{memory_barrier, Barrier, SpecialRegister, WarpOp};
 
 /// `s32`/`u32`-style type of an integer register operand.
 fn int_type(ty: &Type, signed: bool) -> Option<&'static str> {
@@ -748,6 +748,31 @@ impl FunctionEmitter<'_> {
         Ok(())
     }
 
+    /// `activemask.b32`, `shfl.sync.<mode>.b32 d, a, b, c, mask` and
+    /// `vote.sync.all.pred d, p, mask` (operands in LLVM's order: mask first).
+    fn warp_op(
+        &mut self,
+        inst: Inst,
+        result: Option<Value>,
+        op: WarpOp,
+        args: &[Value],
+    ) -> Result<(), PtxError> {
+        let value = result.ok_or_else(|| self.unsupported(inst, "a warp operation's result"))?;
+        let dst = self.reg(value, inst)?;
+        let ops: Vec<String> = args.iter().map(|a| self.reg(*a, inst)).collect::<Result<_, _>>()?;
+        let line = match (op, ops.as_slice()) {
+            (WarpOp::ActiveMask, []) => format!("activemask.b32 {dst};"),
+            (WarpOp::Shuffle(mode), [mask, a, b, c]) => {
+                let mode = WarpOp::shuffle_mode_name(mode);
+                format!("shfl.sync.{mode}.b32 {dst}, {a}, {b}, {c}, {mask};")
+            }
+            (WarpOp::VoteAll, [mask, p]) => format!("vote.sync.all.pred {dst}, {p}, {mask};"),
+            _ => return Err(self.unsupported(inst, format!("@{} operands", op.intrinsic()))),
+        };
+        self.line(line);
+        Ok(())
+    }
+
     fn call(
         &mut self,
         inst: Inst,
@@ -784,6 +809,9 @@ impl FunctionEmitter<'_> {
         if let Some(level) = memory_barrier(&name) {
             self.line(format!("membar.{level};"));
             return Ok(());
+        }
+        if let Some(op) = WarpOp::from_intrinsic(&name) {
+            return self.warp_op(inst, result, op, args);
         }
         match name.as_str() {
             _ if self.nvvm_math(inst, result, &name, args)? => return Ok(()),

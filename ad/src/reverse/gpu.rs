@@ -27,6 +27,8 @@ use adc_ir::{
 };
 
 use super::Synth;
+use adc_ir::nvvm::{ShuffleMode, SpecialRegister, WarpOp};
+
 use crate::request::has_float;
 use crate::thread_sharing::Privacy;
 
@@ -67,6 +69,17 @@ pub(crate) fn declare_shared_shadows(module: &mut Module) {
     for name in launch_registers() {
         declare(module, &name, Signature::new(Vec::new(), Some(Type::I32)));
     }
+    // What warp-reduced adjoints call.
+    let i32s = |n: usize| vec![Type::I32; n];
+    let laneid = SpecialRegister::LaneId.intrinsic();
+    declare(module, &laneid, Signature::new(Vec::new(), Some(Type::I32)));
+    declare(module, WarpOp::ActiveMask.intrinsic(), Signature::new(Vec::new(), Some(Type::I32)));
+    for mode in [ShuffleMode::Idx, ShuffleMode::Bfly] {
+        let shuffle = WarpOp::Shuffle(mode).intrinsic();
+        declare(module, shuffle, Signature::new(i32s(4), Some(Type::I32)));
+    }
+    let vote = Signature::new(vec![Type::I32, Type::I1], Some(Type::I1));
+    declare(module, WarpOp::VoteAll.intrinsic(), vote);
     let shared: Vec<Global> = module
         .globals
         .values()
@@ -196,11 +209,137 @@ impl Synth<'_> {
                 self.cur = join;
                 true
             }
+            None if self.thread_private.likely_warp_uniform(load) => {
+                self.warp_reduced_add(ty, shadow, d);
+                true
+            }
             None => {
                 self.ins(atomic_add);
                 true
             }
         }
+    }
+
+    /// Adds `d` into `shadow`, an element the lanes of a warp likely share: when all 32
+    /// lanes run this together (`activemask` is full) and every lane's `shadow` equals lane
+    /// 0's, the warp sums its `d`s with five butterfly shuffles and lane 0 alone adds the
+    /// sum atomically; otherwise each lane adds its own `d` atomically. One atomic per warp
+    /// instead of 32 on the same address, which serialize (hand-written CUDA reduces the
+    /// same way).
+    fn warp_reduced_add(&mut self, ty: &Type, shadow: Value, d: Value) {
+        let warp = |op: WarpOp| {
+            let name = op.intrinsic();
+            move |s: &mut Self| s.module.function_by_name(name).expect("declared for GPU code")
+        };
+        let full_mask = self.iconst(Type::I32, 0xffff_ffff);
+        let active = warp(WarpOp::ActiveMask)(self);
+        let mask = self.call_value(active, Vec::new());
+        let whole = self.val(InstructionData::Icmp { cond: IntCC::Eq, args: [mask, full_mask] });
+        let compare = self.new_block();
+        let reduce = self.new_block();
+        let lead = self.new_block();
+        let alone = self.new_block();
+        let join = self.new_block();
+        self.branch(whole, compare, alone);
+
+        // Every lane runs here (the mask was full): compare addresses with lane 0's.
+        self.cur = compare;
+        let address =
+            self.val(InstructionData::Cast { op: CastOp::Ptrtoint, arg: shadow, ty: Type::I64 });
+        let lane0 = self.iconst(Type::I32, 0);
+        let from_lane0 = self.shuffle_i64(WarpOp::Shuffle(ShuffleMode::Idx), address, lane0);
+        let same = self.val(InstructionData::Icmp { cond: IntCC::Eq, args: [address, from_lane0] });
+        let vote = warp(WarpOp::VoteAll)(self);
+        let all_same = self.call_value(vote, vec![full_mask, same]);
+        self.branch(all_same, reduce, alone);
+
+        self.cur = reduce;
+        let mut sum = d;
+        for step in [16, 8, 4, 2, 1] {
+            let distance = self.iconst(Type::I32, step);
+            let bits = self.float_bits(sum);
+            let partner_bits =
+                self.shuffle_i64_or_i32(WarpOp::Shuffle(ShuffleMode::Bfly), bits, distance);
+            let partner = self.val(InstructionData::Cast {
+                op: CastOp::Bitcast,
+                arg: partner_bits,
+                ty: ty.clone(),
+            });
+            sum = self.accumulate(sum, partner);
+        }
+        let laneid = SpecialRegister::LaneId.intrinsic();
+        let laneid = self.module.function_by_name(&laneid).expect("declared for GPU code");
+        let lane = self.call_value(laneid, Vec::new());
+        let zero = self.iconst(Type::I32, 0);
+        let first = self.val(InstructionData::Icmp { cond: IntCC::Eq, args: [lane, zero] });
+        self.branch(first, lead, join);
+
+        self.cur = lead;
+        self.atomic_fadd(shadow, sum);
+        self.ins(InstructionData::Jump { dest: BlockCall::new(join, Vec::new()) });
+
+        self.cur = alone;
+        self.atomic_fadd(shadow, d);
+        self.ins(InstructionData::Jump { dest: BlockCall::new(join, Vec::new()) });
+        self.cur = join;
+    }
+
+    fn atomic_fadd(&mut self, ptr: Value, value: Value) {
+        self.ins(InstructionData::AtomicRmw {
+            op: AtomicRmwOp::Fadd,
+            ptr,
+            value,
+            ordering: Ordering::Monotonic,
+            volatile: false,
+        });
+    }
+
+    fn branch(&mut self, cond: Value, then_block: adc_ir::Block, else_block: adc_ir::Block) {
+        self.ins(InstructionData::Brif {
+            cond,
+            then_dest: BlockCall::new(then_block, Vec::new()),
+            else_dest: BlockCall::new(else_block, Vec::new()),
+        });
+    }
+
+    fn call_value(&mut self, callee: FuncId, args: Vec<Value>) -> Value {
+        self.val(InstructionData::Call { callee, args, attrs: FuncAttrs::empty() })
+    }
+
+    /// The bits of a float as an integer of its width.
+    fn float_bits(&mut self, value: Value) -> Value {
+        let width = if self.ty(value) == Type::F32 { Type::I32 } else { Type::I64 };
+        self.val(InstructionData::Cast { op: CastOp::Bitcast, arg: value, ty: width })
+    }
+
+    /// A shuffle (all 32 lanes, segment mask 31) of an i32 or i64, the latter as two
+    /// 32-bit halves.
+    fn shuffle_i64_or_i32(&mut self, op: WarpOp, value: Value, b: Value) -> Value {
+        if self.ty(value) == Type::I32 {
+            return self.shuffle_i32(op, value, b);
+        }
+        self.shuffle_i64(op, value, b)
+    }
+
+    fn shuffle_i64(&mut self, op: WarpOp, value: Value, b: Value) -> Value {
+        let low = self.val(InstructionData::Cast { op: CastOp::Trunc, arg: value, ty: Type::I32 });
+        let thirty_two = self.iconst(Type::I64, 32);
+        let shifted = self.binary(BinaryOp::Lshr, value, thirty_two);
+        let high =
+            self.val(InstructionData::Cast { op: CastOp::Trunc, arg: shifted, ty: Type::I32 });
+        let low = self.shuffle_i32(op, low, b);
+        let high = self.shuffle_i32(op, high, b);
+        let low = self.val(InstructionData::Cast { op: CastOp::Zext, arg: low, ty: Type::I64 });
+        let high = self.val(InstructionData::Cast { op: CastOp::Zext, arg: high, ty: Type::I64 });
+        let high = self.binary(BinaryOp::Shl, high, thirty_two);
+        self.binary(BinaryOp::Or, high, low)
+    }
+
+    fn shuffle_i32(&mut self, op: WarpOp, value: Value, b: Value) -> Value {
+        let shuffle = self.module.function_by_name(op.intrinsic()).expect("declared for GPU code");
+        let full_mask = self.iconst(Type::I32, 0xffff_ffff);
+        let segment = self.iconst(Type::I32, 31);
+        self.call_value(shuffle, vec![full_mask, value, b, segment])
     }
 
     /// Whether `blockDim.y`, `blockDim.z`, `gridDim.y` and `gridDim.z` are all 1, read where

@@ -21,7 +21,7 @@
 //! - Fuel limits the instructions of one thread in one phase.
 
 use crate::entities::{FuncId, GlobalId};
-use crate::nvvm::{memory_barrier, Axis, Barrier, SpecialRegister};
+use crate::nvvm::{memory_barrier, Axis, Barrier, SpecialRegister, WarpOp};
 
 use super::eval::{Exit, Turns};
 use super::memory::{checked_size, AllocKind};
@@ -285,10 +285,36 @@ impl<'m> Interpreter<'m> {
         if memory_barrier(name).is_some() {
             return Ok(Some(Intrinsic::Value(None)));
         }
+        if let Some(op) = WarpOp::from_intrinsic(name) {
+            return warp_op(op, ctx.linear_tid() % 32, name, args).map(Some);
+        }
         // The math helpers of linked libdevice bodies (`d2i.hi`, `rcp.approx.d`...) are
         // ordinary external calls; what nothing models is reported there.
         Ok(None)
     }
+}
+
+/// A warp operation in a simulated grid, which runs the lanes of a warp one at a time:
+/// `activemask` reports the calling lane alone (one of the answers a device may give, as
+/// lanes need not run together), so a shuffle or vote over that mask reads the lane's own
+/// value. Masks naming other lanes would need them to run together: an error.
+fn warp_op(op: WarpOp, lane: u64, name: &str, args: &[Val]) -> R<Intrinsic> {
+    let own = 1u128 << lane;
+    if op == WarpOp::ActiveMask {
+        return Ok(Intrinsic::Value(Some(Val::Int(own))));
+    }
+    let mask = args.first().and_then(|m| m.as_int().ok()).map(|m| m & 0xffff_ffff);
+    if mask != Some(own) {
+        return Err(ErrorKind::Unsupported(format!(
+            "@{name} over lanes {mask:#x?} in the simulated grid, which runs the lanes of a \
+             warp one at a time (its activemask is the calling lane's bit, {own:#x})"
+        )));
+    }
+    let value = args
+        .get(1)
+        .cloned()
+        .ok_or_else(|| ErrorKind::Malformed(format!("@{name} needs a mask and a value")))?;
+    Ok(Intrinsic::Value(Some(value)))
 }
 
 fn unsupported(name: &str) -> ErrorKind {
