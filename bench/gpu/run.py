@@ -312,6 +312,18 @@ def spec_nbody(d):
 
 
 @kernel
+def spec_nbody_restrict(d):
+    bodies = d["BODIES"]
+    # The same step with __restrict__ inputs: no tape, default build flags.
+    return Spec("nbody_restrict", f"{bodies} bodies, __restrict__", grid1(bodies),
+                (THREADS, 1, 1), {},
+                [Buf("pos", "f64", 2 * bodies, U(-1, 1)),
+                 Buf("mass", "f64", bodies, U(0.5, 1.5)),
+                 Buf("vel", "f64", 2 * bodies, U(-0.1, 0.1), seed=True)],
+                "pos mass vel")
+
+
+@kernel
 def spec_poly_loop(d):
     n, degree = 1 << 23, 15  # degrees 0..15 per thread, 16 coefficients
     return Spec("poly_loop", f"n = 2^23, degree 0-{degree}", grid1(n), (THREADS, 1, 1),
