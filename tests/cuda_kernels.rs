@@ -451,6 +451,17 @@ kernel_test!(
 );
 
 kernel_test!(
+    nbody_restrict,
+    Spec {
+        name: "nbody_restrict",
+        grid: Dim3::x(2),
+        block: Dim3::x(16),
+        args: vec![buf(F64, 48, -1.0, 1.0), buf(F64, 24, 0.5, 1.5), buf(F64, 48, -0.1, 0.1)],
+        tolerance: 1e-5,
+    }
+);
+
+kernel_test!(
     histogram,
     Spec {
         name: "histogram",

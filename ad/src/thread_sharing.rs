@@ -51,9 +51,10 @@ pub enum Privacy {
 #[derive(Clone, Debug, Default)]
 pub struct ThreadPrivateLoads {
     loads: HashMap<Inst, Privacy>,
-    /// Active loads whose address does not depend on which thread runs: likely the same
-    /// element in every lane of a warp (a weight, a table entry at a loop index).
-    thread_independent: HashSet<Inst>,
+    /// Active loads whose address does not vary across the lanes of a warp: likely the
+    /// same element in several lanes (a weight, a table entry at a loop index, a row of a
+    /// shared tile).
+    lane_invariant: HashSet<Inst>,
 }
 
 impl ThreadPrivateLoads {
@@ -77,10 +78,10 @@ impl ThreadPrivateLoads {
             })
             .collect();
         let params_uniform = params_are_uniform(module, func);
-        let mut identity = ThreadIdentity::new(module, f, params_uniform);
+        let mut lanes = LaneVariance::new(module, f, params_uniform);
         for &(load, ptr) in &active_loads {
-            if !identity.depends_on_thread(ptr) {
-                result.thread_independent.insert(load);
+            if !lanes.varies(ptr) {
+                result.lane_invariant.insert(load);
             }
         }
         if !only_plain_memory_access(module, f) {
@@ -118,20 +119,21 @@ impl ThreadPrivateLoads {
         self.loads.get(&load).copied()
     }
 
-    /// Whether the address of `load` does not depend on the thread (no thread or block id
-    /// reaches it), so that the lanes of a warp likely add into one shadow element: worth
-    /// a warp reduction before one atomic, which the reverse pass still guards by checking
-    /// at run time that the warp is whole and the addresses equal.
-    pub fn likely_warp_uniform(&self, load: Inst) -> bool {
-        self.thread_independent.contains(&load) && !self.loads.contains_key(&load)
+    /// Whether the address of `load` does not vary across the lanes of a warp (no
+    /// `threadIdx.x` or lane id reaches it), so that lanes likely add into the same shadow
+    /// elements: worth a warp reduction before the atomics. Only that choice rests on it:
+    /// the reverse pass checks at run time which lanes share an address.
+    pub fn likely_shared_in_warp(&self, load: Inst) -> bool {
+        self.lane_invariant.contains(&load) && !self.loads.contains_key(&load)
     }
 }
 
-/// Which values of a function depend on the identity of the running thread: reached from
-/// `tid`, `ctaid`, `laneid`, `warpid` or `smid`, from parameters unless they are
-/// launch-uniform, or from calls. Loads follow their address (a heuristic: only the
-/// decision to try a warp reduction rests on it).
-struct ThreadIdentity<'f> {
+/// Which values of a function may differ between the lanes of one warp: reached from
+/// `threadIdx.x` or the lane id (the lanes of a warp are consecutive in x; they share
+/// the block, `threadIdx.y` and `.z` when the block is at least 32 wide, the warp and the
+/// SM), from parameters unless they are launch-uniform, or from calls and atomics. Loads
+/// follow their address. A heuristic for where to try warp reductions.
+struct LaneVariance<'f> {
     module: &'f Module,
     f: &'f Function,
     params_uniform: bool,
@@ -140,7 +142,7 @@ struct ThreadIdentity<'f> {
     memo: HashMap<Value, bool>,
 }
 
-impl<'f> ThreadIdentity<'f> {
+impl<'f> LaneVariance<'f> {
     fn new(module: &'f Module, f: &'f Function, params_uniform: bool) -> Self {
         let mut incoming: HashMap<(adc_ir::Block, usize), Vec<Value>> = HashMap::new();
         for (_, inst) in f.layout.insts() {
@@ -150,10 +152,10 @@ impl<'f> ThreadIdentity<'f> {
                 }
             }
         }
-        ThreadIdentity { module, f, params_uniform, incoming, memo: HashMap::new() }
+        LaneVariance { module, f, params_uniform, incoming, memo: HashMap::new() }
     }
 
-    fn depends_on_thread(&mut self, value: Value) -> bool {
+    fn varies(&mut self, value: Value) -> bool {
         if let Some(known) = self.memo.get(&value) {
             return *known;
         }
@@ -168,22 +170,30 @@ impl<'f> ThreadIdentity<'f> {
             }
             ValueDef::Param(block, index) => {
                 let args = self.incoming.get(&(block, index as usize)).cloned().unwrap_or_default();
-                args.into_iter().any(|a| self.depends_on_thread(a))
+                args.into_iter().any(|a| self.varies(a))
             }
             ValueDef::Result(inst) => match &f.dfg.insts[inst] {
                 InstructionData::Call { callee, .. } => {
-                    match SpecialRegister::from_intrinsic(&self.module.functions[*callee].name) {
-                        Some(SpecialRegister::Ntid(_) | SpecialRegister::Nctaid(_))
-                        | Some(SpecialRegister::WarpSize)
-                        | Some(SpecialRegister::NWarpId) => false,
-                        _ => true,
-                    }
+                    let name = &self.module.functions[*callee].name;
+                    !matches!(
+                        SpecialRegister::from_intrinsic(name),
+                        Some(
+                            SpecialRegister::Ntid(_)
+                                | SpecialRegister::Nctaid(_)
+                                | SpecialRegister::Ctaid(_)
+                                | SpecialRegister::Tid(Axis::Y | Axis::Z)
+                                | SpecialRegister::WarpSize
+                                | SpecialRegister::WarpId
+                                | SpecialRegister::NWarpId
+                                | SpecialRegister::SmId
+                        )
+                    )
                 }
                 InstructionData::CallIndirect { .. }
                 | InstructionData::AtomicRmw { .. }
                 | InstructionData::CmpXchg { .. }
                 | InstructionData::Alloca { .. } => true,
-                data => data.args().into_iter().any(|a| self.depends_on_thread(a)),
+                data => data.args().into_iter().any(|a| self.varies(a)),
             },
         };
         self.memo.insert(value, depends);

@@ -74,10 +74,8 @@ pub(crate) fn declare_shared_shadows(module: &mut Module) {
     let laneid = SpecialRegister::LaneId.intrinsic();
     declare(module, &laneid, Signature::new(Vec::new(), Some(Type::I32)));
     declare(module, WarpOp::ActiveMask.intrinsic(), Signature::new(Vec::new(), Some(Type::I32)));
-    for mode in [ShuffleMode::Idx, ShuffleMode::Bfly] {
-        let shuffle = WarpOp::Shuffle(mode).intrinsic();
-        declare(module, shuffle, Signature::new(i32s(4), Some(Type::I32)));
-    }
+    let shuffle = WarpOp::Shuffle(ShuffleMode::Bfly).intrinsic();
+    declare(module, shuffle, Signature::new(i32s(4), Some(Type::I32)));
     let vote = Signature::new(vec![Type::I32, Type::I1], Some(Type::I1));
     declare(module, WarpOp::VoteAll.intrinsic(), vote);
     let shared: Vec<Global> = module
@@ -209,7 +207,7 @@ impl Synth<'_> {
                 self.cur = join;
                 true
             }
-            None if self.thread_private.likely_warp_uniform(load) => {
+            None if self.thread_private.likely_shared_in_warp(load) => {
                 self.warp_reduced_add(ty, shadow, d);
                 true
             }
@@ -220,59 +218,64 @@ impl Synth<'_> {
         }
     }
 
-    /// Adds `d` into `shadow`, an element the lanes of a warp likely share: when all 32
-    /// lanes run this together (`activemask` is full) and every lane's `shadow` equals lane
-    /// 0's, the warp sums its `d`s with five butterfly shuffles and lane 0 alone adds the
-    /// sum atomically; otherwise each lane adds its own `d` atomically. One atomic per warp
-    /// instead of 32 on the same address, which serialize (hand-written CUDA reduces the
-    /// same way).
+    /// Adds `d` into `shadow`, an element lanes of a warp likely share. When all 32 lanes
+    /// run this together (`activemask` is full), five butterfly steps pair each lane with
+    /// lane `laneid ^ s` (s = 16, 8, 4, 2, 1); a step merges, for the whole warp, when every
+    /// lane's partner adds into the same address: then both hold the pair's sum. The lanes
+    /// thus form groups of one address each, and the group's lane with every merged bit
+    /// clear adds its sum atomically: one atomic for a warp on one address, two for two
+    /// rows of a 16-wide tile, 32 (after a few shuffles) when all differ. A partial warp
+    /// adds per lane. Hand-written CUDA reduces the same way before its atomics.
     fn warp_reduced_add(&mut self, ty: &Type, shadow: Value, d: Value) {
-        let warp = |op: WarpOp| {
-            let name = op.intrinsic();
-            move |s: &mut Self| s.module.function_by_name(name).expect("declared for GPU code")
-        };
+        let declared =
+            |s: &Self, name: &str| s.module.function_by_name(name).expect("declared for GPU code");
         let full_mask = self.iconst(Type::I32, 0xffff_ffff);
-        let active = warp(WarpOp::ActiveMask)(self);
-        let mask = self.call_value(active, Vec::new());
+        let mask = self.call_value(declared(self, WarpOp::ActiveMask.intrinsic()), Vec::new());
         let whole = self.val(InstructionData::Icmp { cond: IntCC::Eq, args: [mask, full_mask] });
-        let compare = self.new_block();
-        let reduce = self.new_block();
+        let merge = self.new_block();
         let lead = self.new_block();
         let alone = self.new_block();
         let join = self.new_block();
-        self.branch(whole, compare, alone);
+        self.branch(whole, merge, alone);
 
-        // Every lane runs here (the mask was full): compare addresses with lane 0's.
-        self.cur = compare;
+        // Every lane runs here (the mask was full), so every shuffle has its partner.
+        self.cur = merge;
         let address =
             self.val(InstructionData::Cast { op: CastOp::Ptrtoint, arg: shadow, ty: Type::I64 });
-        let lane0 = self.iconst(Type::I32, 0);
-        let from_lane0 = self.shuffle_i64(WarpOp::Shuffle(ShuffleMode::Idx), address, lane0);
-        let same = self.val(InstructionData::Icmp { cond: IntCC::Eq, args: [address, from_lane0] });
-        let vote = warp(WarpOp::VoteAll)(self);
-        let all_same = self.call_value(vote, vec![full_mask, same]);
-        self.branch(all_same, reduce, alone);
-
-        self.cur = reduce;
+        let laneid = SpecialRegister::LaneId.intrinsic();
+        let lane = self.call_value(declared(self, &laneid), Vec::new());
+        let vote = declared(self, WarpOp::VoteAll.intrinsic());
+        let bfly = WarpOp::Shuffle(ShuffleMode::Bfly);
         let mut sum = d;
+        let mut leader = self.iconst(Type::I1, 1);
         for step in [16, 8, 4, 2, 1] {
             let distance = self.iconst(Type::I32, step);
+            let partner_address = self.shuffle_i64(bfly, address, distance);
+            let same = self
+                .val(InstructionData::Icmp { cond: IntCC::Eq, args: [address, partner_address] });
+            let merges = self.call_value(vote, vec![full_mask, same]);
             let bits = self.float_bits(sum);
-            let partner_bits =
-                self.shuffle_i64_or_i32(WarpOp::Shuffle(ShuffleMode::Bfly), bits, distance);
+            let partner_bits = self.shuffle_i64_or_i32(bfly, bits, distance);
             let partner = self.val(InstructionData::Cast {
                 op: CastOp::Bitcast,
                 arg: partner_bits,
                 ty: ty.clone(),
             });
-            sum = self.accumulate(sum, partner);
+            let merged = self.accumulate(sum, partner);
+            sum = self.val(InstructionData::Select {
+                flags: InstFlags::empty(),
+                args: [merges, merged, sum],
+            });
+            // The upper lane of a merged pair leaves its sum to the lower one.
+            let bit = self.binary(BinaryOp::And, lane, distance);
+            let zero = self.iconst(Type::I32, 0);
+            let upper = self.val(InstructionData::Icmp { cond: IntCC::Ne, args: [bit, zero] });
+            let drops = self.binary(BinaryOp::And, merges, upper);
+            let one = self.iconst(Type::I1, 1);
+            let stays = self.binary(BinaryOp::Xor, drops, one);
+            leader = self.binary(BinaryOp::And, leader, stays);
         }
-        let laneid = SpecialRegister::LaneId.intrinsic();
-        let laneid = self.module.function_by_name(&laneid).expect("declared for GPU code");
-        let lane = self.call_value(laneid, Vec::new());
-        let zero = self.iconst(Type::I32, 0);
-        let first = self.val(InstructionData::Icmp { cond: IntCC::Eq, args: [lane, zero] });
-        self.branch(first, lead, join);
+        self.branch(leader, lead, join);
 
         self.cur = lead;
         self.atomic_fadd(shadow, sum);
