@@ -893,8 +893,10 @@ func @grad_{name}(%x: ptr, %dx: ptr, %n: i64) {{
         text.truncate(text.find("func @fixed(").expect("the first function"));
         text.push_str(&sum_of_squares("counted", "  %more = icmp slt i64 %i1, %n"));
         let mut module = parse_module(&text).expect("parses");
-        let mut options = crate::DifferentiatorOptions::default();
-        options.device_tapes = crate::request::DeviceTapeSpace::Local(64);
+        let options = crate::DifferentiatorOptions {
+            device_tapes: crate::request::DeviceTapeSpace::Local(64),
+            ..Default::default()
+        };
         lower_enzyme_calls(&mut module, &mut Differentiator::new(options)).expect("lowered");
         let module = module;
         let mut interp = Interpreter::new(&module).expect("interpreter");

@@ -81,3 +81,42 @@ fn barriers_and_atomics_make_nothing_private() {
     let atomic = "  %one = const f32 1.0\n  %old = atomicrmw fadd f32 %y, %one monotonic\n";
     assert_eq!(privacy(&kernel("f32", 4, "noalias", atomic)), [None, None, None]);
 }
+
+#[test]
+fn addresses_without_the_lane_index_are_tried_for_warp_reductions() {
+    let text = "target \"nvptx64-nvidia-cuda\"
+declare @llvm.nvvm.read.ptx.sreg.tid.x() -> i32
+declare @llvm.nvvm.read.ptx.sreg.tid.y() -> i32
+func @k(%w: ptr, %x: ptr, %out: ptr) kernel {
+^bb0:
+  %tx = call @llvm.nvvm.read.ptx.sreg.tid.x()
+  %ty = call @llvm.nvvm.read.ptx.sreg.tid.y()
+  %ty64 = zext %ty to i64
+  %eight = const i64 8
+  %row = mul i64 %ty64, %eight
+  %pw = ptradd ptr %w, %row
+  %wv = load f64, %pw, align 8
+  %tx64 = zext %tx to i64
+  %col = mul i64 %tx64, %eight
+  %px = ptradd ptr %x, %col
+  %xv = load f64, %px, align 8
+  %p = fmul f64 %wv, %xv
+  %pout = ptradd ptr %out, %col
+  %pout2 = ptradd ptr %pout, %row
+  store %p, %pout2, align 8
+  ret
+}
+";
+    let module = parse_module(text).unwrap_or_else(|d| panic!("{d:?}"));
+    let id = module.function_by_name("k").expect("kernel");
+    let f = &module.functions[id];
+    let facts = ThreadPrivateLoads::compute(&module, id, |_| true);
+    let shared: Vec<bool> = f
+        .layout
+        .insts()
+        .filter(|(_, inst)| matches!(f.dfg.insts[*inst], InstructionData::Load { .. }))
+        .map(|(_, inst)| facts.likely_shared_in_warp(inst))
+        .collect();
+    // w[threadIdx.y]: the same in a row of lanes; x[threadIdx.x]: one per lane.
+    assert_eq!(shared, [true, false]);
+}
