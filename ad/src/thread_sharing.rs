@@ -27,6 +27,12 @@
 //! Functions with barriers (phases make "during the call" too coarse), atomics of the
 //! primal (threads may then legally share written elements), or calls that may touch
 //! memory get no private loads.
+//!
+//! For the loads whose shadow stays shared it also says where lanes of a warp can combine
+//! their adjoints before the atomics (both checked at run time by the reverse pass, so
+//! these are only choices of code, never of correctness): addresses that do not vary across
+//! a warp's lanes ([`ThreadPrivateLoads::likely_shared_in_warp`]: warp reductions), and
+//! [`neighbors`] groups of stencil reads (adjoints handed to the lane that owns them).
 
 use std::collections::{HashMap, HashSet};
 
@@ -55,6 +61,8 @@ pub struct ThreadPrivateLoads {
     /// same element in several lanes (a weight, a table entry at a loop index, a row of a
     /// shared tile).
     lane_invariant: HashSet<Inst>,
+    /// Loads in neighbour groups (stencil reads), whose adjoints lanes can exchange.
+    neighbors: HashMap<Inst, Neighbor>,
 }
 
 impl ThreadPrivateLoads {
@@ -84,17 +92,35 @@ impl ThreadPrivateLoads {
                 result.lane_invariant.insert(load);
             }
         }
-        if !only_plain_memory_access(module, f) {
-            return result;
+        if only_plain_memory_access(module, f) {
+            result.find_private_loads(module, f, &active_loads, params_uniform);
         }
-        for &(load, _) in &active_loads {
+        let shared: Vec<(Inst, Value)> = active_loads
+            .iter()
+            .copied()
+            .filter(|(load, _)| {
+                !result.loads.contains_key(load) && !result.lane_invariant.contains(load)
+            })
+            .collect();
+        result.neighbors = neighbors::neighbor_groups(f, &shared);
+        result
+    }
+
+    fn find_private_loads(
+        &mut self,
+        module: &Module,
+        f: &Function,
+        active_loads: &[(Inst, Value)],
+        params_uniform: bool,
+    ) {
+        for &(load, _) in active_loads {
             if stored_by_same_thread(f, load) {
-                result.loads.insert(load, Privacy::Exclusive);
+                self.loads.insert(load, Privacy::Exclusive);
             }
         }
         let uniform = Uniformity::new(module, f, params_uniform);
-        for &(load, ptr) in &active_loads {
-            if result.loads.contains_key(&load) {
+        for &(load, ptr) in active_loads {
+            if self.loads.contains_key(&load) {
                 continue;
             }
             let size = load_size(f, load);
@@ -104,14 +130,18 @@ impl ThreadPrivateLoads {
             }
             let others_disjoint = active_loads.iter().all(|&(other, other_ptr)| {
                 other_ptr == ptr
-                    || result.loads.get(&other) == Some(&Privacy::Exclusive)
+                    || self.loads.get(&other) == Some(&Privacy::Exclusive)
                     || cannot_overlap(f, ptr, other_ptr)
             });
             if others_disjoint {
-                result.loads.insert(load, Privacy::ByThreadIndex);
+                self.loads.insert(load, Privacy::ByThreadIndex);
             }
         }
-        result
+    }
+
+    /// The neighbour group of `load`, if it is in one (see [`neighbors`]).
+    pub fn neighbor(&self, load: Inst) -> Option<Neighbor> {
+        self.neighbors.get(&load).copied()
     }
 
     /// Why the shadow of `load` needs no atomic add, if it does not.
@@ -524,5 +554,8 @@ impl<'f> Uniformity<'f> {
     }
 }
 
+mod neighbors;
 #[cfg(test)]
 mod tests;
+
+pub use neighbors::Neighbor;

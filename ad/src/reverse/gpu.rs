@@ -74,8 +74,10 @@ pub(crate) fn declare_shared_shadows(module: &mut Module) {
     let laneid = SpecialRegister::LaneId.intrinsic();
     declare(module, &laneid, Signature::new(Vec::new(), Some(Type::I32)));
     declare(module, WarpOp::ActiveMask.intrinsic(), Signature::new(Vec::new(), Some(Type::I32)));
-    let shuffle = WarpOp::Shuffle(ShuffleMode::Bfly).intrinsic();
-    declare(module, shuffle, Signature::new(i32s(4), Some(Type::I32)));
+    for mode in [ShuffleMode::Bfly, ShuffleMode::Idx] {
+        let shuffle = WarpOp::Shuffle(mode).intrinsic();
+        declare(module, shuffle, Signature::new(i32s(4), Some(Type::I32)));
+    }
     let vote = Signature::new(vec![Type::I32, Type::I1], Some(Type::I1));
     declare(module, WarpOp::VoteAll.intrinsic(), vote);
     let shared: Vec<Global> = module
@@ -207,6 +209,10 @@ impl Synth<'_> {
                 self.cur = join;
                 true
             }
+            None if self.thread_private.neighbor(load).is_some() => {
+                self.exchange_neighbor_adjoint(load, ty, shadow, d);
+                true
+            }
             None if self.thread_private.likely_shared_in_warp(load) => {
                 self.warp_reduced_add(ty, shadow, d);
                 true
@@ -280,6 +286,125 @@ impl Synth<'_> {
         self.cur = lead;
         self.atomic_fadd(shadow, sum);
         self.ins(InstructionData::Jump { dest: BlockCall::new(join, Vec::new()) });
+
+        self.cur = alone;
+        self.atomic_fadd(shadow, d);
+        self.ins(InstructionData::Jump { dest: BlockCall::new(join, Vec::new()) });
+        self.cur = join;
+    }
+
+    /// The adjoint `d` of `load`, a neighbour `c` elements from its group's home element
+    /// (see [`crate::thread_sharing::Neighbor`]): in a whole warp, lane L takes lane
+    /// L-c's adjoint when that lane's element is its own home element (the addresses are
+    /// compared) and adds it to the group's slot; a lane whose adjoint no lane took adds
+    /// it atomically. The home load adds to the slot; after the group's last reverse (its
+    /// first load), the slot goes to the home element atomically (edge lanes of other warps
+    /// add there too) and is cleared.
+    fn exchange_neighbor_adjoint(&mut self, load: Inst, ty: &Type, shadow: Value, d: Value) {
+        let neighbor = self.thread_private.neighbor(load).expect("a neighbour load");
+        let InstructionData::Load { ptr: home_ptr, .. } = self.primal.dfg.insts[neighbor.home]
+        else {
+            unreachable!("a neighbour group's home is a load")
+        };
+        let Some(home) = self.shadow_in_reverse(home_ptr) else {
+            self.atomic_fadd(shadow, d);
+            return;
+        };
+        let slot = match self.neighbor_slots.get(&neighbor.home) {
+            Some(slot) => *slot,
+            None => {
+                let slot = self
+                    .ins_setup(InstructionData::Alloca { ty: ty.clone(), count: None, align: 8 })
+                    .expect("an alloca has a result");
+                let zero = self
+                    .ins_setup(InstructionData::Const { ty: ty.clone(), value: Constant::Zero })
+                    .expect("a constant has a result");
+                self.ins_setup(InstructionData::Store {
+                    value: zero,
+                    ptr: slot,
+                    align: ty.align() as u32,
+                    volatile: false,
+                });
+                self.neighbor_slots.insert(neighbor.home, slot);
+                slot
+            }
+        };
+        if neighbor.offset == 0 {
+            let old = self.load(ty, slot);
+            let new = self.accumulate(old, d);
+            self.store(new, slot);
+        } else {
+            self.hand_to_neighbor(ty, shadow, d, home, slot, neighbor.offset);
+        }
+        if neighbor.flush {
+            let collected = self.load(ty, slot);
+            self.atomic_fadd(home, collected);
+            let zero = self.float_const(ty, 0.0);
+            self.store(zero, slot);
+        }
+    }
+
+    /// Lane L takes lane (L - offset)'s `d` into `slot` when that lane's `shadow` is L's
+    /// `home`; a lane whose `d` lane (L + offset) did not take adds it atomically.
+    fn hand_to_neighbor(
+        &mut self,
+        ty: &Type,
+        shadow: Value,
+        d: Value,
+        home: Value,
+        slot: Value,
+        offset: i32,
+    ) {
+        let declared =
+            |s: &Self, name: &str| s.module.function_by_name(name).expect("declared for GPU code");
+        let full_mask = self.iconst(Type::I32, 0xffff_ffff);
+        let mask = self.call_value(declared(self, WarpOp::ActiveMask.intrinsic()), Vec::new());
+        let whole = self.val(InstructionData::Icmp { cond: IntCC::Eq, args: [mask, full_mask] });
+        let swap = self.new_block();
+        let alone = self.new_block();
+        let join = self.new_block();
+        self.branch(whole, swap, alone);
+
+        self.cur = swap;
+        let idx = WarpOp::Shuffle(ShuffleMode::Idx);
+        let laneid = SpecialRegister::LaneId.intrinsic();
+        let lane = self.call_value(declared(self, &laneid), Vec::new());
+        let to_address = |s: &mut Self, p: Value| {
+            s.val(InstructionData::Cast { op: CastOp::Ptrtoint, arg: p, ty: Type::I64 })
+        };
+        let (mine, my_home) = (to_address(self, shadow), to_address(self, home));
+        let c = self.iconst(Type::I32, i128::from(offset));
+        let warp_size = self.iconst(Type::I32, 32);
+        // Receive from lane L - c.
+        let source = self.binary(BinaryOp::Sub, lane, c);
+        let source_in_warp =
+            self.val(InstructionData::Icmp { cond: IntCC::Ult, args: [source, warp_size] });
+        let their_address = self.shuffle_i64(idx, mine, source);
+        let bits = self.float_bits(d);
+        let their_bits = self.shuffle_i64_or_i32(idx, bits, source);
+        let theirs = self.val(InstructionData::Cast {
+            op: CastOp::Bitcast,
+            arg: their_bits,
+            ty: ty.clone(),
+        });
+        let for_me =
+            self.val(InstructionData::Icmp { cond: IntCC::Eq, args: [their_address, my_home] });
+        let take = self.binary(BinaryOp::And, source_in_warp, for_me);
+        let zero = self.float_const(ty, 0.0);
+        let taken = self
+            .val(InstructionData::Select { flags: InstFlags::empty(), args: [take, theirs, zero] });
+        let old = self.load(ty, slot);
+        let new = self.accumulate(old, taken);
+        self.store(new, slot);
+        // Did lane L + c take mine? The same comparison, seen from this side.
+        let target = self.binary(BinaryOp::Add, lane, c);
+        let target_in_warp =
+            self.val(InstructionData::Icmp { cond: IntCC::Ult, args: [target, warp_size] });
+        let their_home = self.shuffle_i64(idx, my_home, target);
+        let mine_home =
+            self.val(InstructionData::Icmp { cond: IntCC::Eq, args: [their_home, mine] });
+        let given = self.binary(BinaryOp::And, target_in_warp, mine_home);
+        self.branch(given, join, alone);
 
         self.cur = alone;
         self.atomic_fadd(shadow, d);

@@ -148,6 +148,8 @@ pub(crate) struct Synth<'a> {
     pub in_place: in_place::InPlace,
     /// GPU code: loads whose shadow elements no other thread touches (plain adds).
     pub thread_private: ThreadPrivateLoads,
+    /// GPU code: the slot collecting a neighbour group's adjoints, by home load.
+    pub neighbor_slots: HashMap<Inst, Value>,
     /// Primal pointer -> its shadow in the forward pass.
     pub shadows: HashMap<Value, Value>,
     /// Primal allocator call -> the shadow block it got (freed where the call is undone).
@@ -307,6 +309,7 @@ fn synthesize_planned(
         inst_origin: HashMap::new(),
         in_place,
         thread_private,
+        neighbor_slots: HashMap::new(),
         shadows: HashMap::new(),
         heap_shadows: HashMap::new(),
         adjoint_slots: HashMap::new(),

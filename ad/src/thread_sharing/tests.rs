@@ -1,7 +1,7 @@
 use adc_ir::text::parse_module;
 use adc_ir::{InstructionData, Module};
 
-use super::{Privacy, ThreadPrivateLoads};
+use super::{Neighbor, Privacy, ThreadPrivateLoads};
 
 /// A kernel `@k` that reads `%x[gid * stride]` (type `ty`) and `%z[gid]`, and adds them
 /// into `%y[gid]`; `attrs` go on the parameters `%x` and `%z`, `extra` before the return.
@@ -119,4 +119,51 @@ func @k(%w: ptr, %x: ptr, %out: ptr) kernel {
         .collect();
     // w[threadIdx.y]: the same in a row of lanes; x[threadIdx.x]: one per lane.
     assert_eq!(shared, [true, false]);
+}
+
+#[test]
+fn stencil_reads_form_a_neighbor_group_around_their_home_load() {
+    let text = "target \"nvptx64-nvidia-cuda\"
+declare @llvm.nvvm.read.ptx.sreg.tid.x() -> i32
+func @k(%in: ptr, %out: ptr) kernel {
+^bb0:
+  %tx = call @llvm.nvvm.read.ptx.sreg.tid.x()
+  %tx64 = zext %tx to i64
+  %eight = const i64 8
+  %off = mul i64 %tx64, %eight
+  %pc = ptradd ptr %in, %off
+  %minus = const i64 -8
+  %pl = ptradd ptr %pc, %minus
+  %l = load f64, %pl, align 8
+  %c = load f64, %pc, align 8
+  %plus = const i64 16
+  %pr = ptradd ptr %pc, %plus
+  %r = load f64, %pr, align 8
+  %s1 = fadd f64 %l, %c
+  %s2 = fadd f64 %s1, %r
+  %po = ptradd ptr %out, %off
+  store %s2, %po, align 8
+  ret
+}
+";
+    let module = parse_module(text).unwrap_or_else(|d| panic!("{d:?}"));
+    let id = module.function_by_name("k").expect("kernel");
+    let f = &module.functions[id];
+    let facts = ThreadPrivateLoads::compute(&module, id, |_| true);
+    let loads: Vec<_> = f
+        .layout
+        .insts()
+        .filter(|(_, inst)| matches!(f.dfg.insts[*inst], InstructionData::Load { .. }))
+        .map(|(_, inst)| inst)
+        .collect();
+    let home = loads[1];
+    let group: Vec<_> = loads.iter().map(|l| facts.neighbor(*l)).collect();
+    assert_eq!(
+        group,
+        [
+            Some(Neighbor { home, offset: -1, flush: true }),
+            Some(Neighbor { home, offset: 0, flush: false }),
+            Some(Neighbor { home, offset: 2, flush: false }),
+        ]
+    );
 }
