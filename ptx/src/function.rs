@@ -77,6 +77,7 @@ pub fn emit_function(
         next_label: 0,
         next_block: None,
         pairs: Default::default(),
+        global_pointers: crate::address_spaces::global_pointers(func),
     };
     emitter.load_params()?;
     let blocks = func.layout.blocks();
@@ -110,6 +111,8 @@ pub struct FunctionEmitter<'a> {
     /// Results of `cmpxchg` (an `{T, i1}` pair): the registers of both fields, which
     /// `extractvalue` reads.
     pub pairs: std::collections::HashMap<Value, (String, String)>,
+    /// Generic pointers known to point to global memory (`address_spaces`).
+    pub global_pointers: std::collections::HashSet<Value>,
 }
 
 impl FunctionEmitter<'_> {

@@ -11,6 +11,7 @@
 //! parameters, blocks, edges), `select` (instruction selection), `registers` (register
 //! classes and naming).
 
+mod address_spaces;
 mod aggregates;
 mod function;
 pub mod libdevice;

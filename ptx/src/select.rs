@@ -162,10 +162,9 @@ impl FunctionEmitter<'_> {
             }
             I::Load { ty, ptr, volatile, .. } => {
                 let dst = self.result_reg(inst, result)?;
-                let space = self.pointer_space(inst, *ptr)?;
                 let mt = memory_type(ty)
                     .ok_or_else(|| self.unsupported(inst, format!("load of {ty}")))?;
-                let addr = self.reg(*ptr, inst)?;
+                let (space, addr) = self.access(inst, *ptr)?;
                 let vol = if *volatile { ".volatile" } else { "" };
                 if *ty == Type::I1 {
                     let byte = self.regs.fresh(RegClass::B16);
@@ -179,10 +178,9 @@ impl FunctionEmitter<'_> {
             }
             I::Store { value, ptr, volatile, .. } => {
                 let ty = self.value_type(*value).clone();
-                let space = self.pointer_space(inst, *ptr)?;
                 let mt = memory_type(&ty)
                     .ok_or_else(|| self.unsupported(inst, format!("store of {ty}")))?;
-                let addr = self.reg(*ptr, inst)?;
+                let (space, addr) = self.access(inst, *ptr)?;
                 let mut src = self.reg(*value, inst)?;
                 let vol = if *volatile { ".volatile" } else { "" };
                 if ty == Type::I1 {
@@ -286,6 +284,20 @@ impl FunctionEmitter<'_> {
             },
             adc_ir::ValueDef::Param(..) => None,
         }
+    }
+
+    /// The state space and address register of an access through `ptr`: a generic pointer
+    /// known to point to global memory is converted (`cvta.to.global`) and accessed as
+    /// `.global`.
+    fn access(&mut self, inst: Inst, ptr: Value) -> Result<(&'static str, String), PtxError> {
+        let space = self.pointer_space(inst, ptr)?;
+        let addr = self.reg(ptr, inst)?;
+        if space.is_empty() && self.global_pointers.contains(&ptr) {
+            let global = self.regs.fresh(RegClass::B64);
+            self.line(format!("cvta.to.global.u64 {global}, {addr};"));
+            return Ok((".global", global));
+        }
+        Ok((space, addr))
     }
 
     fn pointer_space(&self, inst: Inst, ptr: Value) -> Result<&'static str, PtxError> {
@@ -877,11 +889,10 @@ impl FunctionEmitter<'_> {
         ordering: Ordering,
     ) -> Result<(), PtxError> {
         let ty = self.value_type(value).clone();
-        let space = self.pointer_space(inst, ptr)?;
+        let (space, addr) = self.access(inst, ptr)?;
         if space == ".const" || space == ".local" {
             return Err(self.unsupported(inst, "atomics on const or local memory"));
         }
-        let addr = self.reg(ptr, inst)?;
         let mut operand = self.reg(value, inst)?;
         let class =
             RegClass::of(&ty).ok_or_else(|| self.unsupported(inst, format!("atomics on {ty}")))?;
