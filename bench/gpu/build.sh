@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the GPU benchmark kernels (bench/gpu/kernels/grad_*.cu) into PTX for sm_90:
+# Builds the GPU benchmark kernels (tests/cuda/grad_*.cu, sizes from bench/gpu/sizes) into PTX for sm_90:
 #
 #   bench/gpu/build.sh [NAME ...]        (default: every kernel; run from anywhere)
 #
@@ -54,18 +54,21 @@ if [ $# -gt 0 ]; then
   names=("$@")
 else
   names=()
-  for f in bench/gpu/kernels/grad_*.cu; do n=$(basename "$f" .cu); names+=("${n#grad_}"); done
+  for f in tests/cuda/grad_*.cu; do n=$(basename "$f" .cu); names+=("${n#grad_}"); done
 fi
 
 failed=()
 for name in "${names[@]}"; do
-  src="bench/gpu/kernels/grad_$name.cu"
+  src="tests/cuda/grad_$name.cu"
   if [ ! -f "$src" ]; then echo "$name: no $src" >&2; failed+=("$name"); continue; fi
+  # Benchmark sizes: the kernel's line of bench/gpu/sizes, as -D flags over the tests' own.
+  defines=$(awk -v k="$name" '$1 == k { for (i = 2; i <= NF; i++) printf "-D%s ", $i }' \
+    bench/gpu/sizes)
   rm -f "$out/$name.ptx" "$out/$name.ptxas.txt"
   if [ -n "${ADC_FLAGS+set}" ]; then flags="$ADC_FLAGS"; else flags=$(kernel_flags "$name"); fi
-  # cuda_kernel.h (qualifier macros, thread indices) is shared with the tests, not copied.
+  # shellcheck disable=SC2086 # defines are words
   if ! clang-19 -x cuda --cuda-device-only --cuda-gpu-arch=sm_80 -nocudainc -nocudalib -O2 \
-      -emit-llvm -c -I tests/cuda "$src" -o "$tmp/$name.bc" 2> "$out/$name.log"; then
+      -emit-llvm -c -I tests/cuda $defines "$src" -o "$tmp/$name.bc" 2> "$out/$name.log"; then
     echo "$name: clang failed (see $out/$name.log)"; failed+=("$name"); continue
   fi
   # shellcheck disable=SC2086 # flags are words

@@ -4,8 +4,8 @@
     python3 bench/gpu/run.py [PTX_DIR] [--out DIR] [--kernels a,b] [--dry-run]
 
 PTX_DIR (default bench/gpu/out) holds NAME.ptx from bench/gpu/build.sh: each module has
-the primal kernel NAME and the gradient kernel NAME_grad (tests/cuda/grad_NAME.cu, copied
-with benchmark sizes into bench/gpu/kernels/). For each kernel this script
+the primal kernel NAME and the gradient kernel NAME_grad (tests/cuda/grad_NAME.cu built
+with the benchmark sizes of bench/gpu/sizes). For each kernel this script
 
 - allocates the inputs (sizes below: primal launches of tens of microseconds or more),
 - times the primal and the gradient kernel with CUDA events: warm-up launches, then the
@@ -183,11 +183,17 @@ def grid1(threads, block=THREADS):
 
 
 def read_defines(name):
-    """The integer #defines of bench/gpu/kernels/grad_NAME.cu: the compiled sizes, so that
+    """The integer #defines the kernel was compiled with: tests/cuda/grad_NAME.cu's own,
+    overridden by its line in bench/gpu/sizes (what build.sh passes as -D flags), so that
     the host side cannot disagree with them."""
-    text = (HERE / "kernels" / f"grad_{name}.cu").read_text()
-    return {m.group(1): int(m.group(2))
-            for m in re.finditer(r"^#define\s+(\w+)\s+(\d+)\s*$", text, re.M)}
+    text = (HERE.parent.parent / "tests" / "cuda" / f"grad_{name}.cu").read_text()
+    defines = {m.group(1): int(m.group(2))
+               for m in re.finditer(r"^#define\s+(\w+)\s+(\d+)\s*$", text, re.M)}
+    for line in (HERE / "sizes").read_text().splitlines():
+        words = line.split()
+        if words and words[0] == name:
+            defines.update((k, int(v)) for k, v in (w.split("=", 1) for w in words[1:]))
+    return defines
 
 
 SPECS = {}
@@ -783,8 +789,7 @@ def write_results(results, out_dir, opts, started):
         "",
         f"Device: {meta['device'] or 'unknown'} (CUDA driver {meta['driver']}, CuPy "
         f"{meta['cupy']}), started {started}. PTX for sm_90 from `bench/gpu/build.sh` "
-        "(kernels: `bench/gpu/kernels/`, copies of `tests/cuda/grad_*.cu` with benchmark "
-        "sizes).",
+        "(kernels: `tests/cuda/grad_*.cu` with the sizes of `bench/gpu/sizes`).",
         "",
         f"Times: CUDA events around each launch, median of {opts.reps} launches after "
         f"{opts.warmup} warm-up launches (fewer, at least {opts.min_reps}, when one launch "

@@ -2,8 +2,9 @@
 // products in a shared array between barriers, then thread 0 adds the block's sum into
 // *out atomically. The gradient needs a shadow shared array and mirrored barriers.
 #include "cuda_kernel.h"
+#ifndef BLOCK
 #define BLOCK 32
-
+#endif
 extern "C" DEVICE void __enzyme_autodiff_dot(void *, int, int, int, const double *, double *, int,
                                              const double *, double *, int, double *, double *);
 

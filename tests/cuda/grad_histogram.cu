@@ -2,8 +2,9 @@
 // whose x falls into it (an integer atomic counts them too). The gradient reads the
 // shadow of the bin each sample went to.
 #include "cuda_kernel.h"
+#ifndef BINS
 #define BINS 8
-
+#endif
 extern "C" DEVICE void __enzyme_autodiff_histogram(void *, int, int, int, const double *, double *,
                                                    int, const double *, double *, int, double *,
                                                    double *, int, int *);

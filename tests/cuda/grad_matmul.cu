@@ -3,9 +3,12 @@
 // synchronizes again. The gradient mirrors both barriers and accumulates into shadow
 // tiles in shared memory.
 #include "cuda_kernel.h"
+#ifndef TILE
 #define TILE 4
+#endif
+#ifndef N
 #define N 8
-
+#endif
 extern "C" DEVICE void __enzyme_autodiff_matmul(void *, int, const double *, double *, int,
                                                 const double *, double *, int, double *,
                                                 double *);

@@ -1,8 +1,9 @@
 // One n-body force step in 2-D: each thread sums the softened gravitational pull of all
 // bodies on its own and moves its velocity: v_i += dt * sum_j m_j (p_j - p_i) / r^3.
 #include "cuda_kernel.h"
+#ifndef BODIES
 #define BODIES 24
-
+#endif
 extern "C" DEVICE void __enzyme_autodiff_nbody(void *, int, const double *, double *, int,
                                                const double *, double *, int, double *, double *);
 

@@ -1,11 +1,12 @@
 // grad_nbody.cu with the device body's pointers declared __restrict__, as code written for
 // speed declares them: `vel` cannot overwrite `pos` or `mass`, so the gradient re-reads them
-// instead of keeping a tape (bench/gpu/kernels/grad_nbody_restrict.cu is this at 4096 bodies).
+// instead of keeping a tape (bench/gpu builds it with 4096 bodies).
 // One n-body force step in 2-D: each thread sums the softened gravitational pull of all
 // bodies on its own and moves its velocity: v_i += dt * sum_j m_j (p_j - p_i) / r^3.
 #include "cuda_kernel.h"
+#ifndef BODIES
 #define BODIES 24
-
+#endif
 extern "C" DEVICE void __enzyme_autodiff_nbody_restrict(void *, int, const double *, double *, int,
                                                const double *, double *, int, double *, double *);
 

@@ -2,8 +2,9 @@
 // input (plus one neighbour on each side) into shared memory, synchronizes, and computes
 // a nonlinear three-point update from the tile.
 #include "cuda_kernel.h"
+#ifndef BLOCK
 #define BLOCK 16
-
+#endif
 extern "C" DEVICE void __enzyme_autodiff_stencil_tile(void *, int, int, int, const double *,
                                                       double *, int, double *, double *);
 

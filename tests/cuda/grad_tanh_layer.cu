@@ -1,8 +1,9 @@
 // A dense layer with tanh: y[r] = tanh(sum_c W[r][c] x[c] + b[r]), one thread per row; x
 // and W are read by many threads (atomic adjoints), the loop has a constant trip count.
 #include "cuda_kernel.h"
+#ifndef COLS
 #define COLS 8
-
+#endif
 extern "C" DEVICE void __enzyme_autodiff_tanh_layer(void *, int, int, int, const double *,
                                                     double *, int, const double *, double *, int,
                                                     const double *, double *, int, double *,

@@ -2,9 +2,12 @@
 // energy grid for its particle's energy and interpolates the cross-section table of
 // every nuclide, weighted by its density. Many threads read the same table entries.
 #include "cuda_kernel.h"
+#ifndef GRID
 #define GRID 16
+#endif
+#ifndef NUCLIDES
 #define NUCLIDES 3
-
+#endif
 extern "C" DEVICE void __enzyme_autodiff_xsbench(void *, int, int, int, const double *, int,
                                                  const double *, double *, int, const double *,
                                                  double *, int, const double *, double *, int,
