@@ -233,24 +233,18 @@ impl Synth<'_> {
     /// rows of a 16-wide tile, 32 (after a few shuffles) when all differ. A partial warp
     /// adds per lane. Hand-written CUDA reduces the same way before its atomics.
     fn warp_reduced_add(&mut self, ty: &Type, shadow: Value, d: Value) {
-        let declared =
-            |s: &Self, name: &str| s.module.function_by_name(name).expect("declared for GPU code");
-        let full_mask = self.iconst(Type::I32, 0xffff_ffff);
-        let mask = self.call_value(declared(self, WarpOp::ActiveMask.intrinsic()), Vec::new());
-        let whole = self.val(InstructionData::Icmp { cond: IntCC::Eq, args: [mask, full_mask] });
         let merge = self.new_block();
         let lead = self.new_block();
         let alone = self.new_block();
         let join = self.new_block();
-        self.branch(whole, merge, alone);
+        let full_mask = self.branch_on_whole_warp(merge, alone);
 
         // Every lane runs here (the mask was full), so every shuffle has its partner.
         self.cur = merge;
         let address =
             self.val(InstructionData::Cast { op: CastOp::Ptrtoint, arg: shadow, ty: Type::I64 });
-        let laneid = SpecialRegister::LaneId.intrinsic();
-        let lane = self.call_value(declared(self, &laneid), Vec::new());
-        let vote = declared(self, WarpOp::VoteAll.intrinsic());
+        let lane = self.lane_id();
+        let vote = self.gpu_function(WarpOp::VoteAll.intrinsic());
         let bfly = WarpOp::Shuffle(ShuffleMode::Bfly);
         let mut sum = d;
         let mut leader = self.iconst(Type::I1, 1);
@@ -355,20 +349,14 @@ impl Synth<'_> {
         slot: Value,
         offset: i32,
     ) {
-        let declared =
-            |s: &Self, name: &str| s.module.function_by_name(name).expect("declared for GPU code");
-        let full_mask = self.iconst(Type::I32, 0xffff_ffff);
-        let mask = self.call_value(declared(self, WarpOp::ActiveMask.intrinsic()), Vec::new());
-        let whole = self.val(InstructionData::Icmp { cond: IntCC::Eq, args: [mask, full_mask] });
         let swap = self.new_block();
         let alone = self.new_block();
         let join = self.new_block();
-        self.branch(whole, swap, alone);
+        self.branch_on_whole_warp(swap, alone);
 
         self.cur = swap;
         let idx = WarpOp::Shuffle(ShuffleMode::Idx);
-        let laneid = SpecialRegister::LaneId.intrinsic();
-        let lane = self.call_value(declared(self, &laneid), Vec::new());
+        let lane = self.lane_id();
         let to_address = |s: &mut Self, p: Value| {
             s.val(InstructionData::Cast { op: CastOp::Ptrtoint, arg: p, ty: Type::I64 })
         };
@@ -410,6 +398,27 @@ impl Synth<'_> {
         self.atomic_fadd(shadow, d);
         self.ins(InstructionData::Jump { dest: BlockCall::new(join, Vec::new()) });
         self.cur = join;
+    }
+
+    /// Branches to `whole` when all 32 lanes of the warp run this together (`activemask`
+    /// is full), to `partial` otherwise; returns the full mask.
+    fn branch_on_whole_warp(&mut self, whole: adc_ir::Block, partial: adc_ir::Block) -> Value {
+        let full_mask = self.iconst(Type::I32, 0xffff_ffff);
+        let activemask = self.gpu_function(WarpOp::ActiveMask.intrinsic());
+        let mask = self.call_value(activemask, Vec::new());
+        let is_whole = self.val(InstructionData::Icmp { cond: IntCC::Eq, args: [mask, full_mask] });
+        self.branch(is_whole, whole, partial);
+        full_mask
+    }
+
+    fn lane_id(&mut self) -> Value {
+        let laneid = self.gpu_function(&SpecialRegister::LaneId.intrinsic());
+        self.call_value(laneid, Vec::new())
+    }
+
+    /// An intrinsic `declare_shared_shadows` declared for GPU modules.
+    fn gpu_function(&self, name: &str) -> FuncId {
+        self.module.function_by_name(name).expect("declared for GPU code")
     }
 
     fn atomic_fadd(&mut self, ptr: Value, value: Value) {
@@ -464,7 +473,7 @@ impl Synth<'_> {
     }
 
     fn shuffle_i32(&mut self, op: WarpOp, value: Value, b: Value) -> Value {
-        let shuffle = self.module.function_by_name(op.intrinsic()).expect("declared for GPU code");
+        let shuffle = self.gpu_function(op.intrinsic());
         let full_mask = self.iconst(Type::I32, 0xffff_ffff);
         let segment = self.iconst(Type::I32, 31);
         self.call_value(shuffle, vec![full_mask, value, b, segment])

@@ -390,6 +390,14 @@ fn add_region(f: &mut Function, bytes: u64) -> (Value, Value) {
     (area, used)
 }
 
+/// An internal, non-unwinding function of the device tape runtime, without a body yet.
+fn internal_function(name: &str, params: Vec<Type>, ret: Option<Type>) -> Function {
+    let mut f = Function::new(name, Signature::new(params, ret));
+    f.linkage = Linkage::Internal;
+    f.attrs = FuncAttrs::NOUNWIND;
+    f
+}
+
 /// Defines (once) [`REGION_RESERVE`] for regions of `bytes` and [`REGION_PUSH`] on it.
 fn define_region_runtime(module: &mut Module, bytes: u64) -> RegionRuntime {
     let reserve = match module.function_by_name(REGION_RESERVE) {
@@ -406,10 +414,9 @@ fn define_region_runtime(module: &mut Module, bytes: u64) -> RegionRuntime {
 /// `reserve(region, used, bytes)`: `used` rounded up to 16 bytes is the offset of the
 /// block; a block ending past the region traps.
 fn define_region_reserve(module: &mut Module, capacity: u64) -> FuncId {
-    let signature = Signature::new(vec![Type::PTR, Type::PTR, Type::I64], Some(Type::PTR));
-    let mut f = Function::new(REGION_RESERVE, signature);
-    f.linkage = Linkage::Internal;
-    f.attrs = FuncAttrs::NOUNWIND | FuncAttrs::ALWAYSINLINE;
+    let params = vec![Type::PTR, Type::PTR, Type::I64];
+    let mut f = internal_function(REGION_RESERVE, params, Some(Type::PTR));
+    f.attrs = f.attrs | FuncAttrs::ALWAYSINLINE;
     let lookup = |_: FuncId| None;
     let mut b = FunctionBuilder::new(&mut f, &lookup);
     let entry = b.create_entry_block();
@@ -442,11 +449,8 @@ fn define_region_reserve(module: &mut Module, capacity: u64) -> FuncId {
 /// [`REGION_PUSH`]: the tape push of [`build_tape_push`] whose growth reserves the doubled
 /// buffer in the region and copies the used bytes (the old buffer stays, unused).
 fn define_region_push(module: &mut Module, reserve: FuncId) -> FuncId {
-    let signature =
-        Signature::new(vec![Type::PTR, Type::I64, Type::PTR, Type::PTR], Some(Type::PTR));
-    let mut f = Function::new(REGION_PUSH, signature);
-    f.linkage = Linkage::Internal;
-    f.attrs = FuncAttrs::NOUNWIND;
+    let params = vec![Type::PTR, Type::I64, Type::PTR, Type::PTR];
+    let mut f = internal_function(REGION_PUSH, params, Some(Type::PTR));
     let signatures = module.signatures();
     let lookup = |id: FuncId| signatures.get(&id).cloned();
     build_tape_push(&mut f, &lookup, |b, growth| {
@@ -618,9 +622,7 @@ fn define_device_alloc(module: &mut Module, malloc: FuncId) -> FuncId {
     if let Some(id) = declared.filter(|id| !module.functions[*id].is_declaration()) {
         return id;
     }
-    let mut f = Function::new(DEVICE_ALLOC, Signature::new(vec![Type::I64], Some(Type::PTR)));
-    f.linkage = Linkage::Internal;
-    f.attrs = FuncAttrs::NOUNWIND;
+    let mut f = internal_function(DEVICE_ALLOC, vec![Type::I64], Some(Type::PTR));
     let signatures = module.signatures();
     let lookup = |id: FuncId| signatures.get(&id).cloned();
     let mut b = FunctionBuilder::new(&mut f, &lookup);
@@ -653,9 +655,7 @@ fn define_device_free(module: &mut Module, id: FuncId, free: FuncId, space: Devi
     if !module.functions[id].is_declaration() {
         return;
     }
-    let mut f = Function::new(DEVICE_FREE, Signature::new(vec![Type::PTR], None));
-    f.linkage = Linkage::Internal;
-    f.attrs = FuncAttrs::NOUNWIND;
+    let mut f = internal_function(DEVICE_FREE, vec![Type::PTR], None);
     let signatures = module.signatures();
     let lookup = |id: FuncId| signatures.get(&id).cloned();
     let mut b = FunctionBuilder::new(&mut f, &lookup);

@@ -127,14 +127,22 @@ impl<'a> Synth<'a> {
 
     /// `free(data)` before `before`, or at `self.cur`.
     pub(crate) fn free_before(&mut self, data: Value, before: Option<Inst>) {
-        let free = InstructionData::Call {
-            callee: self.runtime.free,
-            args: vec![data],
-            attrs: FuncAttrs::empty(),
-        };
+        self.release_with(self.runtime.free, data, before);
+    }
+
+    /// `release(data)` (`free` or the tape allocator's release) before `before`, or at
+    /// `self.cur`.
+    pub(crate) fn release_with(
+        &mut self,
+        release: adc_ir::FuncId,
+        data: Value,
+        before: Option<Inst>,
+    ) {
+        let call =
+            InstructionData::Call { callee: release, args: vec![data], attrs: FuncAttrs::empty() };
         match before {
-            Some(at) => self.ins_before(at, free),
-            None => self.ins(free),
+            Some(at) => self.ins_before(at, call),
+            None => self.ins(call),
         };
     }
 

@@ -889,15 +889,7 @@ impl<'a> Synth<'a> {
             // Buffers of whole derivatives came from the tape allocator (or grew through
             // the tape push, which uses it); split functions' from `malloc`.
             Release::Free if self.split.is_none() => {
-                let free = InstructionData::Call {
-                    callee: self.runtime.tape_free,
-                    args: vec![data],
-                    attrs: FuncAttrs::empty(),
-                };
-                match before {
-                    Some(at) => self.ins_before(at, free),
-                    None => self.ins(free),
-                };
+                self.release_with(self.runtime.tape_free, data, before)
             }
             Release::Free => self.free_before(data, before),
         }
