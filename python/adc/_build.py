@@ -233,18 +233,35 @@ def build_library(
             _run([clang_path, "-c", "-emit-llvm", str(src), "-o", str(user_bc)], f"clang ({source_name})")
         else:
             lang = ["-x", "c++"] if language == "c++" else ["-x", "c"]
-            incl = []
-            if os.path.isfile(source_name):
-                incl = ["-I", str(Path(source_name).resolve().parent)]
-            _run(base + lang + incl + list(cflags) + [str(src), "-o", str(user_bc)], f"clang ({source_name})")
+            # A file is compiled where it is, so that its includes resolve and clang's
+            # errors name it; source text from the temporary copy.
+            compiled = source_name if os.path.isfile(source_name) else str(src)
+            _run(base + lang + list(cflags) + [compiled, "-o", str(user_bc)], f"clang ({source_name})")
         _run(base + ["-x", "c", str(work / "wrapper.c"), "-o", str(work / "wrapper.bc")], "clang (the generated wrapper)")
         obj = work / "lib.o"
-        _run([adc_path, "build", str(user_bc), str(work / "wrapper.bc"), "-o", str(obj)] + list(adc_flags),
-             f"adc build ({source_name}, function {sig.name})")
-        link = [clang_path, "-shared", str(obj), "-o", str(work / lib.name), "-lm"]
+        try:
+            _run([adc_path, "build", str(user_bc), str(work / "wrapper.bc"), "-o", str(obj)] + list(adc_flags),
+                 f"adc build ({source_name}, function {sig.name})")
+        except CompileError as e:
+            # Name the user's file instead of the temporary copy; `adc_primal` is the
+            # generated shim that calls the function.
+            text = str(e).replace(str(user_bc) + ":", f"{source_name} (bitcode):")
+            if f"external function @{sig.name} " in e.stderr:
+                text += (f"\n(`{sig.name}` is not defined in {source_name}: check the name in "
+                         "the signature, and give C++ functions C linkage with extern \"C\")")
+            raise CompileError(text, e.command, e.stderr) from None
+        link = [clang_path, "-shared", "-Wl,--no-undefined", str(obj), "-o", str(work / lib.name), "-lm"]
         if language == "c++" or language in ("bitcode", "llvm-ir"):
             link.append("-lstdc++")
-        _run(link, "linking the shared library")
+        try:
+            _run(link, "linking the shared library")
+        except CompileError as e:
+            if "undefined" in e.stderr:
+                raise CompileError(
+                    f"{e}\n(is `{sig.name}` defined in {source_name}, with C linkage "
+                    "(extern \"C\" in C++)? Every function it calls must be defined there "
+                    "or in libc/libm)", e.command, e.stderr) from None
+            raise
         if verbose:
             print(f"adc: built {sig.name} from {source_name} in {final}")
         if not cache:
