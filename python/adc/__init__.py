@@ -15,6 +15,15 @@ from ._signature import parse_signature
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name):
+    # `adc.torch` and `adc.jax` load on first use, so that numpy alone is enough for the rest.
+    if name in ("torch", "jax"):
+        import importlib
+
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'adc' has no attribute {name!r}")
+
 __all__ = [
     "AdcError",
     "CompileError",
