@@ -574,7 +574,10 @@ impl<'a> Solver<'a> {
         if let Some(r) = result {
             if any_carry || (effects.reads() && any_shadowed) {
                 changed |= self.carry(r);
-                if self.is_pointer_like(r) && any_shadowed {
+                // A returned pointer may point to memory the callee filled with what its
+                // arguments carry (`p = malloc(..); *p = x * x; return p;`): its loads
+                // must be active, so it needs a shadow even when no argument has one.
+                if self.is_pointer_like(r) && (any_shadowed || effects.writes_other) {
                     changed |= self.shadow(r);
                 }
             }
