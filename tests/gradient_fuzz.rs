@@ -1,7 +1,8 @@
 //! The gradient fuzzer: random differentiable C programs (loops with run-time trip counts,
 //! structs with pointer fields, `T **`, row pointers, gathers and scatters with repeated
 //! indices, overwrites, in-place updates, local and heap buffers, inlined and noinline
-//! helpers, branches on data, libm, f32 and f64), each differentiated in reverse, forward
+//! helpers (some return a block they malloc and fill, which the caller reads and frees),
+//! branches on data, libm, f32 and f64), each differentiated in reverse, forward
 //! and split mode with random activities, and checked against central finite differences
 //! natively (clang -O0 and -O2) and in adc's interpreter. See docs/src/testing.md.
 //!
@@ -200,15 +201,21 @@ fn self_shrink_candidates_compile() -> Result<(), Failed> {
         return Ok(());
     }
     let dir = work_root().join("self");
-    for seed in [3, 7] {
+    // Seed 14 calls a noinline fresh-block helper (`HelperKind::Fresh`, `*out` form).
+    for seed in [3, 7, 14] {
         let program = generate(seed);
         let candidates = shrink::program_variants(&program);
         if candidates.is_empty() {
             return Err(format!("seed {seed}: no shrink candidates").into());
         }
-        // Every eighth candidate: the list is long and each costs a clang run.
-        for candidate in candidates.iter().step_by(8) {
-            runner::write_and_probe(&render::render(candidate), &dir)?;
+        // Every eighth candidate (the list is long and each costs a clang run), and every
+        // one that changes a helper's kind.
+        let kind_changed =
+            |c: &Program| c.helpers.iter().zip(&program.helpers).any(|(a, b)| a.kind != b.kind);
+        for (k, candidate) in candidates.iter().enumerate() {
+            if k % 8 == 0 || kind_changed(candidate) {
+                runner::write_and_probe(&render::render(candidate), &dir)?;
+            }
         }
     }
     Ok(())

@@ -7,7 +7,8 @@
 //! generator keeps so that every program is defined and differentiable:
 //! - every index is in bounds: loop variables run to `n` (= `len`) or to `rows <= len`,
 //!   `idx` entries are below `len`, constants are below the length they index;
-//! - local and heap arrays are initialized in full where they are declared;
+//! - local and heap arrays are initialized in full where they are declared, and so are the
+//!   blocks a fresh-block helper mallocs and returns (the caller frees them);
 //! - logarithms, roots and powers take `c + e*e` (positive), divisions divide by
 //!   `c + e*e`; kinks (`fabs`, branches on data) are checked at run time by the probe
 //!   copy of the program, which rejects input points too close to one;
@@ -182,7 +183,9 @@ pub enum Stmt {
         then: Vec<Stmt>,
         otherwise: Vec<Stmt>,
     },
-    /// `hK(dst, src, n, scale)` of an array helper.
+    /// `hK(dst, src, n, scale)` of an array helper; of a fresh-block helper,
+    /// `{ real *fresh = hK(src, n, scale); for (k < n) dst[k] op= fresh[k]; free(fresh); }`
+    /// (or `hK(&fresh, src, n, scale)`), see [`HelperKind::Fresh`].
     CallArray {
         helper: usize,
         dst: Base,
@@ -207,6 +210,12 @@ pub enum HelperKind {
     /// `void hK(M *m, T s)`: for k < m->n, `m->coef[k] op= body` with
     /// `Arg(0) = m->coef[k]`, `Arg(1) = s`, `Arg(2) = m->s`; then `m->s = m->s * 0.5 + s`.
     Struct(Op),
+    /// `real *hK(const real *src, int n, real s)`: mallocs `n` elements, fills
+    /// `p[k] = body` with `Arg(0) = src[k]`, `Arg(1) = s`, and returns the block; with
+    /// `out`, `void hK(real **out, const real *src, int n, real s)` stores it to `*out`
+    /// instead. The caller (a [`Stmt::CallArray`]) loads from the block, `dst[k] op=
+    /// fresh[k]`, and frees it: derivatives flow through memory the callee allocated.
+    Fresh { op: Op, out: bool },
 }
 
 #[derive(Clone, Debug)]
@@ -252,6 +261,7 @@ struct Gen<'p> {
     locals: usize,
     accs: usize,
     scalar_helpers: Vec<usize>,
+    /// Array and fresh-block helpers (both called by `Stmt::CallArray`).
     array_helpers: Vec<usize>,
     struct_helpers: Vec<usize>,
     /// Bounds of the loops around the point of generation, outermost first.
@@ -280,10 +290,14 @@ pub fn generate(seed: u64) -> Program {
     let idx = (0..len).map(|_| rng.below(len)).collect();
     let mut helpers = Vec::new();
     for _ in 0..rng.below(4) {
-        let kind = match rng.below(4) {
+        let kind = match rng.below(5) {
             0 | 1 => HelperKind::Scalar,
             2 => HelperKind::Array(*rng.pick(&[Op::Set, Op::Add, Op::Mul])),
-            _ => HelperKind::Struct(*rng.pick(&[Op::Set, Op::Add])),
+            3 => HelperKind::Struct(*rng.pick(&[Op::Set, Op::Add])),
+            _ => {
+                let op = *rng.pick(&[Op::Set, Op::Add, Op::Mul]);
+                HelperKind::Fresh { op, out: rng.chance(50) }
+            }
         };
         helpers.push(Helper { inline: rng.chance(50), kind, body: Expr::Lit(0.0) });
     }
@@ -306,15 +320,15 @@ pub fn generate(seed: u64) -> Program {
     // Helper bodies first, without calls (no recursion).
     for h in helpers.iter_mut() {
         let args = match h.kind {
-            HelperKind::Scalar => 2,
-            _ => 3,
+            HelperKind::Scalar | HelperKind::Fresh { .. } => 2,
+            HelperKind::Array(_) | HelperKind::Struct(_) => 3,
         };
         h.body = g.helper_body(args, 2);
     }
     for (k, h) in helpers.iter().enumerate() {
         match h.kind {
             HelperKind::Scalar => g.scalar_helpers.push(k),
-            HelperKind::Array(_) => g.array_helpers.push(k),
+            HelperKind::Array(_) | HelperKind::Fresh { .. } => g.array_helpers.push(k),
             HelperKind::Struct(_) if has_struct => g.struct_helpers.push(k),
             HelperKind::Struct(_) => {}
         }

@@ -360,7 +360,26 @@ impl Writer<'_> {
             }
             Stmt::CallArray { helper, dst, src, scale } => {
                 let (d, s, c) = (self.base(dst), self.base(src), self.expr(scale, &[]));
-                let _ = writeln!(out, "{pad}h{helper}{}({d}, {s}, n, {c});", self.suffix);
+                let sfx = self.suffix;
+                match self.p.helpers[*helper].kind {
+                    HelperKind::Fresh { op: o, out: by_arg } => {
+                        // The callee's block, loaded here and freed.
+                        let call = if by_arg {
+                            format!("real *fresh;\n{pad}  h{helper}{sfx}(&fresh, {s}, n, {c});")
+                        } else {
+                            format!("real *fresh = h{helper}{sfx}({s}, n, {c});")
+                        };
+                        let _ = writeln!(
+                            out,
+                            "{pad}{{\n{pad}  {call}\n{pad}  for (int k = 0; k < n; k++)\n{pad}    \
+                             {d}[k] {} fresh[k];\n{pad}  free(fresh);\n{pad}}}",
+                            op(&o)
+                        );
+                    }
+                    _ => {
+                        let _ = writeln!(out, "{pad}h{helper}{sfx}({d}, {s}, n, {c});");
+                    }
+                }
             }
             Stmt::CallStruct { helper, param, scale } => {
                 let c = self.expr(scale, &[]);
@@ -396,6 +415,20 @@ impl Writer<'_> {
                         "{attr} void h{k}{sfx}(real *dst, const real *src, int n, real s) {{\n  \
                          for (int k = 0; k < n; k++)\n    dst[k] {} {body};\n}}",
                         op(o)
+                    );
+                }
+                HelperKind::Fresh { out: by_arg, .. } => {
+                    let body = self.expr(&h.body, &["src[k]", "s"]);
+                    let (ret, first, give) = if *by_arg {
+                        ("void ", "real **out, ", "*out = p;")
+                    } else {
+                        ("real *", "", "return p;")
+                    };
+                    let _ = writeln!(
+                        out,
+                        "{attr} {ret}h{k}{sfx}({first}const real *src, int n, real s) {{\n  \
+                         real *p = malloc((size_t)n * sizeof(real));\n  \
+                         for (int k = 0; k < n; k++)\n    p[k] = {body};\n  {give}\n}}"
                     );
                 }
                 HelperKind::Struct(o) => {

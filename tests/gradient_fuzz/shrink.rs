@@ -1,13 +1,14 @@
 //! Shrinking at the generator level: a failing program is made smaller one step at a time
 //! (drop a derivative request, a statement, a branch, an activity; replace an expression
-//! by a literal or by one of its operands) while it still fails the same way in the same
+//! by a literal or by one of its operands; make a helper inline; turn a fresh-block helper
+//! into the array helper that computes the same) while it still fails the same way in the same
 //! configuration. Every step keeps the program valid, because each candidate is built
 //! from constructs that were valid in the same place (see `program.rs` invariants).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::program::{Act, Expr, Program, Stmt};
+use super::program::{Act, Expr, HelperKind, Program, Stmt};
 use super::runner::{check, reproducing, Finding, Tools, Verdict};
 
 /// Every expression one simplification away from `e`, biggest cuts first.
@@ -161,6 +162,18 @@ pub fn program_variants(p: &Program) -> Vec<Program> {
             let mut q = p.clone();
             q.helpers[k].inline = true;
             out.push(q);
+        }
+        // A fresh-block helper as the array helper that computes the same (does the bug
+        // need the callee's block?), or returning the block instead of storing it to `*out`.
+        if let HelperKind::Fresh { op, out: by_arg } = h.kind {
+            let mut q = p.clone();
+            q.helpers[k].kind = HelperKind::Array(op);
+            out.push(q);
+            if by_arg {
+                let mut q = p.clone();
+                q.helpers[k].kind = HelperKind::Fresh { op, out: false };
+                out.push(q);
+            }
         }
     }
     for (r, req) in p.requests.iter().enumerate() {
