@@ -48,3 +48,27 @@ else
     echo "install-deps: warning: could not install ptxas; the PTX tests will be skipped" >&2
   fi
 fi
+
+# numpy and JAX (CPU wheels from PyPI) in the same venv, for the tests of the Python package
+# (python/, issue 29; scripts/test.sh runs them). Idempotent: skipped when both import.
+# PyTorch's PyPI wheel brings ~3 GB of CUDA libraries (5.4 GB installed, ~2 min), so it is
+# opt-in: ADC_PYTHON_TORCH=1 scripts/install-deps.sh; without it the PyTorch tests are skipped.
+venv_py="$repo_root/.venv/bin/python"
+if [ -x "$venv_py" ] && "$venv_py" -c 'import numpy, jax' 2>/dev/null; then
+  echo "install-deps: numpy and jax present in .venv"
+else
+  echo "install-deps: installing numpy and jax[cpu] into $repo_root/.venv"
+  if ! { [ -x "$venv_py" ] || python3 -m venv "$repo_root/.venv"; } ||
+    ! "$repo_root/.venv/bin/pip" install -q numpy==2.4.6 'jax[cpu]==0.10.2'; then
+    echo "install-deps: warning: could not install numpy and jax; the Python tests will fail" >&2
+  fi
+fi
+if [ "${ADC_PYTHON_TORCH:-0}" = 1 ]; then
+  if "$venv_py" -c 'import torch' 2>/dev/null; then
+    echo "install-deps: torch present in .venv"
+  else
+    echo "install-deps: installing torch (PyPI's wheel, with CUDA libraries: ~5 GB) into $repo_root/.venv"
+    "$repo_root/.venv/bin/pip" install -q torch==2.15.0 ||
+      echo "install-deps: warning: could not install torch; the PyTorch tests will be skipped" >&2
+  fi
+fi

@@ -14,6 +14,18 @@ fi
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+# The Python package (python/, issue 29): numpy and JAX gradients against finite differences
+# and its error messages, with the debug adc that `cargo test` built (built here only when
+# missing: `cargo build -p adc` may unify features differently and rebuild). The PyTorch
+# tests run where torch is in .venv (ADC_PYTHON_TORCH=1 scripts/install-deps.sh) and say
+# skipped otherwise.
+adc_bin="${CARGO_TARGET_DIR:-$PWD/target}/debug/adc"
+[ -x "$adc_bin" ] || cargo build -p adc --locked
+if ! .venv/bin/python -c 'import numpy, jax' 2>/dev/null; then
+  echo "test.sh: numpy and jax are missing from .venv: run scripts/install-deps.sh" >&2
+  exit 1
+fi
+ADC="$adc_bin" .venv/bin/python -m unittest discover -s python/tests -v
 # Every gradient test once more under each other cache-planner setting (issue 11: all
 # tests pass under every switch setting).
 scripts/test-cache-switches.sh
