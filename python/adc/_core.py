@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import shutil
 import threading
 from pathlib import Path
 
@@ -79,7 +80,11 @@ def compile(
         data, name, lang, sig, adc=adc, clang=clang, cflags=tuple(cflags),
         adc_flags=tuple(adc_flags), cache=cache, verbose=verbose,
     )
-    return Function(lib, sig)
+    fn = Function(lib, sig)
+    if not cache:
+        # Loaded: the build folder (outside the cache's keys) is not needed any more.
+        shutil.rmtree(lib.parent, ignore_errors=True)
+    return fn
 
 
 class Function:

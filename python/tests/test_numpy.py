@@ -152,6 +152,10 @@ class Gradients(unittest.TestCase):
         h = adc.compile(code.replace("x[0] * x[0]", "x[0] * x[0] * x[0]"), signature=sig)
         self.assertNotEqual(f.path, h.path)
         self.assertEqual(h.grad(np.array([2.0])), 12.0)
+        u = adc.compile(code, signature=sig, cache=False)  # built apart, loaded, removed
+        self.assertNotEqual(u.path, f.path)
+        self.assertFalse(u.path.exists())
+        self.assertEqual(u.grad(np.array([3.0])), 6.0)
 
 
 class BadInput(unittest.TestCase):
