@@ -182,13 +182,13 @@ def main():
         t_at = best_of(adc_torch, 100)
         t_tt = best_of(torch_autograd, 3)
         print(f"  adc through loss.backward()      {t_at * 1e6:10.1f} us")
-        print(f"  PyTorch autograd of the model    {t_tt * 1e6:10.1f} us  ({t_tt / t_at:.0f}x adc)")
+        print(f"  PyTorch autograd of the model    {t_tt * 1e6:10.1f} us  ({t_tt / t_at:.0f}x adc's backward)")
     if jax is not None:
         g = jax.jit(jax.grad(jax_loss))
         args = (jnp.asarray(P_START), jnp.asarray(S0), jnp.asarray(obs))
         np.testing.assert_allclose(g(*args), fit_loss.grad(P_START, S0, obs, DT, OMEGA), rtol=1e-9)
         t_jx = best_of(lambda: g(*args).block_until_ready(), 50)
-        print(f"  JAX jit(grad) of the model       {t_jx * 1e6:10.1f} us  ({t_jx / t_adc:.1f}x adc)")
+        print(f"  JAX jit(grad) of the model       {t_jx * 1e6:10.1f} us  ({t_jx / t_adc:.1f}x adc's numpy call)")
     err = np.max(np.abs(p - P_TRUE))
     if err > 0.05:
         print(f"the fit is off by {err:.3f}")

@@ -66,13 +66,21 @@ def function(f: Function):
         raise TypeError(f"adc.torch.function takes what adc.compile returns, not {type(f).__name__}")
     names = f.arg_names
     params = {p.name: p for p in f.inputs}
+    scalar_loss = f.signature.ret is not None and not f.signature.outputs
 
     class _AdcFunction(torch.autograd.Function):
         @staticmethod
         def forward(ctx, *args):
             vals = {n: _to_numpy(f, params[n], v) for n, v in zip(names, args) if v is not None}
-            vals, shapes = f.resolve(vals)
-            results = f._primal_call(vals, shapes)
+            ctx.eager = None
+            if scalar_loss and any(ctx.needs_input_grad):
+                # A scalar loss whose gradient will be wanted: one call of adc's gradient
+                # gives the value too; backward only scales it by the incoming gradient.
+                results, ctx.eager = f.vjp((), (1.0,), vals)
+                shapes = {}
+            else:
+                vals, shapes = f.resolve(vals)
+                results = f._primal_call(vals, shapes)
             ctx.tensor_mask = [isinstance(a, torch.Tensor) for a in args]
             ctx.save_for_backward(*[a for a in args if isinstance(a, torch.Tensor)])
             ctx.others = [None if isinstance(a, torch.Tensor) else a for a in args]
@@ -89,9 +97,13 @@ def function(f: Function):
         def backward(ctx, *grads):
             saved = iter(ctx.saved_tensors)
             args = [next(saved) if t else a for a, t in zip(ctx.others, ctx.tensor_mask)]
-            vals = {n: _to_numpy(f, params[n], v) for n, v in zip(names, args) if v is not None}
-            cts = [None if g is None else g.detach().cpu().numpy() for g in grads]
-            _, gs = f.vjp((), cts, vals)
+            if ctx.eager is not None:
+                scale = 0.0 if grads[0] is None else grads[0].item()
+                gs = [g * scale for g in ctx.eager]
+            else:
+                vals = {n: _to_numpy(f, params[n], v) for n, v in zip(names, args) if v is not None}
+                cts = [None if g is None else g.detach().cpu().numpy() for g in grads]
+                _, gs = f.vjp((), cts, vals)
             by_name = {p.name: g for p, g in zip(f.diff_inputs, gs)}
             out = []
             for i, (n, a) in enumerate(zip(names, args)):

@@ -64,6 +64,12 @@ class TorchGradients(unittest.TestCase):
         self.assertIsNone(tx.grad)
         self.assertIsNone(ty.grad)
         self.assertEqual(tw.grad.shape, (4, 3))
+        # Nothing requires grad: the primal alone runs, and the value is the same.
+        with torch.no_grad():
+            v = loss_fn(tx, tw, ty, float(b))
+        self.assertFalse(v.requires_grad)
+        self.assertEqual(float(v), float(loss_fn(tx, tw.detach(), ty, float(b))))
+        self.assertAlmostEqual(float(v), common.model()(x, w, y, b), places=14)
 
     def test_outputs_and_optimizer_step(self):
         sim_fn = adc.torch.function(common.simulate())
