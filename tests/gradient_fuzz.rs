@@ -6,7 +6,8 @@
 //! and split mode with random activities, and checked against central finite differences
 //! natively (clang -O0 and -O2) and in adc's interpreter. See docs/src/testing.md.
 //!
-//! `cargo test --test gradient_fuzz`: one test per seed of [`CI_SEEDS`] (`seed-17`).
+//! `cargo test --test gradient_fuzz`: one test per seed of [`CI_SEEDS`] and
+//! [`CAUGHT_SEEDS`] (`seed-17`).
 //! Environment:
 //! - `ADC=/path/to/adc`: check that adc binary instead of this build's;
 //! - `ADC_FUZZ_SEEDS=5,99`: these seeds instead of the fixed list (replay a hunt's find);
@@ -41,6 +42,13 @@ use runner::{check, commands, Config, Finding, Tools, Verdict, CONFIGS, EXTRA_CO
 
 /// The seeds `cargo test` checks (a few minutes on two cores).
 const CI_SEEDS: std::ops::Range<u64> = 1..41;
+
+/// Seeds outside [`CI_SEEDS`] that caught a bug, checked by `cargo test` too. A seed
+/// names a program of the generator as it is: a change to the generator's draws makes
+/// it another program (keep a shrunk copy in `tests/c/fuzz-found` for a lasting test).
+/// - 219: a noinline helper returning a block it mallocs and fills from an active
+///   scalar (`HelperKind::Fresh`): d = 0 at -O2 before commit eccfa9e (activity).
+const CAUGHT_SEEDS: &[u64] = &[219];
 
 /// Tests that fail today (`seed-N` of [`CI_SEEDS`], `found/<file>` of
 /// `tests/c/fuzz-found`), each with its reason. They are listed as `[known failure]` and
@@ -249,7 +257,8 @@ fn main() {
     }
     let explicit = seeds_from_env();
     let mut trials: Vec<Trial> = Vec::new();
-    for seed in explicit.clone().unwrap_or_else(|| CI_SEEDS.collect()) {
+    let ci = || CI_SEEDS.chain(CAUGHT_SEEDS.iter().copied()).collect();
+    for seed in explicit.clone().unwrap_or_else(ci) {
         trials.push(Trial::test(format!("seed-{seed}"), move || run_trial(seed)));
     }
     if explicit.is_none() {
