@@ -113,8 +113,9 @@ impl ThreadPrivateLoads {
         active_loads: &[(Inst, Value)],
         params_uniform: bool,
     ) {
+        let Some(dom) = adc_ir::dominance::DomTree::for_function(f) else { return };
         for &(load, _) in active_loads {
-            if stored_by_same_thread(f, load) {
+            if stored_by_same_thread(f, &dom, load) {
                 self.loads.insert(load, Privacy::Exclusive);
             }
         }
@@ -174,14 +175,7 @@ struct LaneVariance<'f> {
 
 impl<'f> LaneVariance<'f> {
     fn new(module: &'f Module, f: &'f Function, params_uniform: bool) -> Self {
-        let mut incoming: HashMap<(adc_ir::Block, usize), Vec<Value>> = HashMap::new();
-        for (_, inst) in f.layout.insts() {
-            for target in f.dfg.insts[inst].branch_targets() {
-                for (index, arg) in target.args.iter().enumerate() {
-                    incoming.entry((target.block, index)).or_default().push(*arg);
-                }
-            }
-        }
+        let incoming = f.block_param_sources();
         LaneVariance { module, f, params_uniform, incoming, memo: HashMap::new() }
     }
 
@@ -266,14 +260,24 @@ fn touches_no_memory(callee: &Function) -> bool {
         || (!synchronizes && (callee.attrs.contains(FuncAttrs::READNONE) || library && no_pointers))
 }
 
+/// The value of an integer constant, sign-extended from its width.
+pub(crate) fn int_constant(f: &Function, value: Value) -> Option<i128> {
+    let ValueDef::Result(inst) = f.dfg.value_def(value) else { return None };
+    match &f.dfg.insts[inst] {
+        InstructionData::Const { ty, value: Constant::Int(v) } => {
+            Some(adc_ir::constant::sign_extend(*v, ty.int_bits()?))
+        }
+        _ => None,
+    }
+}
+
 /// Whether a store of at least the loaded size to the load's address executes whenever
 /// the load does: anywhere in the same block (a block runs to its terminator, and the
 /// calls allowed here return), or in a block that dominates the load's.
-fn stored_by_same_thread(f: &Function, load: Inst) -> bool {
+fn stored_by_same_thread(f: &Function, dom: &adc_ir::dominance::DomTree, load: Inst) -> bool {
     let InstructionData::Load { ptr, .. } = f.dfg.insts[load] else { return false };
     let size = load_size(f, load);
     let Some(load_block) = f.layout.inst_block(load) else { return false };
-    let Some(dom) = adc_ir::dominance::DomTree::for_function(f) else { return false };
     f.layout.insts().any(|(block, inst)| match f.dfg.insts[inst] {
         InstructionData::Store { value, ptr: to, .. } if to == ptr => {
             f.dfg.value_type(value).size() >= size
@@ -541,16 +545,7 @@ impl<'f> Uniformity<'f> {
     }
 
     fn constant(&self, value: Value) -> Option<i128> {
-        let ValueDef::Result(inst) = self.f.dfg.value_def(value) else { return None };
-        match self.f.dfg.insts[inst] {
-            InstructionData::Const { ty: ref t, value: Constant::Int(v) } if t.is_int() => {
-                let bits = t.size() * 8;
-                let v = v as i128;
-                // Sign-extend from the constant's width.
-                Some(if bits < 128 { (v << (128 - bits)) >> (128 - bits) } else { v })
-            }
-            _ => None,
-        }
+        int_constant(self.f, value)
     }
 }
 

@@ -105,6 +105,20 @@ impl Function {
         self.layout.last_inst(block).filter(|i| self.dfg.insts[*i].is_terminator())
     }
 
+    /// The values branches pass to each block parameter, by (block, parameter index).
+    pub fn block_param_sources(&self) -> std::collections::HashMap<(Block, usize), Vec<Value>> {
+        let mut sources: std::collections::HashMap<(Block, usize), Vec<Value>> =
+            std::collections::HashMap::new();
+        for (_, inst) in self.layout.insts() {
+            for target in self.dfg.insts[inst].branch_targets() {
+                for (index, arg) in target.args.iter().enumerate() {
+                    sources.entry((target.block, index)).or_default().push(*arg);
+                }
+            }
+        }
+        sources
+    }
+
     /// Successor blocks in branch order (duplicates kept).
     pub fn successors(&self, block: Block) -> Vec<Block> {
         self.terminator(block)

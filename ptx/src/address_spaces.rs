@@ -6,9 +6,9 @@
 //! block parameters that receive only them do too. Pointers loaded from memory, allocas
 //! (local memory) and shared arrays stay generic unless their type says otherwise.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
-use adc_ir::{Block, FuncAttrs, Function, InstructionData, Type, Value};
+use adc_ir::{FuncAttrs, Function, InstructionData, Type, Value};
 
 /// The generic pointers of `func` that point to global memory; empty unless it is a kernel.
 pub fn global_pointers(func: &Function) -> HashSet<Value> {
@@ -23,15 +23,7 @@ pub fn global_pointers(func: &Function) -> HashSet<Value> {
             global.insert(param);
         }
     }
-    // (block, index) -> the values branches pass to that block parameter
-    let mut incoming: HashMap<(Block, usize), Vec<Value>> = HashMap::new();
-    for (_, inst) in func.layout.insts() {
-        for target in func.dfg.insts[inst].branch_targets() {
-            for (index, arg) in target.args.iter().enumerate() {
-                incoming.entry((target.block, index)).or_default().push(*arg);
-            }
-        }
-    }
+    let incoming = func.block_param_sources();
     // Start from every candidate and drop, until nothing changes, those with a source
     // not in the set: loops (a cursor advanced by offsets of itself) stay in.
     for (_, inst) in func.layout.insts() {

@@ -144,7 +144,6 @@ impl Synthesize for Differentiator {
             );
         }
         let runtime = declare_runtime(module, &primal_name, self.options.cache.tape_reuse)?;
-        crate::reverse::gpu::declare_shared_shadows(module);
         declare_rule_externs(module, request.function, &primal_name)?;
         declare_shadow_globals(module, request.function);
         self.signatures.refresh(module);
@@ -382,6 +381,9 @@ fn declare_runtime(
     )?;
     let free = declare(module, "free", Signature::new(vec![Type::PTR], None), for_function)?;
     let tape_push = define_tape_push(module, realloc);
+    // GPU modules: shadows of shared arrays and the intrinsics GPU adjoints call (for
+    // whole derivatives and split functions alike).
+    crate::reverse::gpu::declare_gpu_runtime(module);
     let cpu = !crate::reverse::gpu::is_nvptx(module);
     let keep = tape_reuse && cpu;
     let arena = cpu.then(|| crate::reverse::define_frame_arena(module, malloc, free, keep));

@@ -14,7 +14,7 @@
 //! - `atomicrmw fadd` of the primal (a reduction into global memory) reads its shadow
 //!   into the adjoint of its operand; its old value must not carry a derivative.
 //! - A shared-memory array (address space 3) that holds floats gets a shadow shared array
-//!   ([`declare_shared_shadows`], before synthesis). Shared memory cannot be initialized,
+//!   ([`declare_gpu_runtime`], before synthesis). Shared memory cannot be initialized,
 //!   so the derivative starts with the block's threads zeroing the shadows (strided by the
 //!   linear thread id) followed by a barrier; the derivative must therefore be called by
 //!   every thread of the block, as the `__global__` wrappers around `__enzyme_autodiff_*`
@@ -62,7 +62,7 @@ pub(crate) fn is_nvptx(module: &Module) -> bool {
 /// Adds to a GPU module a shadow shared array for every shared array holding floats (and
 /// the declarations the zeroing code calls), and declares the launch dimensions that
 /// thread-indexed adjoints read. Does nothing for other modules.
-pub(crate) fn declare_shared_shadows(module: &mut Module) {
+pub(crate) fn declare_gpu_runtime(module: &mut Module) {
     if !is_nvptx(module) {
         return;
     }
@@ -209,16 +209,16 @@ impl Synth<'_> {
                 self.cur = join;
                 true
             }
-            None if self.thread_private.neighbor(load).is_some() => {
-                self.exchange_neighbor_adjoint(load, ty, shadow, d);
-                true
-            }
-            None if self.thread_private.likely_shared_in_warp(load) => {
-                self.warp_reduced_add(ty, shadow, d);
-                true
-            }
             None => {
-                self.ins(atomic_add);
+                match self.thread_private.neighbor(load) {
+                    Some(neighbor) => self.exchange_neighbor_adjoint(neighbor, ty, shadow, d),
+                    None if self.thread_private.likely_shared_in_warp(load) => {
+                        self.warp_reduced_add(ty, shadow, d)
+                    }
+                    None => {
+                        self.ins(atomic_add);
+                    }
+                }
                 true
             }
         }
@@ -294,13 +294,18 @@ impl Synth<'_> {
     /// it atomically. The home load adds to the slot; after the group's last reverse (its
     /// first load), the slot goes to the home element atomically (edge lanes of other warps
     /// add there too) and is cleared.
-    fn exchange_neighbor_adjoint(&mut self, load: Inst, ty: &Type, shadow: Value, d: Value) {
-        let neighbor = self.thread_private.neighbor(load).expect("a neighbour load");
-        let InstructionData::Load { ptr: home_ptr, .. } = self.primal.dfg.insts[neighbor.home]
-        else {
-            unreachable!("a neighbour group's home is a load")
+    fn exchange_neighbor_adjoint(
+        &mut self,
+        neighbor: crate::thread_sharing::Neighbor,
+        ty: &Type,
+        shadow: Value,
+        d: Value,
+    ) {
+        let home_ptr = match self.primal.dfg.insts[neighbor.home] {
+            InstructionData::Load { ptr, .. } => Some(ptr),
+            _ => None,
         };
-        let Some(home) = self.shadow_in_reverse(home_ptr) else {
+        let Some(home) = home_ptr.and_then(|ptr| self.shadow_in_reverse(ptr)) else {
             self.atomic_fadd(shadow, d);
             return;
         };
@@ -416,7 +421,7 @@ impl Synth<'_> {
         self.call_value(laneid, Vec::new())
     }
 
-    /// An intrinsic `declare_shared_shadows` declared for GPU modules.
+    /// An intrinsic `declare_gpu_runtime` declared for GPU modules.
     fn gpu_function(&self, name: &str) -> FuncId {
         self.module.function_by_name(name).expect("declared for GPU code")
     }

@@ -77,22 +77,11 @@ fn constant_offset(f: &Function, ptr: Value) -> (Value, i64) {
     for _ in 0..16 {
         let ValueDef::Result(inst) = f.dfg.value_def(root) else { break };
         let InstructionData::PtrAdd { ptr, offset, .. } = f.dfg.insts[inst] else { break };
-        let Some(c) = int_constant(f, offset) else { break };
+        let Some(c) = super::int_constant(f, offset).and_then(|c| i64::try_from(c).ok()) else {
+            break;
+        };
         bytes = bytes.saturating_add(c);
         root = ptr;
     }
     (root, bytes)
-}
-
-fn int_constant(f: &Function, value: Value) -> Option<i64> {
-    let ValueDef::Result(inst) = f.dfg.value_def(value) else { return None };
-    match &f.dfg.insts[inst] {
-        InstructionData::Const { ty, value: adc_ir::Constant::Int(v) } if ty.is_int() => {
-            let bits = ty.size() * 8;
-            let v = *v as i128;
-            let v = if bits < 128 { (v << (128 - bits)) >> (128 - bits) } else { v };
-            i64::try_from(v).ok()
-        }
-        _ => None,
-    }
 }
