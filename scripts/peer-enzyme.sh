@@ -39,7 +39,6 @@ declare -A EXPECTED_FAILURES=(
   ["ReverseMode/mixedstruct1-sp-O0"]="integer adds on a float's bits after clang's -O0 struct copy"
   ["ReverseMode/mycos-O0"]="nested differentiation reaches adc's tape helper __adc_tape_push (realloc)"
   ["ReverseMode/mycos-O2"]="nested differentiation reaches adc's tape helper __adc_tape_push (realloc)"
-  ["ReverseMode/subdoublestore-O2"]="an i64 argument that carries a double's bits"
   ["ForwardMode/customfwd-O2"]="clang -O2 inlines square_, so its registered (deliberately wrong) derivative no longer applies: adc returns the true derivative 6 where the test expects the registration's 100"
 )
 

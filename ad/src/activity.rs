@@ -66,8 +66,8 @@ use std::fmt::Write as _;
 use std::rc::Rc;
 
 use adc_ir::{
-    CastOp, Constant, FuncAttrs, FuncId, Function, GlobalId, HeapFunction, Inst, InstructionData,
-    Module, Signature, Symbol, Type, Value, ValueDef,
+    BinaryOp, CastOp, Constant, FuncAttrs, FuncId, Function, GlobalId, HeapFunction, Inst,
+    InstructionData, Module, Signature, Symbol, Type, Value, ValueDef,
 };
 use adc_passes::effects::{Effects, ModuleEffects};
 use adc_passes::manager::AnalysisManager;
@@ -203,9 +203,14 @@ fn check_request(func: &Function, request: &DiffRequest) -> Result<(), AdError> 
     for (index, (activity, ty)) in request.args.iter().zip(params).enumerate() {
         let fits = match activity {
             ArgActivity::Const => true,
-            ArgActivity::Active => has_float(ty),
+            // An integer in reverse mode: float bits passed as an integer (see
+            // `reverse::derivative_signature`).
+            ArgActivity::Active => {
+                has_float(ty) || (request.mode == DiffMode::Reverse && float_bits(ty))
+            }
             ArgActivity::Dup | ArgActivity::DupNoNeed => {
-                ty.is_ptr() || (request.mode == DiffMode::Forward && has_float(ty))
+                ty.is_ptr()
+                    || (request.mode == DiffMode::Forward && (has_float(ty) || float_bits(ty)))
             }
         };
         if !fits {
@@ -236,6 +241,11 @@ struct Solver<'a> {
     parent: HashMap<Value, Value>,
     carries: HashSet<Value>,
     reaches: HashSet<Value>,
+    /// Integer results of operations that move the bits of a value carrying float bits
+    /// (`zext`, `trunc`, shifts, `or`: two floats packed into an `i64` at -O2). The type
+    /// analysis calls them integers, but they hold the float's bits, so they take part as
+    /// float bits do; dropping them would silently drop the derivative they carry.
+    moved_bits: HashSet<Value>,
     /// Class representatives.
     shadowed: HashSet<Value>,
     useful: HashSet<Value>,
@@ -263,6 +273,7 @@ impl<'a> Solver<'a> {
             parent: HashMap::new(),
             carries: HashSet::new(),
             reaches: HashSet::new(),
+            moved_bits: HashSet::new(),
             shadowed: HashSet::new(),
             useful: HashSet::new(),
             constant: HashSet::new(),
@@ -529,6 +540,9 @@ impl<'a> Solver<'a> {
         }
         if ty.is_ptr() || *ty.lane_type() == Type::I1 {
             return false;
+        }
+        if self.moved_bits.contains(&value) {
+            return true;
         }
         let tree = self.types.tree(self.id, value);
         let own: Vec<BaseType> =
@@ -818,7 +832,24 @@ impl<'a> Solver<'a> {
                 }
             }
             (I::Icmp { .. } | I::Fcmp { .. }, _) => {}
-            (I::Cast { op: CastOp::Fptosi | CastOp::Fptoui, .. }, _) => {}
+            // Conversions between integers and floats have no derivative.
+            (
+                I::Cast {
+                    op: CastOp::Fptosi | CastOp::Fptoui | CastOp::Sitofp | CastOp::Uitofp,
+                    ..
+                },
+                _,
+            ) => {}
+            (I::Cast { op: CastOp::Zext | CastOp::Sext | CastOp::Trunc, arg, .. }, Some(r)) => {
+                if self.carries.contains(arg) {
+                    changed |= self.moved_bits.insert(r) | self.carry(r);
+                }
+            }
+            (I::Binary { op, args, .. }, Some(r)) if moves_bits(*op) => {
+                if args.iter().any(|a| self.carries.contains(a)) {
+                    changed |= self.moved_bits.insert(r) | self.carry(r);
+                }
+            }
             (I::Select { args, .. }, Some(r)) => {
                 if self.carries.contains(&args[1]) || self.carries.contains(&args[2]) {
                     changed |= self.carry(r);
@@ -933,6 +964,9 @@ impl<'a> Solver<'a> {
                 }
             }
             (I::Icmp { .. } | I::Fcmp { .. }, _) => {}
+            // An integer converted to a float has no derivative (`sitofp` of an exponent
+            // read from a float's bits is not a path for one).
+            (I::Cast { op: CastOp::Sitofp | CastOp::Uitofp, .. }, _) => {}
             (data, Some(_)) if !data.has_side_effects() => {
                 if result_reaches {
                     for arg in data.args() {
@@ -994,6 +1028,26 @@ impl<'a> Solver<'a> {
         }
         Activity { function: self.id, active_values, active_insts, shadowed_values }
     }
+}
+
+/// Whether a parameter of type `ty` may carry a float's bits as an integer (a `double`
+/// passed as its `i64` bits at -O2): its derivative travels as bits of the same type.
+fn float_bits(ty: &Type) -> bool {
+    ty.lane_type().is_int() && *ty.lane_type() != Type::I1
+}
+
+/// Integer operations that move bits around without computing on them: shifts and bit
+/// operations, which pack float bits into wider integers and unpack them.
+fn moves_bits(op: BinaryOp) -> bool {
+    matches!(
+        op,
+        BinaryOp::Shl
+            | BinaryOp::Lshr
+            | BinaryOp::Ashr
+            | BinaryOp::And
+            | BinaryOp::Or
+            | BinaryOp::Xor
+    )
 }
 
 /// The mutable globals of `module` that may carry derivatives in reverse mode: defined

@@ -266,13 +266,18 @@ impl<'a> Synth<'a> {
                 }
                 ArgActivity::Active
             } else if self.is_active(*arg) && !ty.is_ptr() {
-                // An integer holding float bits: no argument activity carries it.
-                return Err(self.unsupported(
-                    inst,
-                    format!(
-                        "argument {index} of {callee}: an active {ty} (float bits in an integer)"
-                    ),
-                ));
+                // An integer holding float bits (a `double` passed as its `i64` bits at
+                // -O2): active, with its adjoint passed back as bits of the same integer
+                // type (see `derivative_signature`).
+                if !ty.lane_type().is_int() || !self.float_views.contains_key(arg) {
+                    return Err(self.unsupported(
+                        inst,
+                        format!(
+                            "argument {index} of {callee}: an active {ty} whose float type is unknown"
+                        ),
+                    ));
+                }
+                ArgActivity::Active
             } else {
                 ArgActivity::Const
             };
@@ -435,6 +440,7 @@ impl<'a> Synth<'a> {
         let active = args.iter().zip(&call.activities).filter(|(_, a)| **a == ArgActivity::Active);
         for (k, (arg, _)) in active.enumerate() {
             let d = self.extract(out, call.layout.adjoint_index(k));
+            let d = self.adjoint_from_bits(*arg, d);
             self.add_adjoint(*arg, d);
         }
     }

@@ -319,7 +319,7 @@ impl<'a> Synth<'a> {
                 } else {
                     d
                 };
-                adjoints.push(d);
+                adjoints.push(self.adjoint_as_bits(*param, d));
             }
         }
         let value = match adjoints.len() {

@@ -52,8 +52,8 @@ use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use adc_ir::{
-    BinaryOp, Block, Constant, FuncId, Function, Inst, InstFlags, InstructionData, Linkage, Module,
-    ParamAttrs, Signature, Type, Value, ValueDef,
+    BinaryOp, Block, CastOp, Constant, FuncId, Function, Inst, InstFlags, InstructionData, Linkage,
+    Module, ParamAttrs, Signature, Type, Value, ValueDef,
 };
 use adc_passes::alias::AliasAnalysis;
 
@@ -398,6 +398,11 @@ fn derivative_signature(
         match activity {
             ArgActivity::Const => {}
             ArgActivity::Active if has_float(ty) && !has_pointer(ty) => adjoints.push(ty.clone()),
+            // An integer carrying float bits: its adjoint comes back as bits of the same
+            // type, so the signature does not depend on the type analysis.
+            ArgActivity::Active if ty.lane_type().is_int() && *ty.lane_type() != Type::I1 => {
+                adjoints.push(ty.clone())
+            }
             ArgActivity::Active => {
                 return Err(bad(format!("argument {index} of type {ty} as active (enzyme_out)")))
             }
@@ -674,6 +679,26 @@ impl<'a> Synth<'a> {
             Some(view) => view.clone(),
             None => self.primal.dfg.value_type(value).clone(),
         }
+    }
+
+    /// The adjoint `d` of an active integer parameter as the bits its derivative returns
+    /// (the parameter's own type); other adjoints unchanged.
+    fn adjoint_as_bits(&mut self, param: Value, d: Value) -> Value {
+        let ty = self.primal.dfg.value_type(param).clone();
+        if self.ty(d) == ty {
+            return d;
+        }
+        self.val(InstructionData::Cast { op: CastOp::Bitcast, arg: d, ty })
+    }
+
+    /// The inverse of [`Self::adjoint_as_bits`] at a call: the bits a callee returned as
+    /// the adjoint of the integer argument `arg`, viewed as that argument's adjoint.
+    fn adjoint_from_bits(&mut self, arg: Value, bits: Value) -> Value {
+        let ty = self.adjoint_type(arg);
+        if self.ty(bits) == ty {
+            return bits;
+        }
+        self.val(InstructionData::Cast { op: CastOp::Bitcast, arg: bits, ty })
     }
 
     /// Whether the primal value carries a derivative (has an adjoint).
