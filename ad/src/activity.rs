@@ -223,7 +223,7 @@ fn check_request(func: &Function, request: &DiffRequest) -> Result<(), AdError> 
         request.ret == RetActivity::Dup && func.signature.ret.as_ref().is_some_and(Type::is_ptr);
     if request.ret != RetActivity::Const
         && !shadowed_pointer_return
-        && !func.signature.ret.as_ref().is_some_and(has_float)
+        && !func.signature.ret.as_ref().is_some_and(|t| has_float(t) || float_bits(t))
     {
         return bad(format!("an active return of @{}, which returns no float", func.name));
     }

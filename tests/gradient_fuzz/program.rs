@@ -204,6 +204,10 @@ pub enum Stmt {
 pub enum HelperKind {
     /// `T hK(T a0, T a1) { return body; }`.
     Scalar,
+    /// As `Scalar`, but the first argument travels as the bits of an unsigned integer
+    /// of its width (`memcpy` on both sides): clang -O2 passes an `i64` that carries the
+    /// double's derivative (Enzyme's subdoublestore).
+    Bits,
     /// `void hK(T *dst, const T *src, int n, T s)`: for k < n, `dst[k] op= body` with
     /// `Arg(0) = src[k]`, `Arg(1) = s`, `Arg(2) = dst[k]`.
     Array(Op),
@@ -291,7 +295,9 @@ pub fn generate(seed: u64) -> Program {
     let mut helpers = Vec::new();
     for _ in 0..rng.below(4) {
         let kind = match rng.below(5) {
-            0 | 1 => HelperKind::Scalar,
+            // One draw for both keeps every other choice of a seed as it was.
+            0 => HelperKind::Scalar,
+            1 => HelperKind::Bits,
             2 => HelperKind::Array(*rng.pick(&[Op::Set, Op::Add, Op::Mul])),
             3 => HelperKind::Struct(*rng.pick(&[Op::Set, Op::Add])),
             _ => {
@@ -320,14 +326,14 @@ pub fn generate(seed: u64) -> Program {
     // Helper bodies first, without calls (no recursion).
     for h in helpers.iter_mut() {
         let args = match h.kind {
-            HelperKind::Scalar | HelperKind::Fresh { .. } => 2,
+            HelperKind::Scalar | HelperKind::Bits | HelperKind::Fresh { .. } => 2,
             HelperKind::Array(_) | HelperKind::Struct(_) => 3,
         };
         h.body = g.helper_body(args, 2);
     }
     for (k, h) in helpers.iter().enumerate() {
         match h.kind {
-            HelperKind::Scalar => g.scalar_helpers.push(k),
+            HelperKind::Scalar | HelperKind::Bits => g.scalar_helpers.push(k),
             HelperKind::Array(_) | HelperKind::Fresh { .. } => g.array_helpers.push(k),
             HelperKind::Struct(_) if has_struct => g.struct_helpers.push(k),
             HelperKind::Struct(_) => {}

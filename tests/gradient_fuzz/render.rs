@@ -307,7 +307,12 @@ impl Writer<'_> {
                 }
             }
             Expr::Call(h, a, b) => {
-                format!("h{h}{}({}, {})", self.suffix, self.expr(a, args), self.expr(b, args))
+                let a = self.expr(a, args);
+                let a = match self.p.helpers[*h].kind {
+                    HelperKind::Bits => format!("bits_of({a})"),
+                    _ => a,
+                };
+                format!("h{h}{}({a}, {})", self.suffix, self.expr(b, args))
             }
         }
     }
@@ -406,6 +411,14 @@ impl Writer<'_> {
                     let _ = writeln!(
                         out,
                         "{attr} real h{k}{sfx}(real u0, real u1) {{\n  return {body};\n}}"
+                    );
+                }
+                HelperKind::Bits => {
+                    let body = self.expr(&h.body, &["u0", "u1"]);
+                    let _ = writeln!(
+                        out,
+                        "{attr} real h{k}{sfx}(bits b0, real u1) {{\n  real u0;\n  \
+                         memcpy(&u0, &b0, sizeof u0);\n  return {body};\n}}"
                     );
                 }
                 HelperKind::Array(o) => {
@@ -534,9 +547,9 @@ fn numerics(prec: Prec) -> Numerics {
 pub fn render(p: &Program) -> String {
     let used = Usage::of(p);
     let slots = slots(p, &used);
-    let real = match p.prec {
-        Prec::F32 => "float",
-        Prec::F64 => "double",
+    let (real, bits) = match p.prec {
+        Prec::F32 => ("float", "unsigned int"),
+        Prec::F64 => ("double", "unsigned long long"),
     };
     let num = numerics(p.prec);
     let mut o = String::new();
@@ -552,6 +565,11 @@ pub fn render(p: &Program) -> String {
          #include <string.h>\n\n",
     );
     let _ = writeln!(o, "typedef {real} real;");
+    let _ = writeln!(o, "typedef {bits} bits;");
+    o.push_str(
+        "static inline bits bits_of(real x) {\n  bits b;\n  memcpy(&b, &x, sizeof b);\n  \
+         return b;\n}\n",
+    );
     o.push_str("typedef struct {\n  int n;\n  real *coef;\n  real s;\n} M;\n");
     let _ = writeln!(o, "#define LEN {}\n#define ROWS {}\n", p.len, p.rows);
     o.push_str(

@@ -225,6 +225,11 @@ impl Synth<'_> {
                 RetActivity::Dup
             }
             Some(r) if self.wants_shadow(r) && has_float(&self.primal_type(r)) => RetActivity::Dup,
+            // Float bits returned as an integer: the tangent travels as bits too, never
+            // dropped (the activity analysis keeps integers it proves plain inactive).
+            Some(r) if self.wants_shadow(r) && self.primal_type(r).lane_type().is_int() => {
+                RetActivity::Dup
+            }
             _ => RetActivity::Const,
         };
         let request = DiffRequest {

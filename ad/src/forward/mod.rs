@@ -375,6 +375,11 @@ pub(crate) fn derivative_signature(
         (RetActivity::Dup, Some(ty)) if ty.is_ptr() => {
             Some(Type::structure(vec![ty.clone(); width + 1], false))
         }
+        // An integer result carrying a float's bits (a `bits_of(x)` helper called inside a
+        // derivative): its tangent comes back as bits of the same type.
+        (RetActivity::Dup, Some(ty)) if ty.lane_type().is_int() && *ty.lane_type() != Type::I1 => {
+            Some(Type::structure(vec![ty.clone(); width + 1], false))
+        }
         (RetActivity::Active | RetActivity::Dup, Some(ty)) if !has_float(ty) => {
             return Err(bad(format!(
                 "@{} returns {ty}, which has no tangent; its return must be const",

@@ -290,10 +290,19 @@ impl<'a> Synth<'a> {
                     RetActivity::Dup
                 } else if self.is_active(r) && has_float(ty) && !has_pointer(ty) {
                     RetActivity::Active
+                } else if self.is_active(r)
+                    && ty.lane_type().is_int()
+                    && self.float_views.contains_key(&r)
+                {
+                    // Float bits returned as an integer (a `bits_of(x)` helper): active,
+                    // its adjoint passed in as bits of the same type.
+                    RetActivity::Active
                 } else if self.is_active(r) && !ty.is_ptr() {
                     return Err(self.unsupported(
                         inst,
-                        format!("the result of {callee}: an active {ty} that is not a float"),
+                        format!(
+                            "the result of {callee}: an active {ty} whose float type is unknown"
+                        ),
                     ));
                 } else {
                     RetActivity::Const
@@ -422,6 +431,7 @@ impl<'a> Synth<'a> {
         if call.layout.takes_d_ret {
             let result = self.primal.dfg.inst_result(inst).expect("an active result exists");
             let d = self.take_adjoint(result);
+            let d = self.adjoint_as_bits(result, d);
             call_args.push(d);
         }
         let frame = call.frame.expect("split calls have frames");

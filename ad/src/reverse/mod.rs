@@ -418,6 +418,8 @@ fn derivative_signature(
         RetActivity::Const => {}
         RetActivity::Active => match &primal.signature.ret {
             Some(ty) if has_float(ty) && !has_pointer(ty) => {}
+            // Float bits returned as an integer: its adjoint comes in as bits of that type.
+            Some(ty) if ty.lane_type().is_int() && *ty.lane_type() != Type::I1 => {}
             other => {
                 let ty = other.as_ref().map_or("void".to_string(), |t| t.to_string());
                 return Err(bad(format!("an active return of type {ty}")));
@@ -681,20 +683,22 @@ impl<'a> Synth<'a> {
         }
     }
 
-    /// The adjoint `d` of an active integer parameter as the bits its derivative returns
-    /// (the parameter's own type); other adjoints unchanged.
-    fn adjoint_as_bits(&mut self, param: Value, d: Value) -> Value {
-        let ty = self.primal.dfg.value_type(param).clone();
+    /// The adjoint `d` of an active integer value carrying float bits as the bits a
+    /// derivative passes (the value's own type: a returned parameter adjoint, the adjoint
+    /// of a call's result); other adjoints unchanged.
+    fn adjoint_as_bits(&mut self, value: Value, d: Value) -> Value {
+        let ty = self.primal.dfg.value_type(value).clone();
         if self.ty(d) == ty {
             return d;
         }
         self.val(InstructionData::Cast { op: CastOp::Bitcast, arg: d, ty })
     }
 
-    /// The inverse of [`Self::adjoint_as_bits`] at a call: the bits a callee returned as
-    /// the adjoint of the integer argument `arg`, viewed as that argument's adjoint.
-    fn adjoint_from_bits(&mut self, arg: Value, bits: Value) -> Value {
-        let ty = self.adjoint_type(arg);
+    /// The inverse of [`Self::adjoint_as_bits`]: bits passed as the adjoint of the
+    /// integer `value` (a call's argument, a split function's returned value), viewed as
+    /// that value's adjoint.
+    fn adjoint_from_bits(&mut self, value: Value, bits: Value) -> Value {
+        let ty = self.adjoint_type(value);
         if self.ty(bits) == ty {
             return bits;
         }
@@ -929,9 +933,9 @@ impl<'a> Synth<'a> {
         match &primal.dfg.insts[inst] {
             I::Return { value } => {
                 if let (Some(value), RetActivity::Active) = (value, self.request.ret) {
-                    let ty = self.primal.dfg.value_type(*value).clone();
+                    let ty = self.adjoint_type(*value);
                     let seed = match self.split.as_ref().and_then(|s| s.d_ret) {
-                        Some(d_ret) => d_ret,
+                        Some(d_ret) => self.adjoint_from_bits(*value, d_ret),
                         None => self.seed(&ty),
                     };
                     self.add_adjoint(*value, seed);

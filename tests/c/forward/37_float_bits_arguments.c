@@ -17,6 +17,13 @@ __attribute__((noinline)) unsigned long long *substore(unsigned long long flt,
   return data;
 }
 
+/* Returns the double's bits: the result carries its derivative. */
+__attribute__((noinline)) unsigned long long bits_of(double x) {
+  unsigned long long b;
+  memcpy(&b, &x, sizeof b);
+  return b;
+}
+
 __attribute__((noinline)) double scaled(unsigned long long bits, double y) {
   double v;
   memcpy(&v, &bits, sizeof v);
@@ -30,7 +37,7 @@ double f(double x, double y) {
   unsigned long long *data = substore(bits, 3);
   double first = ((double *)data)[0];
   free(data);
-  return first * y + scaled(bits, y);
+  return first * y + scaled(bits_of(x), y);
 }
 
 int main(void) {
