@@ -32,7 +32,10 @@
 //!   block parameters and calls with a carrying operand (calls that may read memory also
 //!   carry when they get a shadowed pointer). Only values that may hold float bits carry:
 //!   their IR type has floats, or the type analysis does not prove them integers or
-//!   pointers. Comparisons, `fptosi`/`fptoui` and integer-only values never carry.
+//!   pointers. Comparisons, conversions between integers and floats and integer-only
+//!   values never carry; integers that `zext`, `trunc`, shifts and bit operations make
+//!   from carrying bits do (floats packed into an `i64`), whatever the type analysis
+//!   calls them, so a derivative they carry is refused rather than dropped.
 //! - **Down (reaches the output).** The returned value when the return is active; values
 //!   stored into a *useful* class, which is a shadowed class that the caller sees (one
 //!   holding an argument, a global, a pointer stored into useful memory, or a pointer
