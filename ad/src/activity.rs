@@ -79,7 +79,9 @@ use crate::error::{AdError, AdErrorKind, Site};
 
 /// Name prefix of the shadow of a global: `__adc_shadow_<name>`.
 pub const SHADOW_GLOBAL_PREFIX: &str = "__adc_shadow_";
-use crate::request::{has_float, ArgActivity, DiffMode, DiffRequest, RetActivity};
+use crate::request::{
+    has_float, may_carry_float_bits, ArgActivity, DiffMode, DiffRequest, RetActivity,
+};
 use crate::typetree::{BaseType, TypeAnalysis};
 
 /// What the activity analysis and the synthesis need to know of the whole module, computed
@@ -209,11 +211,12 @@ fn check_request(func: &Function, request: &DiffRequest) -> Result<(), AdError> 
             // An integer in reverse mode: float bits passed as an integer (see
             // `reverse::derivative_signature`).
             ArgActivity::Active => {
-                has_float(ty) || (request.mode == DiffMode::Reverse && float_bits(ty))
+                has_float(ty) || (request.mode == DiffMode::Reverse && may_carry_float_bits(ty))
             }
             ArgActivity::Dup | ArgActivity::DupNoNeed => {
                 ty.is_ptr()
-                    || (request.mode == DiffMode::Forward && (has_float(ty) || float_bits(ty)))
+                    || (request.mode == DiffMode::Forward
+                        && (has_float(ty) || may_carry_float_bits(ty)))
             }
         };
         if !fits {
@@ -226,7 +229,7 @@ fn check_request(func: &Function, request: &DiffRequest) -> Result<(), AdError> 
         request.ret == RetActivity::Dup && func.signature.ret.as_ref().is_some_and(Type::is_ptr);
     if request.ret != RetActivity::Const
         && !shadowed_pointer_return
-        && !func.signature.ret.as_ref().is_some_and(|t| has_float(t) || float_bits(t))
+        && !func.signature.ret.as_ref().is_some_and(|t| has_float(t) || may_carry_float_bits(t))
     {
         return bad(format!("an active return of @{}, which returns no float", func.name));
     }
@@ -1031,12 +1034,6 @@ impl<'a> Solver<'a> {
         }
         Activity { function: self.id, active_values, active_insts, shadowed_values }
     }
-}
-
-/// Whether a parameter of type `ty` may carry a float's bits as an integer (a `double`
-/// passed as its `i64` bits at -O2): its derivative travels as bits of the same type.
-fn float_bits(ty: &Type) -> bool {
-    ty.lane_type().is_int() && *ty.lane_type() != Type::I1
 }
 
 /// Integer operations that move bits around without computing on them: shifts and bit

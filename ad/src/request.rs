@@ -208,6 +208,13 @@ pub(crate) fn has_pointer(ty: &Type) -> bool {
     }
 }
 
+/// Whether values of this type may carry a float's bits as an integer (a `double` passed
+/// or returned as its `i64` bits at -O2): such an argument or result takes part in a
+/// derivative with its adjoint or tangent as bits of the same type.
+pub(crate) fn may_carry_float_bits(ty: &Type) -> bool {
+    ty.lane_type().is_int() && *ty.lane_type() != Type::I1
+}
+
 /// Whether values of this type have a tangent (floats) or a shadow (pointers) that must
 /// not be lost.
 pub(crate) fn carries_derivative(ty: &Type) -> bool {

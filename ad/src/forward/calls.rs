@@ -19,7 +19,7 @@ use crate::rules::{self, Differentiable};
 use crate::{AdError, AdErrorKind, ArgActivity, DiffMode, DiffRequest, RetActivity, Site};
 
 use super::{derivative_signature, Synth};
-use crate::request::{carries_derivative, has_float, has_pointer};
+use crate::request::{carries_derivative, has_float, has_pointer, may_carry_float_bits};
 
 /// What a call with active operands calls the forward derivative of.
 enum CallTarget {
@@ -227,7 +227,7 @@ impl Synth<'_> {
             Some(r) if self.wants_shadow(r) && has_float(&self.primal_type(r)) => RetActivity::Dup,
             // Float bits returned as an integer: the tangent travels as bits too, never
             // dropped (the activity analysis keeps integers it proves plain inactive).
-            Some(r) if self.wants_shadow(r) && self.primal_type(r).lane_type().is_int() => {
+            Some(r) if self.wants_shadow(r) && may_carry_float_bits(&self.primal_type(r)) => {
                 RetActivity::Dup
             }
             _ => RetActivity::Const,

@@ -47,7 +47,7 @@ use adc_ir::{
 
 use crate::activity::{Activity, ModuleFacts, RequestAnalyses};
 use crate::callees::fresh_name;
-use crate::request::{carries_derivative, has_float, has_pointer};
+use crate::request::{carries_derivative, has_float, has_pointer, may_carry_float_bits};
 use crate::rules::{self, Differentiable};
 use crate::typetree::TypeAnalysis;
 use crate::{AdError, AdErrorKind, ArgActivity, DiffMode, DiffRequest, RetActivity, Site};
@@ -377,7 +377,7 @@ pub(crate) fn derivative_signature(
         }
         // An integer result carrying a float's bits (a `bits_of(x)` helper called inside a
         // derivative): its tangent comes back as bits of the same type.
-        (RetActivity::Dup, Some(ty)) if ty.lane_type().is_int() && *ty.lane_type() != Type::I1 => {
+        (RetActivity::Dup, Some(ty)) if may_carry_float_bits(ty) => {
             Some(Type::structure(vec![ty.clone(); width + 1], false))
         }
         (RetActivity::Active | RetActivity::Dup, Some(ty)) if !has_float(ty) => {

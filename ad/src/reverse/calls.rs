@@ -40,7 +40,7 @@ use super::memory::is_allocator;
 use super::Synth;
 use crate::callees::is_inactive_library;
 use crate::error::AdError;
-use crate::request::{has_float, has_pointer};
+use crate::request::{has_float, has_pointer, may_carry_float_bits};
 use crate::request::{ArgActivity, DiffRequest, RetActivity};
 use crate::rules::{self, Differentiable};
 
@@ -269,7 +269,7 @@ impl<'a> Synth<'a> {
                 // An integer holding float bits (a `double` passed as its `i64` bits at
                 // -O2): active, with its adjoint passed back as bits of the same integer
                 // type (see `derivative_signature`).
-                if !ty.lane_type().is_int() || !self.float_views.contains_key(arg) {
+                if !may_carry_float_bits(ty) || !self.float_views.contains_key(arg) {
                     return Err(self.unsupported(
                         inst,
                         format!(
@@ -291,7 +291,7 @@ impl<'a> Synth<'a> {
                 } else if self.is_active(r) && has_float(ty) && !has_pointer(ty) {
                     RetActivity::Active
                 } else if self.is_active(r)
-                    && ty.lane_type().is_int()
+                    && may_carry_float_bits(ty)
                     && self.float_views.contains_key(&r)
                 {
                     // Float bits returned as an integer (a `bits_of(x)` helper): active,

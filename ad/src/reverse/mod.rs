@@ -60,7 +60,9 @@ use adc_passes::alias::AliasAnalysis;
 use crate::activity::{Activity, ModuleFacts};
 use crate::cache::{CacheOptions, CachePlan, CacheStats, EdgeTarget, Ordering, Planner};
 use crate::error::{AdError, AdErrorKind, Site};
-use crate::request::{has_float, has_pointer, ArgActivity, DiffRequest, RetActivity};
+use crate::request::{
+    has_float, has_pointer, may_carry_float_bits, ArgActivity, DiffRequest, RetActivity,
+};
 use crate::thread_sharing::ThreadPrivateLoads;
 use crate::typetree::TypeAnalysis;
 
@@ -400,9 +402,7 @@ fn derivative_signature(
             ArgActivity::Active if has_float(ty) && !has_pointer(ty) => adjoints.push(ty.clone()),
             // An integer carrying float bits: its adjoint comes back as bits of the same
             // type, so the signature does not depend on the type analysis.
-            ArgActivity::Active if ty.lane_type().is_int() && *ty.lane_type() != Type::I1 => {
-                adjoints.push(ty.clone())
-            }
+            ArgActivity::Active if may_carry_float_bits(ty) => adjoints.push(ty.clone()),
             ArgActivity::Active => {
                 return Err(bad(format!("argument {index} of type {ty} as active (enzyme_out)")))
             }
@@ -419,7 +419,7 @@ fn derivative_signature(
         RetActivity::Active => match &primal.signature.ret {
             Some(ty) if has_float(ty) && !has_pointer(ty) => {}
             // Float bits returned as an integer: its adjoint comes in as bits of that type.
-            Some(ty) if ty.lane_type().is_int() && *ty.lane_type() != Type::I1 => {}
+            Some(ty) if may_carry_float_bits(ty) => {}
             other => {
                 let ty = other.as_ref().map_or("void".to_string(), |t| t.to_string());
                 return Err(bad(format!("an active return of type {ty}")));
