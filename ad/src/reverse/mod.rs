@@ -269,6 +269,7 @@ fn synthesize_planned(
     // stored into it here (an allocator function), see `control::forward_terminator`.
     let activity = Activity::analyze(module, request, types, env.facts)?;
     let float_views = float_views(module, primal, request, &activity, types)?;
+    check_active_integer_params(module, primal, request, types)?;
     let thread_private = if gpu::is_nvptx(module) {
         ThreadPrivateLoads::compute(module, request.function, |v| activity.is_active_value(v))
     } else {
@@ -464,6 +465,39 @@ fn float_views(
         }
     }
     Ok(views)
+}
+
+/// An `Active` integer parameter is a float's bits passed as an integer; one the type
+/// analysis proves an integer (a count, an index) has no adjoint to return, so asking for
+/// it is an error naming the parameter rather than a zero.
+fn check_active_integer_params(
+    module: &Module,
+    primal: &Function,
+    request: &DiffRequest,
+    types: &TypeAnalysis,
+) -> Result<(), AdError> {
+    let Some(entry) = primal.layout.entry_block() else { return Ok(()) };
+    let Some(&at) = primal.layout.block_insts(entry).first() else { return Ok(()) };
+    let params = primal.dfg.block_params(entry);
+    for (index, (param, activity)) in params.iter().zip(&request.args).enumerate() {
+        let ty = primal.dfg.value_type(*param);
+        if *activity != ArgActivity::Active || has_float(ty) {
+            continue;
+        }
+        // Unknown or conflicting facts are reported where the value is differentiated.
+        if let Ok(None) = types.value_float_kind(module, request.function, *param, at) {
+            return Err(AdError::new(
+                Site::function(&primal.name),
+                AdErrorKind::Unsupported {
+                    what: format!(
+                        "argument {index} of type {ty} as active: it holds an integer, not a \
+                         float's bits"
+                    ),
+                },
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The value an adjoint starts from: `-0.0` for floats (and float vectors), the neutral
