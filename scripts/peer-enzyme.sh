@@ -30,8 +30,6 @@ declare -A EXPECTED_FAILURES=(
   # Not supported by adc yet (issue 26).
   ["ReverseMode/customalloc-O0"]="__enzyme_allocation_like: an initializer with inttoptr and a string"
   ["ReverseMode/customalloc-O2"]="__enzyme_allocation_like: an initializer with inttoptr and a string"
-  ["ReverseMode/frexp-O0"]="libm functions with pointer outputs (frexp) have no rule"
-  ["ReverseMode/frexp-O2"]="libm functions with pointer outputs (frexp) have no rule"
   ["ReverseMode/invsqrt-O2"]="clang -O2 inlines Q_rsqrt, so its registered gradient no longer applies and the bit hack is differentiated"
   ["ReverseMode/metamalloc-O2"]="an indirect call to a malloc-like function pointer"
   ["ReverseMode/mixedstruct1-old-O0"]="integer adds on a float's bits after clang's -O0 struct copy"

@@ -122,11 +122,13 @@ fn check_operand_types(
         let ok = match param {
             Param::Float => ty == result_ty,
             Param::Int => ty.lane_type().is_int() && ty.lanes() == result_ty.lanes(),
+            Param::IntOut => ty.is_ptr() && !result_ty.is_vector(),
         };
         if !ok {
             let expected = match param {
                 Param::Float => format!("the result type {result_ty}"),
                 Param::Int => "an integer".to_string(),
+                Param::IntOut => "a pointer (of a scalar call)".to_string(),
             };
             return Err(RuleError::OperandType {
                 what: site.op.to_string(),
@@ -351,14 +353,12 @@ impl Emitter<'_, '_, '_, '_> {
         }
         for (param, arg) in f.params.iter().zip(args) {
             let arg_lane = self.b.func.dfg.value_type(*arg).lane_type().clone();
-            let ok = match param {
-                Param::Float => arg_lane == lane,
-                Param::Int => arg_lane == Type::I32,
-            };
+            let ok = arg_lane == param.ir_type(&lane);
             if !ok {
                 let expected = match param {
                     Param::Float => format!("a {lane} operand of @{name}"),
                     Param::Int => format!("an i32 operand of @{name}"),
+                    Param::IntOut => format!("a pointer operand of @{name}"),
                 };
                 return Err(self.bad_operand(&expected, *arg));
             }

@@ -10,6 +10,7 @@ use super::{CallRule, Expr, Libm, Param, Partial};
 
 const F: Param = Param::Float;
 const I: Param = Param::Int;
+const INT_OUT: Param = Param::IntOut;
 
 const fn libm(f64: &'static str, f32: &'static str, params: &'static [Param]) -> Libm {
     Libm { f64, f32, params }
@@ -253,6 +254,17 @@ pub static CALL_RULES: &[CallRule] = &[
     // lgamma = ln|Γ|: lgamma' = ψ (digamma, emitted inline); tgamma' = Γ·ψ.
     unary("lgamma", "lgammaf", &[Partial::Expr(Expr::Digamma(&X))]),
     unary("tgamma", "tgammaf", &[Partial::Expr(Expr::Mul(&R, &Expr::Digamma(&X)))]),
+    // frexp(x, &e) = m with x = m·2^e: ∂x = 2^-e = m / x, exact (a power of two); the
+    // exponent written through the pointer is an integer.
+    rule(
+        libm("frexp", "frexpf", &[F, INT_OUT]),
+        &[Partial::Expr(Expr::Div(&R, &X)), Partial::Inactive],
+    ),
+    // lgamma_r(x, &sign) = ln|Γ(x)|, the sign of Γ(x) written through the pointer.
+    rule(
+        libm("lgamma_r", "lgammaf_r", &[F, INT_OUT]),
+        &[Partial::Expr(Expr::Digamma(&X)), Partial::Inactive],
+    ),
     unary("floor", "floorf", &[Partial::Zero(STEP)]),
     unary("ceil", "ceilf", &[Partial::Zero(STEP)]),
     unary("trunc", "truncf", &[Partial::Zero(STEP)]),
@@ -265,8 +277,9 @@ pub static CALL_RULES: &[CallRule] = &[
 
 const INTEGER_RESULT: &str =
     "its result is an integer, which carries no derivative (treat the call as inactive)";
-const OUT_POINTER: &str = "it writes a result through a pointer argument; rules cover \
-     value-returning functions only, and no memory-aware rule is implemented";
+const OUT_POINTER: &str = "it writes a float result through a pointer argument; rules \
+     cover value-returning functions (with integer outputs at most), and no memory-aware \
+     rule is implemented";
 
 /// libm functions a program may call that have no rule, with the reason. Synthesis
 /// reports a call to one of them with an active float operand as unsupported.
@@ -281,14 +294,10 @@ pub static NON_DIFFERENTIABLE_CALLS: &[(&str, &str)] = &[
     ("lrintf", INTEGER_RESULT),
     ("llrint", INTEGER_RESULT),
     ("llrintf", INTEGER_RESULT),
-    ("frexp", OUT_POINTER),
-    ("frexpf", OUT_POINTER),
     ("modf", OUT_POINTER),
     ("modff", OUT_POINTER),
     ("sincos", OUT_POINTER),
     ("sincosf", OUT_POINTER),
-    ("lgamma_r", OUT_POINTER),
-    ("lgammaf_r", OUT_POINTER),
 ];
 
 /// `llvm.sin.f64` -> `sin`, `llvm.sin.f32` -> `sinf`, `llvm.minnum.f64` -> `fmin`,

@@ -233,6 +233,20 @@ pub enum Param {
     Float,
     /// A C `int` (`i32`).
     Int,
+    /// A pointer to a C `int` the function writes (`frexp`'s exponent, `lgamma_r`'s
+    /// sign): an integer output, so no derivative flows through it.
+    IntOut,
+}
+
+impl Param {
+    /// The IR type of this parameter in a function of float type `lane`.
+    pub fn ir_type(self, lane: &Type) -> Type {
+        match self {
+            Param::Float => lane.clone(),
+            Param::Int => Type::I32,
+            Param::IntOut => Type::PTR,
+        }
+    }
 }
 
 /// Why a rule cannot be applied.
@@ -341,14 +355,7 @@ fn push_callee(f: Libm, lane: &Type, out: &mut Vec<(&'static str, Signature)>) {
     if out.iter().any(|(n, _)| *n == name) {
         return;
     }
-    let params = f
-        .params
-        .iter()
-        .map(|p| match p {
-            Param::Float => lane.clone(),
-            Param::Int => Type::I32,
-        })
-        .collect();
+    let params = f.params.iter().map(|p| p.ir_type(lane)).collect();
     out.push((name, Signature::new(params, Some(lane.clone()))));
 }
 

@@ -31,14 +31,7 @@ fn operand_types(op: Differentiable<'_>, ty: &Type) -> Vec<Type> {
     match op {
         Differentiable::Call(name) => {
             let rule = lookup_call(name).expect("a rule");
-            rule.function
-                .params
-                .iter()
-                .map(|p| match p {
-                    Param::Float => ty.clone(),
-                    Param::Int => Type::I32,
-                })
-                .collect()
+            rule.function.params.iter().map(|p| p.ir_type(ty)).collect()
         }
         Differentiable::Fma => vec![ty.clone(); 3],
         Differentiable::Binary(_) => vec![ty.clone(); 2],
@@ -126,18 +119,35 @@ fn build(op: Differentiable<'static>, ty: &Type) -> Harness {
         }
     };
     let n = types.len();
+    // Integer outputs (`frexp`'s exponent) point to a local of each test function, which
+    // takes the other operands as parameters.
+    let param_types: Vec<Type> = types.iter().filter(|t| !t.is_ptr()).cloned().collect();
     let new_func = |name: &str, extra: usize| {
-        let mut params = types.clone();
+        let mut params = param_types.clone();
         params.extend(std::iter::repeat_n(ty.clone(), extra));
         Function::new(name, Signature::new(params, Some(ty.clone())))
     };
+    let operands = |b: &mut FunctionBuilder<'_>, params: &[Value]| -> Vec<Value> {
+        let mut params = params.iter();
+        let mut out = Vec::with_capacity(n);
+        for t in &types {
+            out.push(if t.is_ptr() {
+                b.alloca(Type::I32, None, 4)
+            } else {
+                *params.next().expect("a parameter per operand")
+            });
+        }
+        out
+    };
+    let m = param_types.len();
 
     let mut primal = new_func("primal", 0);
     {
         let mut b = FunctionBuilder::new(&mut primal, &sigs);
         let entry = b.create_entry_block();
         b.switch_to_block(entry);
-        let args = b.func.params().to_vec();
+        let params = b.func.params().to_vec();
+        let args = operands(&mut b, &params);
         let r = primal_op(&mut b, &args);
         b.ret(Some(r));
     }
@@ -148,9 +158,10 @@ fn build(op: Differentiable<'static>, ty: &Type) -> Harness {
         let entry = b.create_entry_block();
         b.switch_to_block(entry);
         let params = b.func.params().to_vec();
-        let r = primal_op(&mut b, &params[..n]);
-        let site = PrimalSite { op, operands: &params[..n], result: r };
-        let adjoints = emit_adjoints(&mut b, &site, params[n], &resolve).expect("adjoints");
+        let args = operands(&mut b, &params[..m]);
+        let r = primal_op(&mut b, &args);
+        let site = PrimalSite { op, operands: &args, result: r };
+        let adjoints = emit_adjoints(&mut b, &site, params[m], &resolve).expect("adjoints");
         assert_eq!(adjoints.len(), n);
         match adjoints[i] {
             Some(a) => {
@@ -167,11 +178,12 @@ fn build(op: Differentiable<'static>, ty: &Type) -> Harness {
         let entry = b.create_entry_block();
         b.switch_to_block(entry);
         let params = b.func.params().to_vec();
-        let r = primal_op(&mut b, &params[..n]);
-        let site = PrimalSite { op, operands: &params[..n], result: r };
+        let args = operands(&mut b, &params[..m]);
+        let r = primal_op(&mut b, &args);
+        let site = PrimalSite { op, operands: &args, result: r };
         let mut seeds = vec![None; n];
         for (k, i) in float_operands.iter().enumerate() {
-            seeds[*i] = Some(params[n + k]);
+            seeds[*i] = Some(params[m + k]);
         }
         let t = emit_tangent(&mut b, &site, &seeds, &resolve).expect("tangent");
         b.ret(t);
@@ -209,8 +221,14 @@ fn from_val(v: Option<Val>) -> f64 {
 
 impl Harness {
     fn run(&self, func: FuncId, point: &[f64], extra: &[f64]) -> f64 {
-        let mut args: Vec<Val> =
-            self.operand_types.iter().zip(point).map(|(t, x)| to_val(t, *x)).collect();
+        // Pointer operands are locals of the test functions, not parameters.
+        let mut args: Vec<Val> = self
+            .operand_types
+            .iter()
+            .zip(point)
+            .filter(|(t, _)| !t.is_ptr())
+            .map(|(t, x)| to_val(t, *x))
+            .collect();
         let ty = self.module.functions[func].signature.ret.clone().expect("a result");
         args.extend(extra.iter().map(|x| to_val(&ty, *x)));
         let mut interp = Interpreter::new(&self.module).expect("interpreter");
@@ -342,6 +360,9 @@ fn libm_points(name: &str) -> &'static [&'static [f64]] {
         "erf" | "erfc" => &[&[-1.0], &[0.3], &[2.0]],
         // Both sides of the reflection at 1/2, and negative non-integers.
         "lgamma" => &[&[0.3], &[2.5], &[10.3], &[-2.5], &[-0.3], &[1e4]],
+        // The second operand is the integer output (a local of the test functions).
+        "frexp" => &[&[0.9, 0.0], &[1.2, 0.0], &[33.0, 0.0], &[-0.26, 0.0], &[-1e5, 0.0]],
+        "lgamma_r" => &[&[0.3, 0.0], &[2.5, 0.0], &[-2.5, 0.0], &[10.3, 0.0]],
         "tgamma" => &[&[0.3], &[2.5], &[5.2], &[-1.5]],
         "floor" | "ceil" | "trunc" | "round" | "roundeven" | "rint" | "nearbyint" => {
             &[&[0.3], &[-1.7], &[2.2]]

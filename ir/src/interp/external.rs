@@ -332,14 +332,17 @@ impl<'m> Interpreter<'m> {
                 int(count as i64)
             }
             "fflush" => int(0),
-            "frexp" | "frexpf" => {
+            // A float result and an int written through the second argument.
+            "frexp" | "frexpf" | "lgamma_r" | "lgammaf_r" => {
+                let lgamma = name.starts_with("lgamma");
                 let (m, e) = match args.first() {
                     Some(Val::F32(x)) => {
-                        let (m, e) = libm::frexpf(*x);
+                        let (m, e) = if lgamma { libm::lgammaf_r(*x) } else { libm::frexpf(*x) };
                         (Val::F32(m), e)
                     }
                     _ => {
-                        let (m, e) = libm::frexp(float_arg(name, args, 0)?);
+                        let x = float_arg(name, args, 0)?;
+                        let (m, e) = if lgamma { libm::lgamma_r(x) } else { libm::frexp(x) };
                         (Val::F64(m), e)
                     }
                 };

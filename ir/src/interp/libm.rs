@@ -132,15 +132,26 @@ mod c {
 
 /// `lgamma` without the global `signgam` (so that parallel callers do not race).
 fn lgamma(x: f64) -> f64 {
-    let mut sign: c_int = 0;
-    // SAFETY: a pure libm routine writing one int through a valid pointer.
-    unsafe { c::lgamma_r(x, &mut sign) }
+    lgamma_r(x).0
 }
 
 fn lgammaf(x: f32) -> f32 {
+    lgammaf_r(x).0
+}
+
+/// `lgamma_r`: ln|Γ(x)| and the sign of Γ(x).
+pub(crate) fn lgamma_r(x: f64) -> (f64, i32) {
+    let mut sign: c_int = 0;
+    // SAFETY: a pure libm routine writing one int through a valid pointer.
+    let r = unsafe { c::lgamma_r(x, &mut sign) };
+    (r, sign)
+}
+
+pub(crate) fn lgammaf_r(x: f32) -> (f32, i32) {
     let mut sign: c_int = 0;
     // SAFETY: as above.
-    unsafe { c::lgammaf_r(x, &mut sign) }
+    let r = unsafe { c::lgammaf_r(x, &mut sign) };
+    (r, sign)
 }
 
 /// `frexp`: mantissa in [0.5, 1) and exponent.
