@@ -52,6 +52,8 @@ impl Jit {
         }));
         let built = catch_unwind(AssertUnwindSafe(|| -> crate::Result<(JITModule, ModuleIds)> {
             let mut cm = JITModule::new(builder);
+            // One body at a time (`build`, not `build_in_parallel`): the JIT's own
+            // `define_function` aligns the code, which `define_function_bytes` would not.
             let ids = crate::module::build(module, &mut cm, false, options)?;
             cm.finalize_definitions()
                 .map_err(|e| Diagnostic::new(format!("cannot finalize the JIT code: {e}")))?;

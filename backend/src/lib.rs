@@ -35,17 +35,21 @@ pub struct BackendOptions {
     /// Lower float vectors to 128-bit SIMD values (`abi.rs`); off, every vector is lowered
     /// lane by lane (the ablation point).
     pub simd: bool,
+    /// Threads that compile functions with Cranelift at once (objects only; the JIT
+    /// compiles one at a time): 0 picks the machine's available parallelism, 1 compiles
+    /// sequentially. The object is the same whatever the number.
+    pub threads: usize,
 }
 
 impl Default for BackendOptions {
     fn default() -> Self {
-        BackendOptions { simd: true }
+        BackendOptions { simd: true, threads: 0 }
     }
 }
 
 impl BackendOptions {
-    /// The defaults with `ADC_SIMD` applied: `0`/`off` turns SIMD off, `1`/`on` on; unset
-    /// gives the defaults. Read by the command line and the test harness, never here.
+    /// The defaults with `ADC_SIMD` applied: `0`/`off` turns SIMD off, `1`/`on` on; and
+    /// `ADC_CODEGEN_THREADS=N` ([`BackendOptions::threads`]); unset gives the defaults. Read by the command line and the test harness, never here.
     pub fn from_env() -> std::result::Result<BackendOptions, String> {
         let mut options = BackendOptions::default();
         if let Ok(text) = std::env::var("ADC_SIMD") {
@@ -55,7 +59,22 @@ impl BackendOptions {
                 other => return Err(format!("ADC_SIMD: `{other}` is not 0, 1, off or on")),
             };
         }
+        if let Ok(text) = std::env::var("ADC_CODEGEN_THREADS") {
+            options.threads = text.trim().parse().map_err(|_| {
+                format!("ADC_CODEGEN_THREADS: `{text}` is not a number of threads (0: all cores)")
+            })?;
+        }
         Ok(options)
+    }
+
+    /// How many threads compile `functions` function bodies: never more than there are
+    /// bodies, and one where there is a single body (a thread would only add its start).
+    pub fn codegen_threads(&self, functions: usize) -> usize {
+        let wanted = match self.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
+        wanted.min(functions).max(1)
     }
 }
 
@@ -76,6 +95,11 @@ pub fn host_isa(pic: bool) -> Result<std::sync::Arc<dyn cranelift_codegen::isa::
     set(&mut flags, "enable_llvm_abi_extensions", "true")?;
     set(&mut flags, "enable_multi_ret_implicit_sret", "true")?;
     set(&mut flags, "preserve_frame_pointers", "true")?;
+    // Cranelift's IR verifier checks the lowering's output before every compile: 5.5% of
+    // a release build's instructions on the generated modules of the compile-time table.
+    // Debug builds (every test) keep it, as rustc_codegen_cranelift does; it only checks,
+    // so the code is the same either way.
+    set(&mut flags, "enable_verifier", if cfg!(debug_assertions) { "true" } else { "false" })?;
     let isa = cranelift_native::builder()
         .map_err(|e| Diagnostic::new(format!("unsupported host: {e}")))?;
     isa.finish(settings::Flags::new(flags))

@@ -36,17 +36,55 @@ pub fn build<M: ClModule>(
     pic: bool,
     options: &BackendOptions,
 ) -> crate::Result<ModuleIds> {
-    build_inspecting(module, cm, pic, options, &mut |_, _| {})
+    build_with(module, cm, pic, options, Bodies::Sequential(None))
+}
+
+/// [`build`] with the bodies compiled by up to `options.threads` threads at once
+/// ([`BackendOptions::codegen_threads`]). `isa` must be the ISA `cm` compiles for (the
+/// same `Arc`): the compiling threads use it while `cm` is busy lowering. Only for
+/// modules whose `define_function` is `compile` plus `define_function_bytes`
+/// (cranelift-object's `ObjectModule`).
+pub fn build_in_parallel<M: ClModule>(
+    module: &Module,
+    cm: &mut M,
+    isa: &dyn cranelift_codegen::isa::TargetIsa,
+    pic: bool,
+    options: &BackendOptions,
+) -> crate::Result<ModuleIds> {
+    build_with(module, cm, pic, options, Bodies::Parallel(isa))
+}
+
+/// What [`build_inspecting`] shows each optimized body to.
+type Inspector<'a> = &'a mut dyn FnMut(&str, &cranelift_codegen::ir::Function);
+
+/// How [`build_with`] compiles the function bodies.
+enum Bodies<'a> {
+    /// One after the other with `define_function`, showing each optimized body to the
+    /// inspector when there is one.
+    Sequential(Option<Inspector<'a>>),
+    /// Several at once, with this ISA (see [`build_in_parallel`]).
+    Parallel(&'a dyn cranelift_codegen::isa::TargetIsa),
 }
 
 /// [`build`], showing `inspect` each function's Cranelift IR as Cranelift optimized it
-/// (tests look at which types and instructions the lowering chose).
+/// (tests look at which types and instructions the lowering chose). Sequential.
+#[cfg(test)]
 pub fn build_inspecting<M: ClModule>(
     module: &Module,
     cm: &mut M,
     pic: bool,
     options: &BackendOptions,
-    inspect: &mut dyn FnMut(&str, &cranelift_codegen::ir::Function),
+    inspect: Inspector<'_>,
+) -> crate::Result<ModuleIds> {
+    build_with(module, cm, pic, options, Bodies::Sequential(Some(inspect)))
+}
+
+fn build_with<M: ClModule>(
+    module: &Module,
+    cm: &mut M,
+    pic: bool,
+    options: &BackendOptions,
+    bodies: Bodies<'_>,
 ) -> crate::Result<ModuleIds> {
     let isa = cm.isa();
     let mut ids = ModuleIds {
@@ -123,47 +161,198 @@ pub fn build_inspecting<M: ClModule>(
         }
         cm.define_data(ids.data[&id], &desc).map_err(|e| err(e.to_string()))?;
     }
-    let mut ctx = Context::new();
+    let defined: Vec<FuncId> =
+        module.functions.iter().filter(|(_, f)| !f.is_declaration()).map(|(id, _)| id).collect();
+    let mut inspect = match bodies {
+        Bodies::Parallel(isa) => {
+            let threads = options.codegen_threads(defined.len());
+            if threads > 1 {
+                define_in_parallel(module, cm, isa, &ids, &defined, threads)?;
+                return Ok(ids);
+            }
+            None
+        }
+        Bodies::Sequential(inspect) => inspect,
+    };
     let mut fbc = FunctionBuilderContext::new();
-    for (id, func) in module.functions.iter() {
-        if func.is_declaration() {
-            continue;
-        }
-        let err = |e: String| Diagnostic::new(format!("cannot compile @{}: {e}", func.name));
+    let mut ctx = Context::new();
+    for &id in &defined {
         ctx.clear();
-        let lowered = catch_unwind(AssertUnwindSafe(|| {
-            lower_function(module, id, cm, &ids, &mut ctx.func, &mut fbc)
-        }));
-        match lowered {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(err(e)),
-            Err(_) => return Err(err("internal error in the Cranelift lowering".into())),
-        }
-        let defined = catch_unwind(AssertUnwindSafe(|| {
-            let cl = ids.va_bodies.get(&id).unwrap_or(&ids.funcs[&id]);
-            cm.define_function(*cl, &mut ctx).map_err(Box::new)
-        }));
+        lower_one(module, id, cm, &ids, &mut ctx, &mut fbc)?;
+        let cl = ids.va_bodies.get(&id).unwrap_or(&ids.funcs[&id]);
+        let defined =
+            catch_unwind(AssertUnwindSafe(|| cm.define_function(*cl, &mut ctx).map_err(Box::new)));
         match defined {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                let detail = match &*e {
-                    cranelift_module::ModuleError::Compilation(
-                        cranelift_codegen::CodegenError::Verifier(v),
-                    ) => {
-                        // Type-set dumps are long: keep the start of each error.
-                        let lines: Vec<String> =
-                            v.to_string().lines().map(|l| l.chars().take(160).collect()).collect();
-                        format!("Cranelift verifier: {}", lines.join("; "))
-                    }
-                    _ => format!("{e:?}"),
-                };
-                return Err(err(detail));
-            }
-            Err(_) => return Err(err("Cranelift panicked".into())),
+            Ok(Err(e)) => return Err(compile_error(module, id, &e)),
+            Err(_) => return Err(compile_error_text(module, id, "Cranelift panicked")),
         }
-        inspect(&func.name, &ctx.func);
+        if let Some(inspect) = inspect.as_mut() {
+            inspect(&module.functions[id].name, &ctx.func);
+        }
     }
     Ok(ids)
+}
+
+/// Stack of each compiling thread: the main thread's usual 8 MiB, on which Cranelift
+/// compiles a large function in the sequential build.
+const COMPILE_STACK: usize = 8 << 20;
+
+/// Why Cranelift did not compile a body.
+enum Failure {
+    Error(Box<cranelift_module::ModuleError>),
+    Panic,
+}
+
+/// A compiled body, as `define_function_bytes` takes it.
+struct Compiled {
+    alignment: u64,
+    code: Vec<u8>,
+    relocs: Vec<ModuleReloc>,
+}
+
+/// Lowers function `id` into `ctx.func`; errors name the function.
+fn lower_one<M: ClModule>(
+    module: &Module,
+    id: FuncId,
+    cm: &mut M,
+    ids: &ModuleIds,
+    ctx: &mut Context,
+    fbc: &mut FunctionBuilderContext,
+) -> crate::Result<()> {
+    let lowered =
+        catch_unwind(AssertUnwindSafe(|| lower_function(module, id, cm, ids, &mut ctx.func, fbc)));
+    match lowered {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(compile_error_text(module, id, &e)),
+        Err(_) => Err(compile_error_text(module, id, "internal error in the Cranelift lowering")),
+    }
+}
+
+/// Compiles one lowered body for symbol `cl`: what `ObjectModule::define_function` does
+/// before it calls `define_function_bytes` (same alignment, same relocations).
+fn compile_one(
+    isa: &dyn cranelift_codegen::isa::TargetIsa,
+    ctx: &mut Context,
+    cl: cranelift_module::FuncId,
+) -> Result<Compiled, Failure> {
+    let mut control = cranelift_codegen::control::ControlPlane::default();
+    let compiled = catch_unwind(AssertUnwindSafe(|| match ctx.compile(isa, &mut control) {
+        Ok(code) => Ok(Compiled {
+            alignment: u64::from(code.buffer.alignment),
+            code: code.code_buffer().to_vec(),
+            relocs: Vec::new(),
+        }),
+        Err(e) => Err(Failure::Error(Box::new(cranelift_module::ModuleError::from(e)))),
+    }));
+    let mut compiled = compiled.unwrap_or(Err(Failure::Panic))?;
+    if let Some(code) = ctx.compiled_code() {
+        compiled.relocs = code
+            .buffer
+            .relocs()
+            .iter()
+            .map(|r| ModuleReloc::from_mach_reloc(r, &ctx.func, cl))
+            .collect();
+    }
+    Ok(compiled)
+}
+
+/// Defines the `defined` bodies with `threads` threads compiling at once, `isa` being
+/// the ISA `cm` compiles for. This thread lowers every body in module order (lowering
+/// declares references in `cm`) and hands each to the compiling threads as soon as it is
+/// lowered; once all are handed out it compiles too. No barrier but the last body: a
+/// thread that the machine's other work slows holds up one body, not a batch. The bodies
+/// are then defined in module order with the bytes and relocations `define_function`
+/// would have used, so the object is that of the sequential build, and so is the error
+/// reported (the first in module order).
+fn define_in_parallel<M: ClModule>(
+    module: &Module,
+    cm: &mut M,
+    isa: &dyn cranelift_codegen::isa::TargetIsa,
+    ids: &ModuleIds,
+    defined: &[FuncId],
+    threads: usize,
+) -> crate::Result<()> {
+    use std::sync::{mpsc, Mutex};
+    type Job = (usize, cranelift_module::FuncId, Context);
+    type Done = (usize, Result<Compiled, Failure>);
+    let symbol = |id: &FuncId| *ids.va_bodies.get(id).unwrap_or(&ids.funcs[id]);
+    let (job_tx, job_rx) = mpsc::channel::<Job>();
+    let job_rx = Mutex::new(job_rx);
+    let (done_tx, done_rx) = mpsc::channel::<Done>();
+    let work = |tx: mpsc::Sender<Done>| loop {
+        // The lock is held while waiting, so one waiting thread takes the next job.
+        let job = job_rx.lock().ok().and_then(|rx| rx.recv().ok());
+        let Some((index, cl, mut ctx)) = job else { break };
+        if tx.send((index, compile_one(isa, &mut ctx, cl))).is_err() {
+            break;
+        }
+    };
+    let mut lowering_failed = None;
+    std::thread::scope(|scope| {
+        for _ in 1..threads {
+            let tx = done_tx.clone();
+            // A thread that cannot start leaves its share to the others.
+            let _ = std::thread::Builder::new()
+                .stack_size(COMPILE_STACK)
+                .spawn_scoped(scope, || work(tx));
+        }
+        let mut fbc = FunctionBuilderContext::new();
+        for (index, id) in defined.iter().enumerate() {
+            let mut ctx = Context::new();
+            if let Err(e) = lower_one(module, *id, cm, ids, &mut ctx, &mut fbc) {
+                // The bodies before it are still compiled and defined first, so that the
+                // error reported is the one the sequential build reports.
+                lowering_failed = Some(e);
+                break;
+            }
+            if job_tx.send((index, symbol(id), ctx)).is_err() {
+                break;
+            }
+        }
+        drop(job_tx);
+        work(done_tx);
+    });
+    let mut results: Vec<Option<Result<Compiled, Failure>>> =
+        (0..defined.len()).map(|_| None).collect();
+    for (index, result) in done_rx.try_iter() {
+        results[index] = Some(result);
+    }
+    for (id, result) in defined.iter().zip(results) {
+        // Only after a failed lowering are bodies missing.
+        let Some(result) = result else { break };
+        let compiled = match result {
+            Ok(compiled) => compiled,
+            Err(Failure::Error(e)) => return Err(compile_error(module, *id, &e)),
+            Err(Failure::Panic) => {
+                return Err(compile_error_text(module, *id, "Cranelift panicked"))
+            }
+        };
+        cm.define_function_bytes(symbol(id), compiled.alignment, &compiled.code, &compiled.relocs)
+            .map_err(|e| compile_error(module, *id, &e))?;
+    }
+    lowering_failed.map_or(Ok(()), Err)
+}
+
+/// `cannot compile @name: what`.
+fn compile_error_text(module: &Module, id: FuncId, what: &str) -> Diagnostic {
+    Diagnostic::new(format!("cannot compile @{}: {what}", module.functions[id].name))
+}
+
+/// A Cranelift failure as the error naming function `id`.
+fn compile_error(module: &Module, id: FuncId, e: &cranelift_module::ModuleError) -> Diagnostic {
+    let detail = match e {
+        cranelift_module::ModuleError::Compilation(cranelift_codegen::CodegenError::Verifier(
+            v,
+        )) => {
+            // Type-set dumps are long: keep the start of each error.
+            let lines: Vec<String> =
+                v.to_string().lines().map(|l| l.chars().take(160).collect()).collect();
+            format!("Cranelift verifier: {}", lines.join("; "))
+        }
+        _ => format!("{e:?}"),
+    };
+    compile_error_text(module, id, &detail)
 }
 
 /// The functions whose vectors cross calls in SIMD form: defined here, local to the

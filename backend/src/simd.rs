@@ -446,7 +446,7 @@ mod tests {
             ObjectBuilder::new(isa, "t", cranelift_module::default_libcall_names()).unwrap();
         let mut cm = ObjectModule::new(builder);
         let mut out = Vec::new();
-        let options = BackendOptions { simd };
+        let options = BackendOptions { simd, ..BackendOptions::default() };
         crate::module::build_inspecting(&module, &mut cm, true, &options, &mut |name, f| {
             out.push((name.to_string(), f.display().to_string()))
         })

@@ -159,7 +159,10 @@ impl DataFlowGraph {
     /// Replaces every use of each key of `replacements` by its value, in one walk over the
     /// instructions. The replacements must not chain (no value is both a key and a
     /// replacement); a pass whose replacements chain resolves them first.
-    pub fn replace_all_uses(&mut self, replacements: &std::collections::HashMap<Value, Value>) {
+    pub fn replace_all_uses<S: std::hash::BuildHasher>(
+        &mut self,
+        replacements: &std::collections::HashMap<Value, Value, S>,
+    ) {
         if replacements.is_empty() {
             return;
         }

@@ -6,6 +6,9 @@
 //! are iterative, so deep CFGs (20,000-block chains) do not overflow the stack.
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
+
+use rustc_hash::FxHashMap;
 
 use crate::entities::Block;
 use crate::function::Function;
@@ -15,11 +18,11 @@ pub struct DomTree {
     /// Reachable blocks in reverse post-order (the entry first).
     rpo: Vec<Block>,
     /// Reverse post-order index of every reachable block.
-    rpo_index: HashMap<Block, usize>,
+    rpo_index: FxHashMap<Block, usize>,
     /// Immediate dominator of each block, by RPO index (the entry is its own).
     idom: Vec<usize>,
     /// Pre- and post-order numbers in the dominator tree.
-    interval: HashMap<Block, (u32, u32)>,
+    interval: FxHashMap<Block, (u32, u32)>,
 }
 
 impl DomTree {
@@ -28,17 +31,18 @@ impl DomTree {
     /// The dominator tree of a laid-out function's CFG; `None` for a declaration.
     pub fn for_function(func: &Function) -> Option<DomTree> {
         let entry = func.entry_block()?;
-        let succs = func.layout.blocks().iter().map(|&b| (b, func.successors(b))).collect();
+        let succs: FxHashMap<Block, Vec<Block>> =
+            func.layout.blocks().iter().map(|&b| (b, func.successors(b))).collect();
         Some(DomTree::compute(entry, &succs))
     }
 
-    pub fn compute(entry: Block, succs: &HashMap<Block, Vec<Block>>) -> DomTree {
+    pub fn compute<S: BuildHasher>(entry: Block, succs: &HashMap<Block, Vec<Block>, S>) -> DomTree {
         let no_succs = Vec::new();
         let successors = |b: Block| succs.get(&b).unwrap_or(&no_succs);
 
         // Iterative DFS; a block is finished once all its successors were visited.
         let mut postorder = Vec::new();
-        let mut visited = HashMap::new();
+        let mut visited = FxHashMap::default();
         let mut stack = vec![(entry, 0usize)];
         visited.insert(entry, ());
         while let Some((block, next)) = stack.last_mut() {
@@ -54,10 +58,10 @@ impl DomTree {
             }
         }
         let rpo: Vec<Block> = postorder.into_iter().rev().collect();
-        let rpo_index: HashMap<Block, usize> =
+        let rpo_index: FxHashMap<Block, usize> =
             rpo.iter().enumerate().map(|(i, b)| (*b, i)).collect();
 
-        let mut preds: HashMap<Block, Vec<usize>> = HashMap::new();
+        let mut preds: FxHashMap<Block, Vec<usize>> = FxHashMap::default();
         for &block in &rpo {
             for succ in successors(block) {
                 preds.entry(*succ).or_default().push(rpo_index[&block]);
@@ -104,7 +108,7 @@ impl DomTree {
         for (index, &parent) in idom.iter().enumerate().skip(1) {
             children[parent].push(index);
         }
-        let mut interval = HashMap::new();
+        let mut interval = FxHashMap::default();
         let mut counter = 0u32;
         let mut pre = vec![0u32; rpo.len()];
         let mut stack = vec![(0usize, 0usize)];

@@ -43,7 +43,7 @@ pub fn dce(func: &mut Function) -> (u64, u64) {
     if func.is_declaration() {
         return (0, 0);
     }
-    let preds = pred_edges(func);
+    let preds: adc_ir::FxHashMap<_, _> = pred_edges(func);
     let mut live_insts: HashSet<Inst> = HashSet::new();
     let mut live_values: HashSet<Value> = HashSet::new();
     let mut work: Vec<Value> = Vec::new();

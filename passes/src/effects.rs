@@ -252,14 +252,33 @@ impl ModuleEffects {
                 effects.insert(id, e);
             }
         }
+        // The defined functions of the scope, in module order. Taken from the scope itself,
+        // not by filtering every function of the module: each differentiation request
+        // computes the effects of its own scope, and a walk over the module per request
+        // made N requests cost O(N²).
+        let defined: Vec<FuncId> = match scope {
+            None => module
+                .functions
+                .iter()
+                .filter(|(_, f)| !f.is_declaration())
+                .map(|(id, _)| id)
+                .collect(),
+            Some(scope) => {
+                let mut ids: Vec<FuncId> = scope
+                    .iter()
+                    .copied()
+                    .filter(|&id| module.functions.get(id).is_some_and(|f| !f.is_declaration()))
+                    .collect();
+                ids.sort();
+                ids
+            }
+        };
         // Loop termination is a per-function fact; compute it before the SCC walk.
         let mut loops_end: HashMap<FuncId, bool> = HashMap::new();
-        for (id, func) in
-            module.functions.iter().filter(|(id, f)| !f.is_declaration() && in_scope(*id))
-        {
-            loops_end.insert(id, loops_terminate(module, id, func, am));
+        for &id in &defined {
+            loops_end.insert(id, loops_terminate(module, id, &module.functions[id], am));
         }
-        for scc in sccs(module, &in_scope) {
+        for scc in sccs(module, &defined, &in_scope) {
             let recursive = scc.len() > 1 || calls(&module.functions[scc[0]]).contains(&scc[0]);
             for &id in &scc {
                 effects.insert(id, PURE);
@@ -341,14 +360,13 @@ fn calls(func: &Function) -> Vec<FuncId> {
     out
 }
 
-/// Tarjan's SCCs of the call graph of defined functions, callees before callers.
-fn sccs(module: &Module, in_scope: &dyn Fn(FuncId) -> bool) -> Vec<Vec<FuncId>> {
-    let defined: Vec<FuncId> = module
-        .functions
-        .iter()
-        .filter(|(id, f)| !f.is_declaration() && in_scope(*id))
-        .map(|(id, _)| id)
-        .collect();
+/// Tarjan's SCCs of the call graph of the `defined` functions (those of the scope, in
+/// module order), callees before callers.
+fn sccs(
+    module: &Module,
+    defined: &[FuncId],
+    in_scope: &dyn Fn(FuncId) -> bool,
+) -> Vec<Vec<FuncId>> {
     let edges: HashMap<FuncId, Vec<FuncId>> = defined
         .iter()
         .map(|&id| {
@@ -367,7 +385,7 @@ fn sccs(module: &Module, in_scope: &dyn Fn(FuncId) -> bool) -> Vec<Vec<FuncId>> 
     let mut stack = Vec::new();
     let mut out = Vec::new();
     let mut counter = 0;
-    for &root in &defined {
+    for &root in defined {
         if index.contains_key(&root) {
             continue;
         }

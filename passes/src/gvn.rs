@@ -20,7 +20,8 @@
 //! Statistics: "instructions removed" (all), "loads forwarded" (loads replaced by an
 //! earlier load or store).
 
-use std::collections::HashMap;
+// Fx hashing: these tables are hot and keyed by entities (see adc_ir::FxHashMap).
+use adc_ir::FxHashMap as HashMap;
 
 use std::sync::Arc;
 
@@ -82,12 +83,12 @@ impl FunctionPass for Gvn {
         let effects = cx.module_analysis::<ModuleEffects>();
         // Only gvn reasons about memory; cse never asks for alias facts.
         let aa = if self.memory { Some(cx.analysis::<AliasAnalysis>(func)) } else { None };
-        let mut table: HashMap<Key, Value> = HashMap::new();
+        let mut table: HashMap<Key, Value> = HashMap::default();
         // Removed results and what replaces them. Uses are rewritten as the walk reaches
         // them, and once more over the whole function at the end (unreachable blocks):
         // linear, where replacing each value's uses on the spot scanned the function once
         // per removal.
-        let mut replaced: HashMap<Value, Value> = HashMap::new();
+        let mut replaced: HashMap<Value, Value> = HashMap::default();
         let mut removed = 0u64;
         let mut forwarded = 0u64;
         // Explicit stack: (block, memory facts at its end of the parent, undo mark).

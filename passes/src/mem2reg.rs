@@ -16,7 +16,8 @@
 //! error: undefined behaviour, so the promoted value is `const T undef`. Loads and stores
 //! in unreachable blocks are replaced the same way (their values never matter).
 
-use std::collections::HashMap;
+// Fx hashing: these tables are hot and keyed by entities (see adc_ir::FxHashMap).
+use adc_ir::FxHashMap as HashMap;
 
 use adc_ir::{Block, Constant, Diagnostic, Function, Inst, InstructionData, Type, Value, ValueDef};
 
@@ -66,7 +67,7 @@ pub struct Slot {
 
 /// The allocas whose address is only loaded from and stored to, whole and typed.
 pub fn promotable_allocas(func: &Function) -> Vec<Slot> {
-    let mut candidates: HashMap<Value, Slot> = HashMap::new();
+    let mut candidates: HashMap<Value, Slot> = HashMap::default();
     let mut order = Vec::new();
     for (_, inst) in func.layout.insts() {
         if let InstructionData::Alloca { ty, count: None, .. } = func.inst(inst) {
@@ -79,7 +80,7 @@ pub fn promotable_allocas(func: &Function) -> Vec<Slot> {
     if candidates.is_empty() {
         return Vec::new();
     }
-    let mut escaped: std::collections::HashSet<Value> = std::collections::HashSet::new();
+    let mut escaped: adc_ir::FxHashSet<Value> = adc_ir::FxHashSet::default();
     for (_, inst) in func.layout.insts() {
         let data = func.inst(inst);
         match data {
@@ -135,9 +136,9 @@ fn promote(func: &mut Function, dt: &DominatorTree, slots: &[Slot]) -> PromoteSt
     }
 
     // Iterated dominance frontiers -> new block parameters, in slot order per block.
-    let mut new_params: HashMap<Block, Vec<(usize, Value)>> = HashMap::new();
+    let mut new_params: HashMap<Block, Vec<(usize, Value)>> = HashMap::default();
     for (i, defs) in def_blocks.iter().enumerate() {
-        let mut has_param: std::collections::HashSet<Block> = std::collections::HashSet::new();
+        let mut has_param: adc_ir::FxHashSet<Block> = adc_ir::FxHashSet::default();
         let mut work = defs.clone();
         while let Some(block) = work.pop() {
             for &f in dt.frontier(block) {
@@ -165,8 +166,8 @@ fn promote(func: &mut Function, dt: &DominatorTree, slots: &[Slot]) -> PromoteSt
     };
 
     // Rename in RPO; unreachable blocks afterwards, starting from undef.
-    let mut out: HashMap<Block, Vec<Option<Value>>> = HashMap::new();
-    let mut replace: HashMap<Value, Value> = HashMap::new();
+    let mut out: HashMap<Block, Vec<Option<Value>>> = HashMap::default();
+    let mut replace: HashMap<Value, Value> = HashMap::default();
     let mut order: Vec<Block> = dt.rpo().to_vec();
     order.extend(func.layout.blocks().iter().copied().filter(|b| !dt.is_reachable(*b)));
     for &block in &order {

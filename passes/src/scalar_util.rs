@@ -2,6 +2,7 @@
 //! simplify-cfg): making constants, following value replacements, counting uses.
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 
 use adc_ir::{Block, Constant, Function, Inst, InstructionData, Type, Value};
 use cranelift_entity::SecondaryMap;
@@ -31,7 +32,7 @@ pub fn insert_const_before(func: &mut Function, before: Inst, ty: Type, value: C
 
 /// Follows a replacement map to its end (replacements may chain: a load replaced by a value
 /// that was itself a replaced load). Stops on a cycle rather than looping.
-pub fn resolve(map: &HashMap<Value, Value>, mut v: Value) -> Value {
+pub fn resolve<S: BuildHasher>(map: &HashMap<Value, Value, S>, mut v: Value) -> Value {
     let mut steps = 0;
     while let Some(&next) = map.get(&v) {
         if next == v || steps > map.len() {
@@ -54,9 +55,11 @@ pub fn use_counts(func: &Function) -> SecondaryMap<Value, u32> {
 
 /// Predecessor edges of every laid-out block: `(pred block, index of the target in the
 /// predecessor's `branch_targets`)`, one entry per edge (a `brif` with both arms to one
-/// block gives two).
-pub fn pred_edges(func: &Function) -> HashMap<Block, Vec<(Block, usize)>> {
-    let mut preds: HashMap<Block, Vec<(Block, usize)>> = HashMap::new();
+/// block gives two). Any hasher (sccp's is Fx).
+pub fn pred_edges<S: BuildHasher + Default>(
+    func: &Function,
+) -> HashMap<Block, Vec<(Block, usize)>, S> {
+    let mut preds: HashMap<Block, Vec<(Block, usize)>, S> = HashMap::default();
     for &block in func.layout.blocks() {
         if let Some(term) = func.terminator(block) {
             for (k, call) in func.inst(term).branch_targets().iter().enumerate() {

@@ -13,7 +13,8 @@
 //! the top of the block for a parameter) and its uses are replaced; folded instructions
 //! are removed. A branch whose condition became constant is folded by `simplify-cfg`.
 
-use std::collections::{HashMap, HashSet};
+// Fx hashing: these tables are hot and keyed by entities (see adc_ir::FxHashMap).
+use adc_ir::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use adc_ir::interp::{fold, Val};
 use adc_ir::{
@@ -55,15 +56,15 @@ fn no_symbols(_: &adc_ir::Symbol) -> Result<u64, adc_ir::interp::ErrorKind> {
 
 impl<'f> Solver<'f> {
     fn new(func: &'f Function) -> Solver<'f> {
-        let mut users: HashMap<Value, Vec<Inst>> = HashMap::new();
+        let mut users: HashMap<Value, Vec<Inst>> = HashMap::default();
         for (_, inst) in func.layout.insts() {
             func.inst(inst).for_each_arg(|v| users.entry(v).or_default().push(inst));
         }
         Solver {
             func,
-            cells: HashMap::new(),
-            exec_blocks: HashSet::new(),
-            exec_edges: HashSet::new(),
+            cells: HashMap::default(),
+            exec_blocks: HashSet::default(),
+            exec_edges: HashSet::default(),
             preds: pred_edges(func),
             users,
             block_work: Vec::new(),
@@ -359,7 +360,8 @@ impl FunctionPass for Sccp {
         let (mut folded, mut params) = (0u64, 0u64);
         // One walk over the function replaces them all: one walk per constant made the
         // pass quadratic (issue 30: 50% of lstm's build).
-        let mut replacements: HashMap<Value, Value> = HashMap::with_capacity(consts.len());
+        let mut replacements: HashMap<Value, Value> =
+            HashMap::with_capacity_and_hasher(consts.len(), Default::default());
         for (v, c) in consts {
             let ty = func.dfg.value_type(v).clone();
             let (before, removed) = match func.dfg.value_def(v) {

@@ -149,7 +149,7 @@ fn edge_arg(func: &Function, pred: Block, k: usize, index: usize) -> Option<Valu
 }
 
 fn remove_trivial_params(func: &mut Function, s: &mut Stats) -> bool {
-    let preds = pred_edges(func);
+    let preds: adc_ir::FxHashMap<_, _> = pred_edges(func);
     let mut changed = false;
     for block in func.layout.blocks().to_vec() {
         if Some(block) == func.entry_block() {
@@ -212,7 +212,7 @@ fn thread_forwarders(func: &mut Function, s: &mut Stats) -> bool {
         if params.iter().any(|p| uses[*p] != local(p)) {
             continue;
         }
-        let preds = pred_edges(func);
+        let preds: adc_ir::FxHashMap<_, _> = pred_edges(func);
         for &(pred, k) in preds.get(&fwd).map(Vec::as_slice).unwrap_or(&[]) {
             if pred == fwd {
                 continue;
@@ -240,7 +240,7 @@ fn thread_forwarders(func: &mut Function, s: &mut Stats) -> bool {
 
 fn merge_into_single_pred(func: &mut Function, s: &mut Stats) -> bool {
     let mut changed = false;
-    let mut preds = pred_edges(func);
+    let mut preds: adc_ir::FxHashMap<_, _> = pred_edges(func);
     for block in func.layout.blocks().to_vec() {
         if Some(block) == func.entry_block() || !func.layout.is_block_inserted(block) {
             continue;

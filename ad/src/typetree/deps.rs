@@ -37,10 +37,22 @@ impl ModuleDeps {
     /// The dependencies of the defined functions of `scope` (every one when `None`).
     pub fn new(module: &Module, scope: Option<&HashSet<FuncId>>) -> ModuleDeps {
         let mut deps = ModuleDeps::default();
-        for (id, func) in module.functions.iter() {
-            if func.is_declaration() || scope.is_some_and(|s| !s.contains(&id)) {
-                continue;
+        // The scope's functions in module order (the order the call sites are listed in),
+        // taken from the scope rather than by filtering the whole module: every request
+        // indexes its own scope, and a walk over the module per request made N requests
+        // cost O(N²).
+        let ids: Vec<FuncId> = match scope {
+            None => module.functions.keys().collect(),
+            Some(scope) => {
+                let mut ids: Vec<FuncId> = scope.iter().copied().collect();
+                ids.sort();
+                ids
             }
+        };
+        for id in ids {
+            let Some(func) = module.functions.get(id).filter(|f| !f.is_declaration()) else {
+                continue;
+            };
             for (_, inst) in func.layout.insts() {
                 if let InstructionData::Call { callee, .. } = func.inst(inst) {
                     deps.call_sites.entry(*callee).or_default().push((id, inst));

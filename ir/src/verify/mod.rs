@@ -12,6 +12,8 @@ mod insts;
 use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
 
+use rustc_hash::{FxHashMap, FxHashSet};
+
 use cranelift_entity::SecondaryMap;
 
 use crate::constant::{Constant, Symbol};
@@ -219,9 +221,9 @@ pub(crate) struct FuncVerifier<'a> {
     errors: &'a mut Vec<Diagnostic>,
     /// Block and index of every laid-out instruction (its first placement).
     position: SecondaryMap<Inst, Option<(Block, u32)>>,
-    laid_out: HashSet<Block>,
+    laid_out: FxHashSet<Block>,
     /// Successors of every laid-out block, restricted to laid-out targets.
-    succs: HashMap<Block, Vec<Block>>,
+    succs: FxHashMap<Block, Vec<Block>>,
     domtree: Option<DomTree>,
 }
 
@@ -233,8 +235,8 @@ impl<'a> FuncVerifier<'a> {
             printer: OnceCell::new(),
             errors,
             position: SecondaryMap::new(),
-            laid_out: HashSet::new(),
-            succs: HashMap::new(),
+            laid_out: FxHashSet::default(),
+            succs: FxHashMap::default(),
             domtree: None,
         }
     }
@@ -503,7 +505,7 @@ impl<'a> FuncVerifier<'a> {
         if !self.laid_out.contains(&entry) {
             return;
         }
-        let mut succs: HashMap<Block, Vec<Block>> = HashMap::new();
+        let mut succs: FxHashMap<Block, Vec<Block>> = FxHashMap::default();
         let mut entry_preds = Vec::new();
         for &block in self.func.layout.blocks() {
             if !self.laid_out.contains(&block) || succs.contains_key(&block) {
