@@ -260,6 +260,11 @@ fn run(command: Command) -> Result<ExitCode> {
                 built.phases.add_first("import", import_time);
                 let analyses = synth.analyses.time;
                 built.phases.add_detail("differentiation", "type trees, effects", analyses);
+                let activity = synth.analyses.activity_time;
+                built.phases.add_detail("differentiation", "activity", activity);
+                let synthesis =
+                    built.phases.time_of("differentiation").saturating_sub(analyses + activity);
+                built.phases.add_detail("differentiation", "synthesis (the rest)", synthesis);
                 eprint!("{}", built.phases.table());
             }
             std::fs::write(&output, built.bytes)

@@ -39,6 +39,11 @@ impl PhaseTimes {
         self.details.push((of, name, time));
     }
 
+    /// The time recorded for phase `name` (zero when it did not run).
+    pub fn time_of(&self, name: &str) -> Duration {
+        self.phases.iter().filter(|(n, _)| *n == name).map(|(_, t)| *t).sum()
+    }
+
     pub fn total(&self) -> Duration {
         self.phases.iter().map(|(_, t)| *t).sum()
     }

@@ -129,6 +129,7 @@ fn main() {
     trials.extend(leak_check_trials(&c_root.join("reverse"), &include, &out_root, present));
     trials.push(Trial::test("cli/emit-ir-after-everything", emit_ir_after_everything));
     trials.push(Trial::test("cli/pass-toggles", pass_toggles));
+    trials.push(Trial::test("cli/time-passes-phases", time_passes_phases));
     libtest_mimic::run(&args, trials).exit();
 }
 
@@ -218,6 +219,24 @@ fn pass_toggles() -> Result<(), Failed> {
         return Err(
             format!("expected exit 1 naming the pass, got {}:\n{stderr}", out.status).into()
         );
+    }
+    Ok(())
+}
+
+/// `--time-passes` ends with the phase table, differentiation split into its analyses,
+/// the activity analysis and the rest (synthesis).
+fn time_passes_phases() -> Result<(), Failed> {
+    let input = scratch("phases.adir", SQUARE_ADIR)?;
+    let mut adc = Command::new(env!("CARGO_BIN_EXE_adc"));
+    adc.arg("build").arg(&input).arg("-o").arg(input.with_extension("o")).arg("--time-passes");
+    let out = run(&mut adc)?;
+    expect_success("adc build --time-passes", &out)?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let table = stderr.split("; build phases").nth(1).unwrap_or("");
+    for row in ["differentiation", "type trees, effects", "activity", "synthesis (the rest)"] {
+        if !table.lines().any(|l| l.trim_start_matches(';').trim_start().starts_with(row)) {
+            return Err(format!("no `{row}` row in the phase table:\n{stderr}").into());
+        }
     }
     Ok(())
 }

@@ -91,6 +91,9 @@ use crate::typetree::{BaseType, TypeAnalysis};
 pub struct ModuleFacts {
     pub effects: Rc<ModuleEffects>,
     pub registrations: crate::custom::Registrations,
+    /// Wall-clock time of the activity analyses run with these facts (see
+    /// [`RequestAnalyses::record_activity`]).
+    pub activity_time: std::cell::Cell<std::time::Duration>,
 }
 
 impl ModuleFacts {
@@ -102,6 +105,7 @@ impl ModuleFacts {
         Ok(ModuleFacts {
             effects: Rc::new(effects),
             registrations: crate::custom::Registrations::read(module)?,
+            activity_time: Default::default(),
         })
     }
 }
@@ -114,6 +118,8 @@ pub struct RequestAnalyses {
     calls: crate::callees::CallIndex,
     /// Wall-clock time of every [`RequestAnalyses::analyze`] so far.
     pub time: std::time::Duration,
+    /// Wall-clock time of the activity analyses of the syntheses so far.
+    pub activity_time: std::time::Duration,
 }
 
 impl RequestAnalyses {
@@ -130,6 +136,11 @@ impl RequestAnalyses {
         let facts = ModuleFacts::new(module, Some(&scope));
         self.time += start.elapsed();
         Ok((types, facts?))
+    }
+
+    /// Adds the activity analyses run with `facts` (a synthesis is done with them).
+    pub fn record_activity(&mut self, facts: &ModuleFacts) {
+        self.activity_time += facts.activity_time.take();
     }
 }
 
@@ -165,9 +176,12 @@ impl Activity {
             ));
         };
         check_request(func, request)?;
+        let start = std::time::Instant::now();
         let mut solver = Solver::new(module, func, id, request, types, facts);
         solver.solve();
-        Ok(solver.finish())
+        let activity = solver.finish();
+        facts.activity_time.set(facts.activity_time.get() + start.elapsed());
+        Ok(activity)
     }
 
     /// Whether `value` carries a differential that matters (for a pointer: whether it

@@ -173,7 +173,9 @@ impl Synthesize for Differentiator {
         self.verify(module, id, request, &primal_name)?;
         self.memo.insert(request.clone(), id);
         self.stats.push((name, stats));
-        self.synthesize_splits(module, runtime, queue, &types, &facts)?;
+        let splits = self.synthesize_splits(module, runtime, queue, &types, &facts);
+        self.analyses.record_activity(&facts);
+        splits?;
         Ok(id)
     }
 
@@ -219,7 +221,9 @@ impl Synthesize for Differentiator {
         let pending = self.take_back_memos(splits, true);
         let mut queue = VecDeque::new();
         self.add_pending_splits(module, pending, &mut queue);
-        self.synthesize_splits(module, runtime, queue, &types, &facts)?;
+        let splits = self.synthesize_splits(module, runtime, queue, &types, &facts);
+        self.analyses.record_activity(&facts);
+        splits?;
         frame(self, id)
     }
 }

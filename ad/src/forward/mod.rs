@@ -173,6 +173,7 @@ pub fn synthesize_forward_with(
         queue.extend(add_pending(module, registry.into_inner(), memo));
         synthesized.push((callee_id, module.functions[callee_request.function].name.clone()));
     }
+    analyses.record_activity(&facts);
     // Verified last: until every reserved callee exists, a call to one would not resolve.
     for (id, primal_name) in synthesized {
         adc_ir::verify::verify_function(module, &module.functions[id]).map_err(|d| {
