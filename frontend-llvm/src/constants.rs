@@ -101,7 +101,7 @@ impl ModuleCtx<'_> {
                 None => return Ok(None),
             },
             L::Vector(values) => match self.fold_all(values, in_global)? {
-                Some(elems) => Constant::Elements(elems),
+                Some(elems) => Constant::Elements(defined_float_lanes(values, elems)),
                 None => return Ok(None),
             },
             L::Array { element_type, elements } => {
@@ -169,4 +169,25 @@ impl ModuleCtx<'_> {
             format!("initializer `{c}` is a constant expression adc cannot represent")
         })
     }
+}
+
+/// The lanes of a constant float vector that are `poison` or `undef` (lanes the
+/// vectorizer leaves unused: `fdiv <4 x float> %v, <poison, poison, poison, 1.75>`) become
+/// 1.0, which refines them. Left as zero, the unused lanes' partial derivatives are
+/// infinite (1/0) and their zero adjoints times infinity poisoned the used lanes'
+/// gradients with NaN.
+fn defined_float_lanes(values: &[ConstantRef], elems: Vec<Constant>) -> Vec<Constant> {
+    use llvm_ir::types::FPType;
+    values
+        .iter()
+        .zip(elems)
+        .map(|(value, elem)| match value.as_ref() {
+            llvm_ir::Constant::Poison(ty) | llvm_ir::Constant::Undef(ty) => match ty.as_ref() {
+                llvm_ir::Type::FPType(FPType::Single) => Constant::f32(1.0),
+                llvm_ir::Type::FPType(FPType::Double) => Constant::f64(1.0),
+                _ => elem,
+            },
+            _ => elem,
+        })
+        .collect()
 }
