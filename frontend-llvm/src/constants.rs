@@ -94,14 +94,14 @@ impl ModuleCtx<'_> {
             }
             L::Null(_) => Constant::Int(0),
             L::AggregateZero(_) => Constant::Zero,
-            L::Undef(_) => Constant::Undef,
-            L::Poison(_) => Constant::Poison,
+            L::Undef(ty) => defined_float(ty).unwrap_or(Constant::Undef),
+            L::Poison(ty) => defined_float(ty).unwrap_or(Constant::Poison),
             L::Struct { values, .. } => match self.fold_all(values, in_global)? {
                 Some(elems) => Constant::Elements(elems),
                 None => return Ok(None),
             },
             L::Vector(values) => match self.fold_all(values, in_global)? {
-                Some(elems) => Constant::Elements(defined_float_lanes(values, elems)),
+                Some(elems) => Constant::Elements(elems),
                 None => return Ok(None),
             },
             L::Array { element_type, elements } => {
@@ -171,23 +171,19 @@ impl ModuleCtx<'_> {
     }
 }
 
-/// The lanes of a constant float vector that are `poison` or `undef` (lanes the
-/// vectorizer leaves unused: `fdiv <4 x float> %v, <poison, poison, poison, 1.75>`) become
-/// 1.0, which refines them. Left as zero, the unused lanes' partial derivatives are
-/// infinite (1/0) and their zero adjoints times infinity poisoned the used lanes'
-/// gradients with NaN.
-fn defined_float_lanes(values: &[ConstantRef], elems: Vec<Constant>) -> Vec<Constant> {
+/// `poison` and `undef` floats (scalars, whole vectors, and the lanes the vectorizer
+/// leaves unused: `fdiv <4 x float> %v, <poison, poison, poison, 1.75>`) become 1.0, which
+/// refines them. Left as zero, an unused lane's partial derivative is infinite (1/0), and
+/// its zero adjoint times infinity poisoned the used lanes' gradients with NaN.
+fn defined_float(ty: &llvm_ir::TypeRef) -> Option<Constant> {
     use llvm_ir::types::FPType;
-    values
-        .iter()
-        .zip(elems)
-        .map(|(value, elem)| match value.as_ref() {
-            llvm_ir::Constant::Poison(ty) | llvm_ir::Constant::Undef(ty) => match ty.as_ref() {
-                llvm_ir::Type::FPType(FPType::Single) => Constant::f32(1.0),
-                llvm_ir::Type::FPType(FPType::Double) => Constant::f64(1.0),
-                _ => elem,
-            },
-            _ => elem,
-        })
-        .collect()
+    match ty.as_ref() {
+        llvm_ir::Type::FPType(FPType::Single) => Some(Constant::f32(1.0)),
+        llvm_ir::Type::FPType(FPType::Double) => Some(Constant::f64(1.0)),
+        llvm_ir::Type::VectorType { element_type, num_elements, .. } => {
+            let lane = defined_float(element_type)?;
+            Some(Constant::Elements(vec![lane; *num_elements]))
+        }
+        _ => None,
+    }
 }

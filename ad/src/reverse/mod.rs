@@ -722,10 +722,7 @@ impl<'a> Synth<'a> {
     /// of a call's result); other adjoints unchanged.
     fn adjoint_as_bits(&mut self, value: Value, d: Value) -> Value {
         let ty = self.primal.dfg.value_type(value).clone();
-        if self.ty(d) == ty {
-            return d;
-        }
-        self.val(InstructionData::Cast { op: CastOp::Bitcast, arg: d, ty })
+        self.reinterpret(d, ty)
     }
 
     /// The inverse of [`Self::adjoint_as_bits`]: bits passed as the adjoint of the
@@ -733,10 +730,15 @@ impl<'a> Synth<'a> {
     /// that value's adjoint.
     fn adjoint_from_bits(&mut self, value: Value, bits: Value) -> Value {
         let ty = self.adjoint_type(value);
-        if self.ty(bits) == ty {
-            return bits;
+        self.reinterpret(bits, ty)
+    }
+
+    /// `value`'s bits as type `ty` (a bitcast, none when the types agree).
+    fn reinterpret(&mut self, value: Value, ty: Type) -> Value {
+        if self.ty(value) == ty {
+            return value;
         }
-        self.val(InstructionData::Cast { op: CastOp::Bitcast, arg: bits, ty })
+        self.val(InstructionData::Cast { op: CastOp::Bitcast, arg: value, ty })
     }
 
     /// Whether the primal value carries a derivative (has an adjoint).
