@@ -23,8 +23,8 @@ use std::fmt::Write as _;
 use adc_ir::constant::sign_extend;
 use adc_ir::text::FunctionPrinter;
 use adc_ir::{
-    BinaryOp, Block, Constant, Diagnostic, Function, InstFlags, InstructionData, IntCC, Value,
-    ValueDef,
+    BinaryOp, Block, CastOp, Constant, Diagnostic, Function, InstFlags, InstructionData, IntCC,
+    Value, ValueDef,
 };
 
 use crate::loops::{Loop, LoopInfo};
@@ -252,6 +252,7 @@ fn trip_count(
         Affine { base: iv.start.base, offset: iv.start.offset.checked_add(step)? }
     };
     let bound = affine(func, forwarded(func, loops, bound));
+    let mut lands_exactly = false;
     let cc = if cc == IntCC::Ne && (start.base.is_some() || bound.base.is_some()) {
         // Strictly monotonic without wrapping and leaving only on equality: every tested
         // value before the last lies on the start's side of the bound.
@@ -259,6 +260,14 @@ fn trip_count(
             (true, true, _) => IntCC::Ult,
             (true, false, true) => IntCC::Slt,
             (false, _, true) => IntCC::Sgt,
+            _ if lands_on_bound(func, loops, &start, &bound, step) => {
+                lands_exactly = true;
+                if step > 0 {
+                    IntCC::Ult
+                } else {
+                    IntCC::Ugt
+                }
+            }
             _ => return None,
         }
     } else {
@@ -297,10 +306,71 @@ fn trip_count(
     // Symbolic: a strict compare with a unit step cannot step over the bound; anything
     // else needs the no-wrap flag.
     let unit_strict = step.abs() == 1 && !inclusive;
-    if !unit_strict && !iv.flags.contains(no_wrap_flag) {
+    if !unit_strict && !lands_exactly && !iv.flags.contains(no_wrap_flag) {
         return None;
     }
     Some(TripCount::Symbolic { start, bound, step, inclusive, signed })
+}
+
+/// Whether a counter stepping by `step` (a power of two) from `start` provably meets
+/// `bound` exactly: their difference is a multiple of the step. Then a loop leaving on
+/// `icmp eq` runs `(bound - start) / step` times without the increment's no-wrap flags,
+/// which the niter counters of LLVM's unroller and vectorizer lack (`add i64 %niter, 4`
+/// against `and i64 %n, -4`). The counter would have to run through all of its type
+/// first, which no terminating loop does: an unrolled loop is entered only when its
+/// rounded count is positive.
+fn lands_on_bound(
+    func: &Function,
+    loops: &LoopInfo,
+    start: &Affine,
+    bound: &Affine,
+    step: i128,
+) -> bool {
+    let magnitude = step.unsigned_abs();
+    if !magnitude.is_power_of_two() {
+        return false;
+    }
+    let needed = magnitude.trailing_zeros();
+    let base_ok = |base: Option<Value>| {
+        base.is_none_or(|b| known_trailing_zeros(func, loops, b, 0) >= needed)
+    };
+    let offsets_ok = bound
+        .offset
+        .checked_sub(start.offset)
+        .is_some_and(|d| d.rem_euclid(magnitude as i128) == 0);
+    offsets_ok && (start.base == bound.base || (base_ok(start.base) && base_ok(bound.base)))
+}
+
+/// How many low bits of `v` are provably zero (0 when nothing is known).
+fn known_trailing_zeros(func: &Function, loops: &LoopInfo, v: Value, depth: usize) -> u32 {
+    const MAX_DEPTH: usize = 8;
+    let Some(bits) = func.dfg.value_type(v).int_bits() else { return 0 };
+    if let Some(c) = const_int(func, v) {
+        return if c == 0 { bits } else { c.trailing_zeros().min(bits) };
+    }
+    let v = forwarded(func, loops, v);
+    let ValueDef::Result(inst) = func.dfg.value_def(v) else { return 0 };
+    if depth >= MAX_DEPTH {
+        return 0;
+    }
+    let tz = |x: Value| known_trailing_zeros(func, loops, x, depth + 1);
+    let known = match &func.dfg.insts[inst] {
+        InstructionData::Binary { op, args: [a, b], .. } => match op {
+            BinaryOp::And => tz(*a).max(tz(*b)),
+            BinaryOp::Or | BinaryOp::Xor | BinaryOp::Add | BinaryOp::Sub => tz(*a).min(tz(*b)),
+            BinaryOp::Mul => tz(*a).saturating_add(tz(*b)),
+            BinaryOp::Shl => match const_int(func, *b) {
+                Some(s) if (0..i128::from(bits)).contains(&s) => tz(*a).saturating_add(s as u32),
+                _ => 0,
+            },
+            _ => 0,
+        },
+        InstructionData::Cast { op: CastOp::Zext | CastOp::Sext | CastOp::Trunc, arg, .. } => {
+            tz(*arg)
+        }
+        _ => 0,
+    };
+    known.min(bits)
 }
 
 fn constant_trips(
