@@ -9,7 +9,9 @@ use anyhow::{anyhow, Result};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::results::{InputResult, Outcome, Report, AFTER_CLANG_O2, BEFORE_OPT, DEFAULT};
+use crate::results::{
+    InputResult, Outcome, Report, AFTER_CLANG_O2_SCALAR, AFTER_CLANG_O2_VEC, BEFORE_OPT, DEFAULT,
+};
 
 /// One kind of bar: its legend text and colour.
 struct Series {
@@ -109,17 +111,24 @@ fn draw(path: &Path, chart: &BarChart) -> Result<()> {
 type TimeOf = fn(&InputResult) -> Option<f64>;
 
 /// The bars of the relative-speed chart, with how to read each one's time from an input.
-const SPEED_SERIES: [(Series, TimeOf); 4] = [
+const SPEED_SERIES: [(Series, TimeOf); 5] = [
     (
         Series { legend: "gradient, AD after opt (-O0 bitcode)", colour: RGBColor(31, 119, 180) },
         |r| r.gradient_best(DEFAULT),
     ),
     (
         Series {
-            legend: "gradient, AD after opt (clang -O2 bitcode)",
+            legend: "gradient, AD after opt (clang -O2 -fno-vectorize bitcode)",
             colour: RGBColor(44, 160, 44),
         },
-        |r| r.gradient_best(AFTER_CLANG_O2),
+        |r| r.gradient_best(AFTER_CLANG_O2_SCALAR),
+    ),
+    (
+        Series {
+            legend: "gradient, AD after opt (clang -O2 bitcode)",
+            colour: RGBColor(255, 127, 14),
+        },
+        |r| r.gradient_best(AFTER_CLANG_O2_VEC),
     ),
     (
         Series { legend: "gradient, AD before opt (-O0 bitcode)", colour: RGBColor(214, 39, 40) },

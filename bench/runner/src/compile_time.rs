@@ -199,18 +199,8 @@ fn clang14(source: &Path, work: &Path, stem: &str) -> Result<(PathBuf, PathBuf),
     )?;
     let text =
         std::fs::read_to_string(&ll).map_err(|e| format!("cannot read {}: {e}", ll.display()))?;
-    let fixed: String = text
-        .lines()
-        .map(|l| {
-            if l.starts_with("attributes #") {
-                l.replace(" writeonly", "")
-            } else {
-                l.to_string()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    std::fs::write(&ll, fixed + "\n").map_err(|e| format!("cannot write {}: {e}", ll.display()))?;
+    std::fs::write(&ll, crate::toolchain::without_writeonly_attributes(&text))
+        .map_err(|e| format!("cannot write {}: {e}", ll.display()))?;
     Ok((bc, ll))
 }
 

@@ -1,7 +1,9 @@
 //! `adc-bench`: builds the seven paper benchmarks (bench/programs) natively with clang -O2
-//! and with adc under the default pipeline, `--ad-before-opt`, and each pass of the default
-//! pipelines disabled in turn; checks every gradient against central finite differences;
-//! times what passed; writes bench/results/latest.md, SVG charts and optionally JSON.
+//! and with adc under the default pipeline (from -O0, scalar -O2 and plain -O2 bitcode),
+//! `--ad-before-opt`, and each pass of the default pipelines disabled in turn, and with
+//! `--enzyme` Enzyme and adc from the same clang-14 -O2 bitcode; checks every gradient
+//! against central finite differences; times what passed; writes bench/results/latest.md,
+//! SVG charts and optionally JSON.
 
 mod charts;
 mod compile_time;
@@ -21,8 +23,8 @@ use clap::Parser;
 use measure::Samples;
 use results::{CheckVerdicts, GradientResult, InputResult, Outcome, Report};
 use suite::Benchmark;
-use toolchain::Toolchain;
-use variants::{Bitcode, Variant};
+use toolchain::{EnzymeTools, Toolchain};
+use variants::{Bitcode, Tool, Variant};
 
 #[derive(Parser)]
 #[command(name = "adc-bench", about = "Build, check, time and chart the adc benchmark suite")]
@@ -56,7 +58,9 @@ struct Args {
     /// compile_time.md. The adc binary defaults to the release build here.
     #[arg(long)]
     compile_time: bool,
-    /// The Enzyme plugin for opt-14 (LLVMEnzyme-14.so) the compile-time tables compare with.
+    /// The Enzyme plugin for opt-14 (LLVMEnzyme-14.so): the timing tables then compare
+    /// Enzyme's gradient with adc's on the same clang-14 -O2 bitcode (clang-14 and opt-14,
+    /// or $CLANG14 and $OPT14), as do the compile-time tables.
     #[arg(long)]
     enzyme: Option<PathBuf>,
     /// Sizes (functions) of the generated modules of the compile-time tables.
@@ -163,11 +167,16 @@ fn run_benchmark(
             .map_err(|e| e.to_string())
     };
     let primal_unoptimized = adc_primal(Bitcode::Unoptimized);
-    let primal_clang_o2 = adc_primal(Bitcode::Optimized);
-    let bitcode =
-        |level: Bitcode| tools.bitcode(&source, stem, level, false).map_err(|e| e.to_string());
-    let (bitcode_unoptimized, bitcode_clang_o2) =
-        (bitcode(Bitcode::Unoptimized), bitcode(Bitcode::Optimized));
+    let primal_scalar = adc_primal(Bitcode::Scalar);
+    let primal_vectorized = adc_primal(Bitcode::Vectorized);
+    // The gradient bitcode of each level some adc variant starts from, compiled once.
+    let mut bitcodes: Vec<(Bitcode, Result<PathBuf, String>)> = Vec::new();
+    for variant in variants.iter().filter(|v| v.tool == Tool::Adc) {
+        if !bitcodes.iter().any(|(level, _)| *level == variant.bitcode) {
+            let bc = tools.bitcode(&source, stem, variant.bitcode, false);
+            bitcodes.push((variant.bitcode, bc.map_err(|e| e.to_string())));
+        }
+    }
 
     // Each gradient variant: the executable or why there is none, and the
     // finite-difference verdict.
@@ -175,15 +184,27 @@ fn run_benchmark(
     let mut builds: Vec<(String, Result<PathBuf, Outcome>)> = Vec::new();
     for variant in variants {
         let label = &variant.label;
-        let bc = match variant.bitcode {
-            Bitcode::Unoptimized => &bitcode_unoptimized,
-            Bitcode::Optimized => &bitcode_clang_o2,
-        };
-        let built = match bc {
-            Err(e) => Err(Outcome::BuildFailed(e.clone())),
-            Ok(bc) => tools
-                .adc_build(bc, stem, &format!("grad{label}"), &variant.adc_flags, heap_meter)
+        let built = match variant.tool {
+            Tool::Enzyme => tools
+                .enzyme_build(&source, stem, heap_meter)
                 .map_err(|e| Outcome::BuildFailed(e.to_string())),
+            Tool::Adc => {
+                let bc = bitcodes.iter().find(|(level, _)| *level == variant.bitcode).map_or_else(
+                    || Err("no bitcode compiled for this level".into()),
+                    |(_, bc)| bc.clone(),
+                );
+                bc.map_err(Outcome::BuildFailed).and_then(|bc| {
+                    tools
+                        .adc_build(
+                            &bc,
+                            stem,
+                            &format!("grad{label}"),
+                            &variant.adc_flags,
+                            heap_meter,
+                        )
+                        .map_err(|e| Outcome::BuildFailed(e.to_string()))
+                })
+            }
         };
         let checked = built.and_then(|exe| match measure::check(&exe, &tools.work) {
             Ok(Ok(err)) => {
@@ -206,22 +227,23 @@ fn run_benchmark(
             Ok(_) => "ok".to_string(),
             Err(o) => format!("{}: {}", o.status(), o.detail()),
         };
-        eprintln!("   {label:<18} {status}");
+        eprintln!("   {label:<24} {status}");
         builds.push((label.clone(), checked));
     }
 
     let mut results = Vec::new();
     for input in &bench.inputs {
         eprintln!("== {stem} {}: timing ({rounds} rounds of {} runs)", input.label, input.reps);
-        // Slots: the three primals, then every gradient variant. Rounds visit the slots in
+        // Slots: the four primals, then every gradient variant. Rounds visit the slots in
         // turn so that load from other processes falls on all variants alike.
         let primal = |built: &Result<PathBuf, String>| built.clone().map_err(Outcome::BuildFailed);
         let mut slots: Vec<(&str, Result<PathBuf, Outcome>)> = vec![
             ("primal", primal(&native)),
             ("primal", primal(&primal_unoptimized)),
-            ("primal", primal(&primal_clang_o2)),
+            ("primal", primal(&primal_scalar)),
+            ("primal", primal(&primal_vectorized)),
         ];
-        const PRIMAL_SLOTS: usize = 3;
+        const PRIMAL_SLOTS: usize = 4;
         slots.extend(builds.iter().map(|(_, built)| ("grad", built.clone())));
         if let Some(f) = input.file(data).filter(|f| !f.exists()) {
             let why = Outcome::Skipped(format!("input {} missing", f.display()));
@@ -258,14 +280,15 @@ fn run_benchmark(
             .zip(gradient_outcomes)
             .map(|((label, _), outcome)| GradientResult { variant: label.clone(), outcome })
             .collect();
-        let [native_primal, adc_primal, adc_primal_clang_o2]: [Outcome; PRIMAL_SLOTS] =
-            outcomes.try_into().expect("three primal slots");
+        let [native_primal, adc_primal, adc_primal_clang_o2_scalar, adc_primal_clang_o2_vec]: [Outcome;
+            PRIMAL_SLOTS] = outcomes.try_into().expect("four primal slots");
         results.push(InputResult {
             bench: stem.to_string(),
             input: input.label.clone(),
             native_primal,
             adc_primal,
-            adc_primal_clang_o2,
+            adc_primal_clang_o2_scalar,
+            adc_primal_clang_o2_vec,
             gradients,
         });
     }
@@ -300,15 +323,27 @@ fn main() -> Result<()> {
     }
     let adc = find_adc(args.adc, &root, "debug")?;
     let data = args.data.unwrap_or_else(|| root.join("../shared/data/adbench"));
+    let env_or = |name: &str, default: &str| std::env::var(name).unwrap_or_else(|_| default.into());
+    // Enzyme is optional: without it (or its LLVM 14 tools) the report says why it is absent.
+    let enzyme = EnzymeTools::find(
+        args.enzyme.as_deref(),
+        &env_or("CLANG14", "clang-14"),
+        &env_or("OPT14", "opt-14"),
+    );
+    if let Err(why) = &enzyme {
+        eprintln!("adc-bench: Enzyme comparison skipped: {why}");
+    }
     let tools = Toolchain {
-        clang: std::env::var("CLANG").unwrap_or_else(|_| "clang-19".into()),
-        cc: std::env::var("CC").unwrap_or_else(|_| "cc".into()),
+        clang: env_or("CLANG", "clang-19"),
+        cc: env_or("CC", "cc"),
         adc: adc.clone(),
         work: work.clone(),
+        enzyme: enzyme.as_ref().ok().cloned(),
     };
     let started = std::time::Instant::now();
     let mut variants = variants::variants(
         &tools.pipeline_passes().context("reading the pipelines from `adc passes`")?,
+        tools.enzyme.is_some(),
     );
     if args.no_ablation {
         variants.retain(|v| !v.is_ablation);
@@ -332,6 +367,7 @@ fn main() -> Result<()> {
         adc: adc.display().to_string(),
         elapsed_s: 0.0,
         ablations,
+        enzyme: enzyme.map(|e| e.plugin.display().to_string()),
         checks: Vec::new(),
         results: Vec::new(),
     };
@@ -349,7 +385,11 @@ fn main() -> Result<()> {
     std::fs::write(&md_path, markdown)
         .with_context(|| format!("cannot write {}", md_path.display()))?;
     charts::relative_speed(&report, &out.join("relative_speed.svg"))?;
-    charts::ablation(&report, &out.join("ablation.svg"))?;
+    // A run without ablations (--no-ablation) leaves the last ablation chart as it was
+    // rather than replacing it with an empty one; latest.md then does not link it.
+    if !report.ablations.is_empty() {
+        charts::ablation(&report, &out.join("ablation.svg"))?;
+    }
     eprintln!("wrote {} and the charts in {}", md_path.display(), out.display());
     if let Some(json_path) = args.json {
         let json = report::json(&report);

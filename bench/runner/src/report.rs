@@ -3,7 +3,8 @@
 use std::fmt::Write;
 
 use crate::results::{
-    geometric_mean, InputResult, Outcome, Report, AFTER_CLANG_O2, BEFORE_OPT, DEFAULT,
+    InputResult, Outcome, Report, ADC_CLANG14, AFTER_CLANG_O2_SCALAR, AFTER_CLANG_O2_VEC,
+    BEFORE_OPT, DEFAULT, ENZYME,
 };
 use crate::suite::Benchmark;
 use crate::variants::Bitcode;
@@ -56,15 +57,6 @@ fn memory_cell(outcome: Option<&Outcome>) -> String {
     }
 }
 
-/// The geometric mean of `speedup` over the inputs where it exists, with their count.
-fn speedup_geomean(
-    report: &Report,
-    speedup: impl Fn(&InputResult) -> Option<f64>,
-) -> (usize, Option<f64>) {
-    let values: Vec<f64> = report.results.iter().filter_map(speedup).collect();
-    (values.len(), geometric_mean(values.iter().copied()))
-}
-
 fn ratio(value: Option<f64>) -> String {
     value.map_or_else(|| "—".to_string(), |v| format!("{v:.2}x"))
 }
@@ -85,14 +77,22 @@ pub fn markdown(report: &Report, suite: &[Benchmark]) -> String {
          (median, maximum) of all repetitions over {} rounds (each round runs every variant once, in turn); \
          input parsing is not timed. Ratios use the minimum: interference from other processes (caches, memory bandwidth) only adds time. The default gradient (AD after adc's pre-AD pipeline) and the \
          `--ad-before-opt` gradient are both built from unoptimized bitcode, `clang-19 {} -c -emit-llvm`, \
-         as in the Enzyme paper; the default is also built from `clang-19 {}` bitcode (column \
-         \"clang -O2 bc\"). The native primal is plain `clang-19 -O2`. \
+         as in the Enzyme paper; the default is also built from plain `clang-19 -O2` bitcode, as users \
+         compile (vectorized and unrolled loops; columns \"clang -O2 bc\"), and from `clang-19 {}` bitcode \
+         (columns \"clang -O2 -fno-vectorize bc\"). The native primal is plain `clang-19 -O2`. {} \
          See docs/src/performance.md for how to read this page.\n",
         if report.quick { " --quick" } else { "" },
         report.adc,
         report.rounds,
         Bitcode::Unoptimized.clang_flags().join(" "),
-        Bitcode::Optimized.clang_flags().join(" "),
+        Bitcode::Scalar.clang_flags().join(" "),
+        match &report.enzyme {
+            Ok(plugin) => format!(
+                "Enzyme (`{plugin}`) and adc also differentiate the same `clang-14 -O2` bitcode \
+                 (section \"adc vs Enzyme\")."
+            ),
+            Err(why) => format!("Enzyme was not compared: {why}."),
+        },
     );
 
     let _ = writeln!(
@@ -148,21 +148,23 @@ pub fn markdown(report: &Report, suite: &[Benchmark]) -> String {
     let _ = writeln!(md, "\n## Time per variant\n");
     let _ = writeln!(
         md,
-        "| benchmark | input | primal clang -O2 | primal adc (-O0 bc) | primal adc (clang -O2 bc) | gradient: AD after opt (-O0 bc) | gradient: AD before opt (-O0 bc) | gradient: AD after opt (clang -O2 bc) |\n|---|---|---|---|---|---|---|---|"
+        "| benchmark | input | primal clang -O2 | primal adc (-O0 bc) | primal adc (clang -O2 -fno-vectorize bc) | primal adc (clang -O2 bc) | gradient: AD after opt (-O0 bc) | gradient: AD before opt (-O0 bc) | gradient: AD after opt (clang -O2 -fno-vectorize bc) | gradient: AD after opt (clang -O2 bc) |\n|---|---|---|---|---|---|---|---|---|---|"
     );
     let missing = Outcome::Skipped("not run".into());
     for r in &report.results {
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.bench,
             r.input,
             cell(&r.native_primal),
             cell(&r.adc_primal),
-            cell(&r.adc_primal_clang_o2),
+            cell(&r.adc_primal_clang_o2_scalar),
+            cell(&r.adc_primal_clang_o2_vec),
             cell(r.gradient(DEFAULT).unwrap_or(&missing)),
             cell(r.gradient(BEFORE_OPT).unwrap_or(&missing)),
-            cell(r.gradient(AFTER_CLANG_O2).unwrap_or(&missing)),
+            cell(r.gradient(AFTER_CLANG_O2_SCALAR).unwrap_or(&missing)),
+            cell(r.gradient(AFTER_CLANG_O2_VEC).unwrap_or(&missing)),
         );
     }
 
@@ -175,17 +177,18 @@ pub fn markdown(report: &Report, suite: &[Benchmark]) -> String {
     );
     let _ = writeln!(
         md,
-        "| benchmark | input | AD after opt (-O0 bc) | AD before opt (-O0 bc) | AD after opt (clang -O2 bc) |\n|---|---|---|---|---|"
+        "| benchmark | input | AD after opt (-O0 bc) | AD before opt (-O0 bc) | AD after opt (clang -O2 -fno-vectorize bc) | AD after opt (clang -O2 bc) |\n|---|---|---|---|---|---|"
     );
     for r in &report.results {
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} |",
             r.bench,
             r.input,
             memory_cell(r.gradient(DEFAULT)),
             memory_cell(r.gradient(BEFORE_OPT)),
-            memory_cell(r.gradient(AFTER_CLANG_O2)),
+            memory_cell(r.gradient(AFTER_CLANG_O2_SCALAR)),
+            memory_cell(r.gradient(AFTER_CLANG_O2_VEC)),
         );
     }
 
@@ -202,16 +205,16 @@ pub fn markdown(report: &Report, suite: &[Benchmark]) -> String {
             r.bench,
             r.input,
             ratio(over_native(&r.adc_primal)),
-            ratio(over_native(&r.adc_primal_clang_o2)),
+            ratio(over_native(&r.adc_primal_clang_o2_vec)),
             ratio(r.gradient_primal_ratio()),
             ratio(r.gradient_native_ratio(DEFAULT)),
-            ratio(r.gradient_native_ratio(AFTER_CLANG_O2)),
+            ratio(r.gradient_native_ratio(AFTER_CLANG_O2_VEC)),
             ratio(r.after_vs_before_speedup()),
-            ratio(r.speedup_over_before(AFTER_CLANG_O2)),
+            ratio(r.speedup_over_before(AFTER_CLANG_O2_VEC)),
         );
     }
-    let (count, same_bitcode) = speedup_geomean(report, InputResult::after_vs_before_speedup);
-    let (count_o2, clang_o2) = speedup_geomean(report, |r| r.speedup_over_before(AFTER_CLANG_O2));
+    let (count, same_bitcode) = report.geomean_of(InputResult::after_vs_before_speedup);
+    let (count_o2, clang_o2) = report.geomean_of(|r| r.speedup_over_before(AFTER_CLANG_O2_VEC));
     let _ = writeln!(
         md,
         "\nGeometric mean of the after-vs-before speedup (same -O0 bitcode) over the {count} input(s) where \
@@ -220,6 +223,8 @@ pub fn markdown(report: &Report, suite: &[Benchmark]) -> String {
         ratio(same_bitcode),
         ratio(clang_o2)
     );
+    vectorized_section(&mut md, report);
+    enzyme_section(&mut md, report);
 
     if !report.ablations.is_empty() {
         let _ = writeln!(md, "## Ablation: gradient slowdown with one pass disabled\n");
@@ -284,7 +289,8 @@ pub fn markdown(report: &Report, suite: &[Benchmark]) -> String {
             for (what, o) in [
                 ("primal clang", &r.native_primal),
                 ("primal adc (-O0 bc)", &r.adc_primal),
-                ("primal adc (clang -O2 bc)", &r.adc_primal_clang_o2),
+                ("primal adc (clang -O2 -fno-vectorize bc)", &r.adc_primal_clang_o2_scalar),
+                ("primal adc (clang -O2 bc)", &r.adc_primal_clang_o2_vec),
             ] {
                 if !matches!(o, Outcome::Timed(_)) {
                     lines.push(format!(
@@ -323,9 +329,123 @@ pub fn markdown(report: &Report, suite: &[Benchmark]) -> String {
     } else {
         let _ = writeln!(md, "{}", failures.join("\n"));
     }
-    let _ =
-        writeln!(md, "\nCharts: [relative speed](relative_speed.svg), [ablation](ablation.svg).");
+    if report.ablations.is_empty() {
+        let _ = writeln!(md, "\nChart: [relative speed](relative_speed.svg).");
+    } else {
+        let _ = writeln!(
+            md,
+            "\nCharts: [relative speed](relative_speed.svg), [ablation](ablation.svg)."
+        );
+    }
     md
+}
+
+/// adc's gradient from plain clang -O2 bitcode against the scalar (-fno-vectorize ...)
+/// bitcode, and what that gradient costs over adc's primal from the same bitcode.
+fn vectorized_section(md: &mut String, report: &Report) {
+    let _ = writeln!(md, "## Vectorized vs scalar clang -O2 bitcode\n");
+    let _ = writeln!(
+        md,
+        "adc's default pipeline on plain `clang-19 -O2` bitcode (vectorized, unrolled) against the same on \
+         `clang-19 {}` bitcode. Below 1.00x the vectorized input gives the faster gradient; gradient / primal \
+         divides adc's gradient by adc's primal, both from the plain -O2 bitcode.\n",
+        Bitcode::Scalar.clang_flags().join(" ")
+    );
+    let _ = writeln!(
+        md,
+        "| benchmark | input | adc primal: vectorized / scalar | adc gradient: vectorized / scalar | gradient / primal (clang -O2 bc) |\n|---|---|---|---|---|"
+    );
+    for r in &report.results {
+        let primal = r.adc_primal_clang_o2_vec.best().zip(r.adc_primal_clang_o2_scalar.best());
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {} |",
+            r.bench,
+            r.input,
+            ratio(primal.map(|(v, s)| v / s)),
+            ratio(r.vectorized_over_scalar()),
+            ratio(r.vectorized_gradient_primal_ratio()),
+        );
+    }
+    let (count, vec_over_scalar) = report.geomean_of(InputResult::vectorized_over_scalar);
+    let (count_ratio, over_primal) =
+        report.geomean_of(InputResult::vectorized_gradient_primal_ratio);
+    let _ = writeln!(
+        md,
+        "\nGeometric mean of the gradient's vectorized / scalar over {count} input(s): **{}**; of gradient / \
+         primal (clang -O2 bc) over {count_ratio} input(s): **{}**.\n",
+        ratio(vec_over_scalar),
+        ratio(over_primal)
+    );
+}
+
+/// Enzyme's gradient against adc's, both from the same clang-14 -O2 bitcode; or why there
+/// is no comparison.
+fn enzyme_section(md: &mut String, report: &Report) {
+    let _ = writeln!(md, "## adc vs Enzyme (same clang-14 -O2 bitcode)\n");
+    let plugin = match &report.enzyme {
+        Ok(plugin) => plugin,
+        Err(why) => {
+            let _ = writeln!(
+                md,
+                "Skipped: {}. Run with `--enzyme PATH/LLVMEnzyme-14.so` (clang-14 and opt-14 on the PATH, or \
+                 `CLANG14`/`OPT14`) to compare.\n",
+                escape(why)
+            );
+            return;
+        }
+    };
+    let _ = writeln!(
+        md,
+        "Both gradients start from `clang-14 -O2 -DHEAP_METER` output of the same source: Enzyme v0.0.148 \
+         (`{plugin}`) runs on its textual IR (attribute groups without `writeonly`, the anchor README's one \
+         edit) through `opt-14 -passes=preserve-nvvm,enzyme`, `opt-14 -O2` and `clang-14 -O2`; adc builds the \
+         bitcode with its default pipeline. Times as above (minimum, median, maximum); below 1.00x adc is \
+         faster. Heap: peak heap growth during one gradient call (tapes and other allocations).\n"
+    );
+    let _ = writeln!(
+        md,
+        "| benchmark | input | Enzyme gradient | adc gradient | adc / Enzyme | heap Enzyme / adc |\n|---|---|---|---|---|---|"
+    );
+    let missing = Outcome::Skipped("not run".into());
+    for r in &report.results {
+        let heap = |o: Option<&Outcome>| match o {
+            Some(Outcome::Timed(t)) => t.heap_peak_bytes.map_or("not measured".into(), bytes),
+            _ => "—".into(),
+        };
+        let enzyme = r.gradient(ENZYME).unwrap_or(&missing);
+        let enzyme_cell = match enzyme {
+            Outcome::Timed(_) => cell(enzyme),
+            other => format!("**{}**: {}", other.status(), escape(&other.detail())),
+        };
+        let _ = writeln!(
+            md,
+            "| {} | {} | {enzyme_cell} | {} | {} | {} / {} |",
+            r.bench,
+            r.input,
+            cell(r.gradient(ADC_CLANG14).unwrap_or(&missing)),
+            ratio(r.adc_over_enzyme()),
+            heap(r.gradient(ENZYME)),
+            heap(r.gradient(ADC_CLANG14)),
+        );
+    }
+    let (count, geomean) = report.geomean_of(InputResult::adc_over_enzyme);
+    let unbuilt: Vec<&str> = report
+        .results
+        .iter()
+        .filter(|r| matches!(r.gradient(ENZYME), Some(Outcome::BuildFailed(_))))
+        .map(|r| r.bench.as_str())
+        .collect();
+    let _ = writeln!(
+        md,
+        "\nGeometric mean of adc / Enzyme over the {count} input(s) where both gradients were timed: **{}**{}.\n",
+        ratio(geomean),
+        if unbuilt.is_empty() {
+            String::new()
+        } else {
+            format!(" (Enzyme did not build: {})", unbuilt.join(", "))
+        }
+    );
 }
 
 /// A JSON string literal.
@@ -385,19 +505,40 @@ pub fn json(report: &Report) -> String {
                 ("input", string(&r.input)),
                 ("primal_clang", outcome_json(&r.native_primal)),
                 ("primal_adc", outcome_json(&r.adc_primal)),
-                ("primal_adc_clang_o2", outcome_json(&r.adc_primal_clang_o2)),
+                ("primal_adc_clang_o2_scalar", outcome_json(&r.adc_primal_clang_o2_scalar)),
+                ("primal_adc_clang_o2_vec", outcome_json(&r.adc_primal_clang_o2_vec)),
                 ("gradients", gradients),
                 ("gradient_primal_ratio", number(r.gradient_primal_ratio())),
+                (
+                    "gradient_primal_ratio_clang_o2_vec",
+                    number(r.vectorized_gradient_primal_ratio()),
+                ),
                 ("gradient_clang_primal_ratio", number(r.gradient_native_ratio(DEFAULT))),
                 ("after_vs_before_speedup", number(r.after_vs_before_speedup())),
-                ("after_clang_o2_vs_before_speedup", number(r.speedup_over_before(AFTER_CLANG_O2))),
+                (
+                    "after_clang_o2_scalar_vs_before_speedup",
+                    number(r.speedup_over_before(AFTER_CLANG_O2_SCALAR)),
+                ),
+                (
+                    "after_clang_o2_vec_vs_before_speedup",
+                    number(r.speedup_over_before(AFTER_CLANG_O2_VEC)),
+                ),
+                ("vectorized_over_scalar", number(r.vectorized_over_scalar())),
+                ("adc_over_enzyme", number(r.adc_over_enzyme())),
             ])
         })
         .collect();
     let ablations =
         object(report.ablations.iter().map(|a| (a.as_str(), number(report.ablation_geomean(a)))));
-    let (_, same_bitcode) = speedup_geomean(report, InputResult::after_vs_before_speedup);
-    let (_, clang_o2) = speedup_geomean(report, |r| r.speedup_over_before(AFTER_CLANG_O2));
+    let (_, same_bitcode) = report.geomean_of(InputResult::after_vs_before_speedup);
+    let (_, scalar) = report.geomean_of(|r| r.speedup_over_before(AFTER_CLANG_O2_SCALAR));
+    let (_, vectorized) = report.geomean_of(|r| r.speedup_over_before(AFTER_CLANG_O2_VEC));
+    let (_, vec_over_scalar) = report.geomean_of(InputResult::vectorized_over_scalar);
+    let (_, over_enzyme) = report.geomean_of(InputResult::adc_over_enzyme);
+    let (enzyme, enzyme_skipped) = match &report.enzyme {
+        Ok(plugin) => (string(plugin), "null".to_string()),
+        Err(why) => ("null".to_string(), string(why)),
+    };
     object([
         ("quick", report.quick.to_string()),
         ("rounds", report.rounds.to_string()),
@@ -408,7 +549,12 @@ pub fn json(report: &Report) -> String {
         ("results", format!("[{}]", results.join(","))),
         ("ablation_geomean_slowdown", ablations),
         ("after_vs_before_geomean", number(same_bitcode)),
-        ("after_clang_o2_vs_before_geomean", number(clang_o2)),
+        ("after_clang_o2_scalar_vs_before_geomean", number(scalar)),
+        ("after_clang_o2_vec_vs_before_geomean", number(vectorized)),
+        ("vectorized_over_scalar_geomean", number(vec_over_scalar)),
+        ("enzyme", enzyme),
+        ("enzyme_skipped", enzyme_skipped),
+        ("adc_over_enzyme_geomean", number(over_enzyme)),
     ])
 }
 
@@ -446,6 +592,9 @@ mod tests {
         })
     }
 
+    const NO_NOFREE: &str =
+        "error: <unknown>:0:0: in function preprocess_integrate: Enzyme: No create nofree of unknown value";
+
     fn report() -> Report {
         let gradient = |variant: &str, outcome| GradientResult { variant: variant.into(), outcome };
         Report {
@@ -456,20 +605,41 @@ mod tests {
             load_before: "1 1 1".into(),
             load_after: "1 1 1".into(),
             ablations: vec!["-licm".into()],
+            enzyme: Ok("LLVMEnzyme-14.so".into()),
             checks: vec![],
-            results: vec![InputResult {
-                bench: "bruss".into(),
-                input: "8x8".into(),
-                native_primal: timed(0.001),
-                adc_primal: timed(0.002),
-                adc_primal_clang_o2: timed(0.001),
-                gradients: vec![
-                    gradient(DEFAULT, timed(0.01)),
-                    gradient(BEFORE_OPT, timed(0.04)),
-                    gradient(AFTER_CLANG_O2, Outcome::BuildFailed("no | way".into())),
-                    gradient("-licm", timed(0.03)),
-                ],
-            }],
+            results: vec![
+                InputResult {
+                    bench: "bruss".into(),
+                    input: "8x8".into(),
+                    native_primal: timed(0.001),
+                    adc_primal: timed(0.002),
+                    adc_primal_clang_o2_scalar: timed(0.001),
+                    adc_primal_clang_o2_vec: timed(0.001),
+                    gradients: vec![
+                        gradient(DEFAULT, timed(0.01)),
+                        gradient(BEFORE_OPT, timed(0.04)),
+                        gradient(AFTER_CLANG_O2_SCALAR, timed(0.02)),
+                        gradient(AFTER_CLANG_O2_VEC, Outcome::BuildFailed("no | way".into())),
+                        gradient(ENZYME, timed(0.02)),
+                        gradient(ADC_CLANG14, timed(0.01)),
+                        gradient("-licm", timed(0.03)),
+                    ],
+                },
+                InputResult {
+                    bench: "euler".into(),
+                    input: "10 steps".into(),
+                    native_primal: timed(0.001),
+                    adc_primal: timed(0.001),
+                    adc_primal_clang_o2_scalar: timed(0.001),
+                    adc_primal_clang_o2_vec: timed(0.001),
+                    gradients: vec![
+                        gradient(AFTER_CLANG_O2_SCALAR, timed(0.004)),
+                        gradient(AFTER_CLANG_O2_VEC, timed(0.002)),
+                        gradient(ENZYME, Outcome::BuildFailed(NO_NOFREE.into())),
+                        gradient(ADC_CLANG14, timed(0.002)),
+                    ],
+                },
+            ],
         }
     }
 
@@ -479,23 +649,70 @@ mod tests {
         // after vs before 0.04 / 0.01; gradient / adc primal 0.01 / 0.002; -licm 0.03 / 0.01.
         assert!(md.contains("| 4.00x | — |"), "{md}");
         assert!(md.contains("| 5.00x |"), "{md}");
-        assert!(md.contains("| `-licm` | 3.00x | 3.00x (1) |"), "{md}");
+        assert!(md.contains("| `-licm` | 3.00x | — | 3.00x (1) |"), "{md}");
         assert!(md.contains("2.0 MiB / 4.0 KiB"), "{md}");
         assert!(md.contains("no \\| way"), "a pipe in an error must not split the table: {md}");
+    }
+
+    #[test]
+    fn vectorized_over_scalar_and_gradient_over_primal() {
+        let md = markdown(&report(), &crate::suite::suite(true));
+        // bruss: the vectorized gradient failed; euler: 0.002 / 0.004 and 0.002 / 0.001.
+        assert!(md.contains("| bruss | 8x8 | 1.00x | — | — |"), "{md}");
+        assert!(md.contains("| euler | 10 steps | 1.00x | 0.50x | 2.00x |"), "{md}");
+        assert!(md.contains("vectorized / scalar over 1 input(s): **0.50x**"), "{md}");
+    }
+
+    #[test]
+    fn enzyme_table_has_ratios_geomean_and_build_failures() {
+        let md = markdown(&report(), &crate::suite::suite(true));
+        let section = &md[md.find("## adc vs Enzyme").expect("enzyme section")..];
+        assert!(section
+            .contains("| bruss | 8x8 | 20.000 ms (med 30.000 ms, max 40.000 ms) | 10.000 ms"));
+        assert!(section.contains("| 0.50x | 4.0 KiB / 4.0 KiB |"), "{section}");
+        assert!(
+            section.contains("| euler | 10 steps | **build failed**: error: <unknown>:0:0: in function preprocess_integrate: Enzyme: No create nofree of unknown value |"),
+            "{section}"
+        );
+        assert!(
+            section.contains("over the 1 input(s) where both gradients were timed: **0.50x** (Enzyme did not build: euler)"),
+            "{section}"
+        );
+    }
+
+    #[test]
+    fn enzyme_skipped_says_why() {
+        let mut skipped = report();
+        skipped.enzyme = Err("the Enzyme plugin /x.so does not exist".into());
+        let md = markdown(&skipped, &crate::suite::suite(true));
+        assert!(md.contains("Skipped: the Enzyme plugin /x.so does not exist."), "{md}");
+        assert!(!md.contains("| Enzyme gradient |"), "{md}");
+        let json = json(&skipped);
+        assert!(
+            json.contains(
+                "\"enzyme\":null,\"enzyme_skipped\":\"the Enzyme plugin /x.so does not exist\""
+            ),
+            "{json}"
+        );
     }
 
     #[test]
     fn json_carries_every_variant_and_the_geomeans() {
         let json = json(&report());
         assert!(json.contains("\"after_vs_before_speedup\":4e0"), "{json}");
-        assert!(json.contains("\"after_clang_o2_vs_before_speedup\":null"), "{json}");
+        assert!(json.contains("\"after_clang_o2_vec_vs_before_speedup\":null"), "{json}");
+        assert!(json.contains("\"after_clang_o2_scalar_vs_before_speedup\":2e0"), "{json}");
         assert!(
             json.contains(
-                "\"default-clang-O2\":{\"status\":\"build failed\",\"detail\":\"no | way\"}"
+                "\"default-clang-O2-vec\":{\"status\":\"build failed\",\"detail\":\"no | way\"}"
             ),
             "{json}"
         );
         assert!(json.contains("\"heap_peak_bytes\":4096"), "{json}");
+        assert!(json.contains("\"adc_over_enzyme\":5e-1"), "{json}");
+        assert!(json.contains("\"vectorized_over_scalar\":5e-1"), "{json}");
+        assert!(json.contains("\"enzyme\":\"LLVMEnzyme-14.so\",\"enzyme_skipped\":null"), "{json}");
+        assert!(json.contains("\"adc_over_enzyme_geomean\":5e-1"), "{json}");
         // 3 up to the rounding of exp(ln 3).
         assert!(json.contains("\"ablation_geomean_slowdown\":{\"-licm\":3"), "{json}");
     }

@@ -2,7 +2,9 @@
 //! (timed, or why it was not), and the derived ratios the report and charts show.
 
 use crate::measure::Timing;
-pub use crate::variants::{AFTER_CLANG_O2, BEFORE_OPT, DEFAULT};
+pub use crate::variants::{
+    ADC_CLANG14, AFTER_CLANG_O2_SCALAR, AFTER_CLANG_O2_VEC, BEFORE_OPT, DEFAULT, ENZYME,
+};
 
 /// Per variant: Ok(max relative error against finite differences) or why it failed.
 pub type CheckVerdicts = Vec<(String, Result<f64, String>)>;
@@ -68,8 +70,11 @@ pub struct InputResult {
     pub native_primal: Outcome,
     /// adc's pipelines on unoptimized bitcode (what the default gradient starts from).
     pub adc_primal: Outcome,
-    /// adc's pipelines on clang -O2 bitcode.
-    pub adc_primal_clang_o2: Outcome,
+    /// adc's pipelines on clang -O2 -fno-vectorize -fno-slp-vectorize -fno-unroll-loops
+    /// bitcode.
+    pub adc_primal_clang_o2_scalar: Outcome,
+    /// adc's pipelines on plain clang -O2 bitcode (vectorized, unrolled).
+    pub adc_primal_clang_o2_vec: Outcome,
     pub gradients: Vec<GradientResult>,
 }
 
@@ -103,6 +108,23 @@ impl InputResult {
         self.speedup_over_before(DEFAULT)
     }
 
+    /// adc's gradient time from plain clang -O2 bitcode over its time from the scalar
+    /// (-fno-vectorize ...) bitcode: below 1 LLVM's vector loops pay off through AD.
+    pub fn vectorized_over_scalar(&self) -> Option<f64> {
+        Some(self.gradient_best(AFTER_CLANG_O2_VEC)? / self.gradient_best(AFTER_CLANG_O2_SCALAR)?)
+    }
+
+    /// adc's gradient over adc's primal, both from plain clang -O2 bitcode.
+    pub fn vectorized_gradient_primal_ratio(&self) -> Option<f64> {
+        Some(self.gradient_best(AFTER_CLANG_O2_VEC)? / self.adc_primal_clang_o2_vec.best()?)
+    }
+
+    /// adc's gradient time over Enzyme's, both from the same clang-14 -O2 bitcode (below 1:
+    /// adc is faster).
+    pub fn adc_over_enzyme(&self) -> Option<f64> {
+        Some(self.gradient_best(ADC_CLANG14)? / self.gradient_best(ENZYME)?)
+    }
+
     /// Gradient time without `pass` over the default gradient time (> 1: the pass helps).
     pub fn ablation_slowdown(&self, pass_variant: &str) -> Option<f64> {
         Some(self.gradient_best(pass_variant)? / self.gradient_best(DEFAULT)?)
@@ -124,6 +146,8 @@ pub struct Report {
     /// Ablation labels: `-name` for each pass of the default pipelines, then the extra
     /// ablations of `variants::EXTRA_ABLATIONS`.
     pub ablations: Vec<String>,
+    /// Ok(the Enzyme plugin compared with) or why the Enzyme comparison was skipped.
+    pub enzyme: Result<String, String>,
     /// Per benchmark: the gradient check of each variant (variant, Ok(max error) or why not).
     pub checks: Vec<(String, CheckVerdicts)>,
     pub results: Vec<InputResult>,
@@ -139,6 +163,12 @@ pub fn geometric_mean(values: impl IntoIterator<Item = f64>) -> Option<f64> {
 }
 
 impl Report {
+    /// Geometric mean of `ratio` over the inputs where it exists, with their count.
+    pub fn geomean_of(&self, ratio: impl Fn(&InputResult) -> Option<f64>) -> (usize, Option<f64>) {
+        let values: Vec<f64> = self.results.iter().filter_map(ratio).collect();
+        (values.len(), geometric_mean(values))
+    }
+
     /// Geometric mean over inputs of the slowdown without `pass_variant`.
     pub fn ablation_geomean(&self, pass_variant: &str) -> Option<f64> {
         geometric_mean(self.results.iter().filter_map(|r| r.ablation_slowdown(pass_variant)))
@@ -158,5 +188,74 @@ impl Report {
             .collect();
         ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
         ranked
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timed(min: f64) -> Outcome {
+        Outcome::Timed(Timing {
+            median: min,
+            min,
+            max: min,
+            samples: 1,
+            peak_rss_kib: 1,
+            heap_peak_bytes: None,
+        })
+    }
+
+    fn input(adc: Outcome, enzyme: Outcome) -> InputResult {
+        InputResult {
+            bench: "b".into(),
+            input: "i".into(),
+            native_primal: timed(1.0),
+            adc_primal: timed(1.0),
+            adc_primal_clang_o2_scalar: timed(1.0),
+            adc_primal_clang_o2_vec: timed(2.0),
+            gradients: vec![
+                GradientResult { variant: AFTER_CLANG_O2_SCALAR.into(), outcome: timed(8.0) },
+                GradientResult { variant: AFTER_CLANG_O2_VEC.into(), outcome: timed(6.0) },
+                GradientResult { variant: ENZYME.into(), outcome: enzyme },
+                GradientResult { variant: ADC_CLANG14.into(), outcome: adc },
+            ],
+        }
+    }
+
+    #[test]
+    fn ratios_need_both_sides_timed() {
+        let built = input(timed(1.0), timed(4.0));
+        assert_eq!(built.adc_over_enzyme(), Some(0.25));
+        assert_eq!(built.vectorized_over_scalar(), Some(0.75));
+        assert_eq!(built.vectorized_gradient_primal_ratio(), Some(3.0));
+        let failed = input(timed(1.0), Outcome::BuildFailed("No create nofree".into()));
+        assert_eq!(failed.adc_over_enzyme(), None);
+    }
+
+    #[test]
+    fn geomean_covers_the_inputs_enzyme_built() {
+        let report = Report {
+            quick: true,
+            rounds: 1,
+            adc: "adc".into(),
+            elapsed_s: 0.0,
+            load_before: String::new(),
+            load_after: String::new(),
+            ablations: vec![],
+            enzyme: Ok("plugin".into()),
+            checks: vec![],
+            results: vec![
+                input(timed(1.0), timed(4.0)),
+                input(timed(4.0), timed(1.0)),
+                input(timed(2.0), Outcome::BuildFailed("No create nofree".into())),
+                input(timed(9.0), timed(1.0)),
+            ],
+        };
+        let (count, geomean) = report.geomean_of(InputResult::adc_over_enzyme);
+        assert_eq!(count, 3);
+        // (0.25 * 4 * 9)^(1/3) = 9^(1/3)
+        assert!((geomean.expect("geomean") - 9f64.cbrt()).abs() < 1e-12);
+        assert_eq!(report.geomean_of(|_| None), (0, None));
     }
 }
