@@ -47,6 +47,9 @@ pub struct BuildOptions {
     /// API calls differentiate copies of their functions with constant function-pointer
     /// arguments bound (`specialize-args`, on unless `--passes=-specialize-args`).
     pub specialize_args: bool,
+    /// Differentiate scalarized copies of vectorized functions (`scalarize-vectors`, on
+    /// unless `--passes=-scalarize-vectors`).
+    pub scalarize_vectors: bool,
 }
 
 /// Why a build failed.
@@ -165,6 +168,13 @@ pub fn build(
         // Before the pre-AD pipeline, which makes the bound calls direct and inlines them.
         phases
             .time("specialize-args", || adc_ad::enzyme_api::specialize_function_arguments(module));
+    }
+    if options.scalarize_vectors {
+        // After specialization (a specialized copy is what the call differentiates now)
+        // and before the pre-AD pipeline, which cleans the lanes up.
+        phases.time("scalarize-vectors", || {
+            adc_ad::enzyme_api::scalarize_differentiated_functions(module)
+        });
     }
     let mut differentiate = |module: &mut Module, phases: &mut PhaseTimes| {
         let lowering = phases.time("differentiation", || lower(module, synth))?;
@@ -299,6 +309,7 @@ mod tests {
             backend: Default::default(),
             flush_denormals: false,
             specialize_args: true,
+            scalarize_vectors: true,
         }
     }
 

@@ -393,6 +393,7 @@ fn ptx_of(mut module: Module) -> Result<String, String> {
         backend: Default::default(),
         flush_denormals: false,
         specialize_args: true,
+        scalarize_vectors: true,
     };
     let mut synth = adc_ad::Differentiator::new(Default::default());
     let built = crate::build::build(&mut module, "filetest", &options, &mut synth)

@@ -212,13 +212,17 @@ fn run(command: Command) -> Result<ExitCode> {
             }
             let mut forward_options = adc_ad::forward::ForwardOptions::default();
             let mut specialize_args = true;
+            let mut scalarize_vectors = true;
             if let Some(list) = pass_args.passes.take() {
                 pass_args.passes = forward_options
                     .split_toggles(&list)
                     .and_then(|rest| cache_options.split_toggles(&rest))
                     .and_then(|rest| {
                         let api_toggles = adc_ad::enzyme_api::TOGGLES;
-                        adc_ad::toggles::take(&rest, api_toggles, |_, on| specialize_args = on)
+                        adc_ad::toggles::take(&rest, api_toggles, |name, on| match name {
+                            "specialize-args" => specialize_args = on,
+                            _ => scalarize_vectors = on,
+                        })
                     });
             }
             let import_start = std::time::Instant::now();
@@ -241,6 +245,7 @@ fn run(command: Command) -> Result<ExitCode> {
                 backend,
                 flush_denormals,
                 specialize_args,
+                scalarize_vectors,
             };
             let name = input.file_stem().and_then(|s| s.to_str()).unwrap_or("module");
             let mut synth = adc_ad::Differentiator::new(adc_ad::DifferentiatorOptions {

@@ -1356,10 +1356,12 @@ fn is_used(func: &Function, value: Value) -> bool {
 
 mod cxx_api;
 mod nesting;
+mod scalar_copy;
 mod specialize;
 mod split_api;
 #[cfg(test)]
 mod tests;
 mod width;
 
+pub use scalar_copy::{scalarize_differentiated_functions, ScalarCopyReport};
 pub use specialize::{specialize_function_arguments, SpecializeReport, TOGGLES};

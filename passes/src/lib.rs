@@ -24,6 +24,7 @@ pub mod mem2reg;
 pub mod pipelines;
 pub mod registry;
 pub mod scalar_util;
+pub mod scalarize;
 pub mod sccp;
 pub mod simplify_cfg;
 pub mod sroa;

@@ -139,6 +139,13 @@ pub static REGISTRY: &[PassInfo] = &[
         create: function_pass!(crate::interleave::Interleave),
     },
     PassInfo {
+        name: "scalarize",
+        description:
+            "split every vector value into its lanes (what the Enzyme API differentiates of vectorized functions)",
+        kind: Transform,
+        create: function_pass!(crate::scalarize::Scalarize),
+    },
+    PassInfo {
         name: "vectorize",
         description:
             "run two iterations of simple innermost f64 loops at once in <2 x f64> (remainder in the original loop)",

@@ -69,6 +69,7 @@ pub fn build_cuda(file: &str, scratch: &Path) -> (Module, BuildOutput) {
         backend: Default::default(),
         flush_denormals: false,
         specialize_args: true,
+        scalarize_vectors: true,
     };
     let mut synth = adc_ad::Differentiator::default();
     match build(&mut module, file, &options, &mut synth) {

@@ -31,10 +31,16 @@ use super::{decode_call, find_api_calls, is_api_function, is_used, origin, split
 use crate::custom::Registrations;
 
 /// The toggle names accepted in `--passes` (with `-` or `+`).
-pub const TOGGLES: &[(&str, &str)] = &[(
-    "specialize-args",
-    "differentiate a copy of the function with its constant function-pointer arguments bound",
-)];
+pub const TOGGLES: &[(&str, &str)] = &[
+    (
+        "specialize-args",
+        "differentiate a copy of the function with its constant function-pointer arguments bound",
+    ),
+    (
+        super::scalar_copy::TOGGLE,
+        "differentiate a copy of a vectorized function with every vector split into lanes",
+    ),
+];
 
 /// What the specialization did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -103,7 +109,7 @@ pub fn specialize_function_arguments(module: &mut Module) -> SpecializeReport {
     report
 }
 
-fn address(f: FuncId) -> InstructionData {
+pub(super) fn address(f: FuncId) -> InstructionData {
     InstructionData::Const { ty: Type::PTR, value: Constant::function(f) }
 }
 
@@ -134,7 +140,13 @@ fn specialized_copy(module: &mut Module, (function, bindings): &Key) -> Option<F
 
 /// Makes operand `operand` of the API call `call` (the function to differentiate) the
 /// address of `copy`.
-fn point_call_at(module: &mut Module, caller: FuncId, call: Inst, operand: usize, copy: FuncId) {
+pub(super) fn point_call_at(
+    module: &mut Module,
+    caller: FuncId,
+    call: Inst,
+    operand: usize,
+    copy: FuncId,
+) {
     let func = &mut module.functions[caller];
     let inst = func.dfg.make_inst(address(copy), Some(Type::PTR));
     func.layout.insert_inst_before(inst, call);
