@@ -21,16 +21,16 @@ use adc_ir::{Block, BlockCall, Inst, InstructionData, Value};
 
 use super::Synth;
 
-/// How the reverse pass tells the two edges into a merge apart without a control tape
-/// (see `Synth::nested_decider`): `D`'s `brif` condition `outer`, whose target
-/// `outer_arm` (0: true) leads to `M`; `M`'s condition `inner`, whose target `inner_arm`
-/// is the merge; `direct`, the index of the edge from `M` among the merge's edges.
-struct NestedDecider {
-    outer: Value,
-    outer_arm: usize,
-    inner: Value,
-    inner_arm: usize,
-    direct: usize,
+/// How the reverse pass tells the edges into a merge apart without a control tape (see
+/// `Synth::decision_tree`): a tree of primal `brif` conditions whose leaves are indices
+/// into the merge's incoming edges.
+enum Decision {
+    Edge(usize),
+    /// `cond`'s value picks `arms[0]` when true, `arms[1]` when false.
+    Branch {
+        cond: Value,
+        arms: Box<[Decision; 2]>,
+    },
 }
 use crate::cache::{Edge, EdgeTarget, LoopDecider};
 use crate::error::AdError;
@@ -46,7 +46,7 @@ impl<'a> Synth<'a> {
         self.plan.info.incoming.get(&target).is_some_and(|edges| edges.len() > 1)
             && self.decider(target).is_none()
             && self.header_decider(target).is_none()
-            && self.nested_decider(target).is_none()
+            && self.decision_tree(target).is_none()
     }
 
     fn header_decider(&self, target: EdgeTarget) -> Option<LoopDecider> {
@@ -133,61 +133,119 @@ impl<'a> Synth<'a> {
         None
     }
 
-    /// For a merge of two edges where only one, `direct`, is fixed by an arm `k` of the
-    /// immediate dominator `D` (see `dominating_arm`) and leaves a block `M` by its
-    /// `brif`, while the other edge is reachable from both arms of `D`: the shape of every
-    /// loop clang vectorizes or unrolls, where `D` skips the vector loop for short trip
-    /// counts, `M` after it skips the remainder loop when nothing is left, and the
-    /// remainder loop's exit is the other edge. Then the edge taken is `direct` exactly
-    /// when the last `D` chose arm `k` and the `M` after it chose `direct`: on arm `k`
-    /// every path to the other edge passes `M` (checked below), and `M` runs only on arm
-    /// `k` (it is dominated by it). The reverse pass tests `D`'s condition, and reads
-    /// `M`'s only on arm `k`, where `M` ran, instead of taping the edge: 8 bytes per
-    /// vectorized loop run, which on GMM's triangle was 2 MB per call.
-    fn nested_decider(&self, target: EdgeTarget) -> Option<NestedDecider> {
+    /// For a merge whose edges the immediate dominator `D`'s `brif` splits by arm, and
+    /// each arm's by a chain of `brif`s: the shape of every loop clang vectorizes or unrolls, where `D` skips
+    /// the fast loop for short trip counts (or the whole nest), a middle block `M` after it
+    /// skips the remainder loop when nothing is left, and the remainder loop's exit is a
+    /// third edge (reachable from both arms of `D` when the remainder loop also serves the
+    /// short trip counts). An edge whose source one arm dominates (`dominating_arm`) is
+    /// taken only when the last `D` chose that arm; an edge no arm dominates may follow
+    /// either. Within an arm, two edges are told apart by `M`, the source of one of them,
+    /// when every path from the arm to the other edge passes `M` (and `M`, dominated by
+    /// the arm, runs only there): the edge from `M` was taken exactly when the last `M`
+    /// chose it. The reverse pass tests `D`'s condition, then reads `M`'s only on the arm
+    /// where `M` ran, instead of taping the edge (on GMM's triangle, 8 bytes per loop run:
+    /// 2 MB per call).
+    fn decision_tree(&self, target: EdgeTarget) -> Option<Decision> {
         let EdgeTarget::Block(merge) = target else { return None };
         let edges = self.plan.info.incoming.get(&target)?;
-        let [e0, e1] = edges.as_slice() else { return None };
-        let (direct, (d, k)) =
-            match (self.dominating_arm(target, *e0), self.dominating_arm(target, *e1)) {
-                (Some(arm), None) => (0, arm),
-                (None, Some(arm)) => (1, arm),
-                _ => return None,
-            };
-        let (through, other) = (edges[direct], edges[1 - direct]);
-        let m = through.from;
-        if m == d || other.from == m {
+        if !(2..=4).contains(&edges.len()) {
             return None;
+        }
+        let d = self.plan.info.domtree.idom(merge)?;
+        let (cond, d_targets) = self.brif_parts(d)?;
+        let mut groups: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
+        for (index, edge) in edges.iter().enumerate() {
+            match self.dominating_arm(target, *edge) {
+                Some((_, k)) => groups[k].push(index),
+                None => {
+                    groups[0].push(index);
+                    groups[1].push(index);
+                }
+            }
+        }
+        if groups.iter().all(|g| g.len() == edges.len()) {
+            // `D` decides nothing; not this shape.
+            return None;
+        }
+        let [then_group, else_group] = groups;
+        let arms = [
+            self.decide_in_region(merge, edges, &then_group, d, d_targets[0])?,
+            self.decide_in_region(merge, edges, &else_group, d, d_targets[1])?,
+        ];
+        Some(Decision::Branch { cond, arms: Box::new(arms) })
+    }
+
+    /// The decision among `group` (indices into `edges`) once the path has reached `start`
+    /// after the last decision above (`D`'s arm, or an `M`'s): the only edge, or an edge
+    /// leaving a block `M` by its `brif` such that every path from `start` to the other
+    /// edges' sources passes `M`, then the decision among the others after `M`'s other
+    /// target.
+    fn decide_in_region(
+        &self,
+        merge: Block,
+        edges: &[Edge],
+        group: &[usize],
+        d: Block,
+        start: Block,
+    ) -> Option<Decision> {
+        if let [only] = *group {
+            return Some(Decision::Edge(only));
         }
         let loops = &self.plan.info.loops;
-        let here = loops.loop_of(merge);
-        if loops.loop_of(m) != here || loops.loop_of(d) != here {
-            return None;
+        let after_merge = self.primal.successors(merge);
+        let separates = |through: usize| {
+            let m = edges[through].from;
+            m != d
+                && loops.loop_of(m) == loops.loop_of(merge)
+                && group.iter().filter(|&&o| o != through).all(|&o| {
+                    let source = edges[o].from;
+                    self.passes_before(start, m, source, d, merge)
+                        // Nor may it follow the merge without `M` or `D` running again
+                        // (the merge a loop header, the edge its latch): `M`'s choice
+                        // would be stale.
+                        && after_merge.iter().all(|&s| self.passes_before(s, m, source, d, merge))
+                })
+        };
+        let through = *group.iter().find(|&&e| separates(e))?;
+        let m = edges[through].from;
+        let (cond, targets) = self.brif_parts(m)?;
+        let k = edges[through].succ_index;
+        let rest: Vec<usize> = group.iter().copied().filter(|&e| e != through).collect();
+        let mut arms = [Decision::Edge(through), Decision::Edge(through)];
+        arms[1 - k] = self.decide_in_region(merge, edges, &rest, d, targets[1 - k])?;
+        Some(Decision::Branch { cond, arms: Box::new(arms) })
+    }
+
+    /// Whether every path from `arm` to `source` passes `m` first (or `D` again, or the
+    /// merge): a walk from `arm` that stops at those never meets `source`.
+    fn passes_before(&self, arm: Block, m: Block, source: Block, d: Block, merge: Block) -> bool {
+        if m == source {
+            return false;
         }
-        let brif_parts =
-            |block: Block| match self.primal.terminator(block).map(|t| &self.primal.dfg.insts[t]) {
-                Some(InstructionData::Brif { cond, then_dest, else_dest }) => {
-                    Some((*cond, [then_dest.block, else_dest.block]))
-                }
-                _ => None,
-            };
-        let (outer, d_targets) = brif_parts(d)?;
-        let (inner, _) = brif_parts(m)?;
-        // On arm `k`, the other edge's source is reached only through `M` (or after `D`
-        // runs again, or through the merge itself).
-        let arm = d_targets[k];
         let mut stack = vec![arm];
         let mut seen = std::collections::HashSet::new();
         while let Some(block) = stack.pop() {
-            if block == other.from {
-                return None;
+            if block == source {
+                return false;
             }
             if !seen.insert(block) || block == m || block == d || block == merge {
                 continue;
             }
             stack.extend(self.primal.successors(block));
         }
-        Some(NestedDecider { outer, outer_arm: k, inner, inner_arm: through.succ_index, direct })
+        true
+    }
+
+    /// A block's `brif`: its condition and its two targets.
+    fn brif_parts(&self, block: Block) -> Option<(Value, [Block; 2])> {
+        let term = self.primal.terminator(block)?;
+        match &self.primal.dfg.insts[term] {
+            InstructionData::Brif { cond, then_dest, else_dest } => {
+                Some((*cond, [then_dest.block, else_dest.block]))
+            }
+            _ => None,
+        }
     }
 
     /// Clones a terminator into the forward pass. Branch arguments gain the shadows of
@@ -314,13 +372,12 @@ impl<'a> Synth<'a> {
                 let dest = BlockCall::new(self.rev_entry[&edge.from], Vec::new());
                 self.ins(InstructionData::Jump { dest });
             }
-            [_, _]
-                if self.decider(target).is_none()
-                    && self.header_decider(target).is_none()
-                    && self.nested_decider(target).is_some() =>
+            _ if self.decider(target).is_none()
+                && self.header_decider(target).is_none()
+                && self.decision_tree(target).is_some() =>
             {
-                let nested = self.nested_decider(target).expect("checked by the guard");
-                self.leave_by_nested_decider(target, &edges, &nested, adjoints);
+                let tree = self.decision_tree(target).expect("checked by the guard");
+                self.leave_by_decision(target, &edges, &tree, adjoints);
             }
             _ => {
                 let decider = match (self.decider(target), self.header_decider(target)) {
@@ -367,24 +424,16 @@ impl<'a> Synth<'a> {
         }
     }
 
-    /// The reverse branch of a merge chosen by a [`NestedDecider`]: `D`'s condition picks
-    /// the other edge or a block that reads `M`'s condition, which picks between the two.
-    fn leave_by_nested_decider(
+    /// The reverse branches of a merge chosen by a [`Decision`] tree.
+    fn leave_by_decision(
         &mut self,
         target: EdgeTarget,
         edges: &[Edge],
-        nested: &NestedDecider,
+        tree: &Decision,
         adjoints: Vec<(usize, Value)>,
     ) {
-        let outer = self.primal_in_reverse(nested.outer);
         let region_end = self.cur;
-        // Values read for `M`'s condition stay in its block: the other edge's block is
-        // also entered from the region, where `M` may not have run.
         let region_memo = self.cache.snapshot();
-        let inner_block = self.new_block();
-        self.cur = inner_block;
-        let inner = self.primal_in_reverse(nested.inner);
-        let inner_end = self.cur;
         let mut blocks = Vec::new();
         for edge in edges {
             let edge_block = self.new_block();
@@ -396,20 +445,49 @@ impl<'a> Synth<'a> {
             self.ins(InstructionData::Jump { dest });
             blocks.push(edge_block);
         }
-        let (direct, other) = (blocks[nested.direct], blocks[1 - nested.direct]);
-        let brif = |s: &mut Self, cond: Value, taken: Block, not_taken: Block, arm: usize| {
-            let (then_block, else_block) =
-                if arm == 0 { (taken, not_taken) } else { (not_taken, taken) };
-            s.ins(InstructionData::Brif {
-                cond,
-                then_dest: BlockCall::new(then_block, Vec::new()),
-                else_dest: BlockCall::new(else_block, Vec::new()),
-            });
-        };
         self.cur = region_end;
-        brif(self, outer, inner_block, other, nested.outer_arm);
-        self.cur = inner_end;
-        brif(self, inner, direct, other, nested.inner_arm);
+        self.cache.restore(region_memo.clone());
+        self.emit_decision(tree, &blocks);
+        self.cache.restore(region_memo);
+    }
+
+    /// Emits `decision` at the current block. A condition is read only in the block
+    /// that tests it and what that block dominates: a deeper one belongs to a block the
+    /// forward pass may not have run on the other arms, so the values read for it stay out
+    /// of its siblings (and of the edge blocks, which every arm may reach).
+    fn emit_decision(&mut self, decision: &Decision, edge_blocks: &[Block]) {
+        match decision {
+            Decision::Edge(index) => {
+                let dest = BlockCall::new(edge_blocks[*index], Vec::new());
+                self.ins(InstructionData::Jump { dest });
+            }
+            Decision::Branch { cond, arms } => {
+                let value = self.primal_in_reverse(*cond);
+                let memo = self.cache.snapshot();
+                let mut dests = Vec::new();
+                let mut deeper = Vec::new();
+                for arm in arms.iter() {
+                    match arm {
+                        Decision::Edge(index) => dests.push(edge_blocks[*index]),
+                        Decision::Branch { .. } => {
+                            let block = self.new_block();
+                            dests.push(block);
+                            deeper.push((block, arm));
+                        }
+                    }
+                }
+                self.ins(InstructionData::Brif {
+                    cond: value,
+                    then_dest: BlockCall::new(dests[0], Vec::new()),
+                    else_dest: BlockCall::new(dests[1], Vec::new()),
+                });
+                for (block, arm) in deeper {
+                    self.cur = block;
+                    self.cache.restore(memo.clone());
+                    self.emit_decision(arm, edge_blocks);
+                }
+            }
+        }
     }
 
     /// Adds each parameter adjoint to the adjoint of the value `edge` passed for it.

@@ -235,8 +235,18 @@ impl<'a> Synth<'a> {
             factors.push(self.plan.info.ivs.loops.get(id)?.max_trip_count.clone()?);
             current = self.plan.info.loops.loops[id].parent;
         }
-        // Check availability before emitting anything.
         let available = |a: &Affine| a.base.is_none_or(|b| self.computable_on_entry(b, 0));
+        // An unsigned count up from a start known only in the loop nest (the remainder
+        // loop after a vectorized one starts at 0 or where the vector loop stopped) runs
+        // at most as often as from 0: every unsigned start is at least 0.
+        for factor in &mut factors {
+            if let TripCount::Symbolic { start, signed: false, step, .. } = factor {
+                if *step > 0 && !available(start) {
+                    *start = Affine { base: None, offset: 0 };
+                }
+            }
+        }
+        // Check availability before emitting anything.
         for factor in &factors {
             if let TripCount::Symbolic { start, bound, .. } = factor {
                 if !available(start) || !available(bound) {
