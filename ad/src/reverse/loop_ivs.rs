@@ -25,6 +25,27 @@ pub(crate) struct IvSlot {
     pub nsw: bool,
     /// Nested loops: last values, one per execution of the loop.
     pub exit_tape: Option<Tape>,
+    /// Nested loops whose last value follows from the exit test: no exit tape.
+    pub exit_value: Option<ExitValue>,
+}
+
+/// The last value of a counted IV of a nested loop that leaves only where a tested IV
+/// `t` meets a loop-invariant bound exactly (`icmp eq %t.next, %bound`, the exit test of
+/// every loop clang rotates): `t` ended at `bound - back` (`back` is `t`'s step when the
+/// test reads the incremented value, 0 when it reads the header parameter), and an IV
+/// with a constant start counts in lock step: `start + (last_t - start_t) / step_t * step`.
+/// The reverse pass computes it on the way back into the loop instead of popping a tape
+/// the forward pass pushed on every exit.
+#[derive(Clone, Debug)]
+pub(crate) struct ExitValue {
+    bound: Value,
+    back: i128,
+    tested_start: i128,
+    tested_step: i128,
+    start: i128,
+    step: i128,
+    /// The IV is the tested one.
+    tested: bool,
 }
 
 #[derive(Default)]
@@ -70,12 +91,94 @@ impl<'a> Synth<'a> {
     fn add_counted_slot(&mut self, param: Value, loop_id: LoopId, step: i128, nsw: bool) {
         let ty = self.primal.dfg.value_type(param).clone();
         let slot = self.new_slot(ty.clone());
-        let exit_tape = self.plan.info.loops.loops[loop_id].parent.map(|parent| {
+        let nested = self.plan.info.loops.loops[loop_id].parent;
+        let exit_value = nested.and_then(|_| self.exit_value(loop_id, param));
+        let exit_tape = nested.filter(|_| exit_value.is_none()).map(|parent| {
             let header = self.plan.info.loops.loops[parent].header;
             self.new_exit_tape(&ty, header)
         });
         self.cache.loop_ivs.by_loop.entry(loop_id).or_default().push(param);
-        self.cache.loop_ivs.by_primal.insert(param, IvSlot { loop_id, slot, step, nsw, exit_tape });
+        let iv = IvSlot { loop_id, slot, step, nsw, exit_tape, exit_value };
+        self.cache.loop_ivs.by_primal.insert(param, iv);
+    }
+
+    /// How to compute `param`'s last value in `loop_id` from its exit test (see
+    /// [`ExitValue`]), when the loop leaves from one block whose `brif` is that test.
+    fn exit_value(&self, loop_id: LoopId, param: Value) -> Option<ExitValue> {
+        let l = &self.plan.info.loops.loops[loop_id];
+        let [exiting] = l.exiting.as_slice() else { return None };
+        let term = self.primal.terminator(*exiting)?;
+        let InstructionData::Brif { cond, then_dest, else_dest } = &self.primal.dfg.insts[term]
+        else {
+            return None;
+        };
+        let exit_on_true = match (l.contains(then_dest.block), l.contains(else_dest.block)) {
+            (false, true) => true,
+            (true, false) => false,
+            _ => return None,
+        };
+        let adc_ir::ValueDef::Result(cmp) = self.primal.dfg.value_def(*cond) else { return None };
+        let InstructionData::Icmp { cond: cc, args: [a, b] } = &self.primal.dfg.insts[cmp] else {
+            return None;
+        };
+        let leaves_on_equality =
+            matches!((cc, exit_on_true), (IntCC::Eq, true) | (IntCC::Ne, false));
+        if !leaves_on_equality {
+            return None;
+        }
+        let ivs = &self.plan.info.ivs.loops.get(loop_id)?.ivs;
+        let invariant = |v: Value| match self.primal.dfg.value_def(v) {
+            adc_ir::ValueDef::Result(inst) => {
+                self.primal.layout.inst_block(inst).is_some_and(|b| !l.contains(b))
+            }
+            adc_ir::ValueDef::Param(block, _) => !l.contains(block),
+        };
+        let (tested_iv, tested_next, bound) = ivs.iter().find_map(|iv| {
+            let other = |x: Value, y: Value| (x == iv.next || x == iv.param).then_some((x, y));
+            let (tested, bound) = other(*a, *b).or_else(|| other(*b, *a))?;
+            invariant(bound).then_some((iv, tested == iv.next, bound))
+        })?;
+        let constant_step = |iv: &adc_passes::ivs::InductionVar| match iv.step {
+            adc_passes::ivs::Step::Const(k) if k != 0 => Some(k),
+            _ => None,
+        };
+        let tested_step = constant_step(tested_iv)?;
+        let this = ivs.iter().find(|iv| iv.param == param)?;
+        let tested = this.param == tested_iv.param;
+        let same_type =
+            self.primal.dfg.value_type(this.param) == self.primal.dfg.value_type(tested_iv.param);
+        if !tested && (!same_type || this.start.base.is_some() || tested_iv.start.base.is_some()) {
+            return None;
+        }
+        Some(ExitValue {
+            bound,
+            back: if tested_next { tested_step } else { 0 },
+            tested_start: tested_iv.start.offset,
+            tested_step,
+            start: this.start.offset,
+            step: constant_step(this)?,
+            tested,
+        })
+    }
+
+    /// The last value of an IV leaving its loop, by its [`ExitValue`] rule (reverse code
+    /// at `self.cur`).
+    fn last_value(&mut self, rule: &ExitValue, ty: &adc_ir::Type) -> Value {
+        use adc_ir::BinaryOp;
+        let bound = self.primal_in_reverse(rule.bound);
+        let back = self.iconst(ty.clone(), rule.back);
+        let last_tested = self.binary(BinaryOp::Sub, bound, back);
+        if rule.tested {
+            return last_tested;
+        }
+        let tested_start = self.iconst(ty.clone(), rule.tested_start);
+        let distance = self.binary(BinaryOp::Sub, last_tested, tested_start);
+        let tested_step = self.iconst(ty.clone(), rule.tested_step);
+        let iterations = self.binary(BinaryOp::Sdiv, distance, tested_step);
+        let step = self.iconst(ty.clone(), rule.step);
+        let moved = self.binary(BinaryOp::Mul, iterations, step);
+        let start = self.iconst(ty.clone(), rule.start);
+        self.binary(BinaryOp::Add, start, moved)
     }
 
     /// Forward code: every counted IV is stored to its slot at the top of its header
@@ -149,6 +252,10 @@ impl<'a> Synth<'a> {
                 if let Some(tape) = &iv.exit_tape {
                     let last = self.peek(tape);
                     self.pop(tape);
+                    self.store(last, iv.slot);
+                } else if let Some(rule) = &iv.exit_value {
+                    let ty = self.primal.dfg.value_type(primal).clone();
+                    let last = self.last_value(rule, &ty);
                     self.store(last, iv.slot);
                 }
             }
