@@ -18,6 +18,7 @@ pub mod inline;
 pub mod interleave;
 pub mod ivs;
 pub mod licm;
+mod licm_region;
 pub mod loops;
 pub mod manager;
 pub mod mem2reg;

@@ -34,8 +34,10 @@
 //! dominate every latch and every exiting block but the header). When the body is never
 //! entered, `%m.h` is a `zeroinit` that nothing reads.
 //!
+//! Whole invariant regions with inner loops move too (`licm_region`).
+//!
 //! Statistics: "instructions hoisted" (all), "loads hoisted", "calls hoisted",
-//! "preheaders inserted", "guards inserted".
+//! "preheaders inserted", "guards inserted", "regions hoisted".
 
 use std::collections::HashSet;
 
@@ -46,6 +48,7 @@ use adc_ir::{
 
 use crate::alias::{const_i64, AliasAnalysis};
 use crate::domtree::DominatorTree;
+use crate::licm_region::{hoist_invariant_inner_loop, hoist_invariant_region};
 use crate::loops::{Loop, LoopInfo};
 use crate::manager::{FunctionContext, FunctionPass, Pass, PreservedAnalyses, Statistics};
 
@@ -99,6 +102,18 @@ impl FunctionPass for Licm {
                     preserved = preserved.meet(PreservedAnalyses::Cfg);
                     cx.invalidate(PreservedAnalyses::Cfg);
                 }
+                let writers = loop_writers(func, cx.module, &aa, l);
+                let readable = |f: &Function, reader: Inst| {
+                    !writers.iter().any(|&w| aa.clobbers(cx.module, f, w, reader))
+                };
+                if hoist_invariant_region(func, cx.module, &aa, &info, l, &readable)
+                    || hoist_invariant_inner_loop(func, cx.module, &aa, &info, &dt, l, &readable)
+                {
+                    cx.stats.inc("regions hoisted");
+                    preserved = PreservedAnalyses::None;
+                    cx.invalidate(PreservedAnalyses::None);
+                    continue 'restart;
+                }
             }
             break;
         }
@@ -149,7 +164,7 @@ struct Outcome {
 }
 
 /// Why an instruction may or may not move.
-enum Kind {
+pub(crate) enum Kind {
     /// Cannot trap, touches no memory: may run anywhere.
     Pure,
     /// Reads memory (a load, or a call when the flag is set); must not be speculated.
@@ -157,7 +172,7 @@ enum Kind {
     Stay,
 }
 
-fn classify(module: &Module, func: &Function, aa: &AliasAnalysis, inst: Inst) -> Kind {
+pub(crate) fn classify(module: &Module, func: &Function, aa: &AliasAnalysis, inst: Inst) -> Kind {
     let data = &func.dfg.insts[inst];
     use InstructionData as I;
     match data {
@@ -187,7 +202,7 @@ fn classify(module: &Module, func: &Function, aa: &AliasAnalysis, inst: Inst) ->
 /// The loop's header test, when a guard can be built from it: the header ends in
 /// `brif` with exactly one arm inside the loop, everything before it is pure, and the
 /// preheader ends in `jump ^header(...)`.
-fn guard_test(
+pub(crate) fn guard_test(
     module: &Module,
     func: &Function,
     aa: &AliasAnalysis,
@@ -216,10 +231,19 @@ fn guard_test(
     Some((*cond, body_on_true))
 }
 
+/// The instructions of the loop that may write memory.
+fn loop_writers(func: &Function, module: &Module, aa: &AliasAnalysis, l: &Loop) -> Vec<Inst> {
+    l.blocks
+        .iter()
+        .flat_map(|&b| func.layout.block_insts(b).iter().copied())
+        .filter(|&inst| may_write(module, func, aa, inst))
+        .collect()
+}
+
 /// The guard's blocks, once created.
-struct Guard {
-    block: Block,
-    join: Block,
+pub(crate) struct Guard {
+    pub(crate) block: Block,
+    pub(crate) join: Block,
 }
 
 fn hoist_loop(
@@ -236,12 +260,7 @@ fn hoist_loop(
     };
     let members: HashSet<Block> = l.blocks.iter().copied().collect();
     // What in the loop may write memory, collected once: hoisting only removes readers.
-    let writers: Vec<Inst> = l
-        .blocks
-        .iter()
-        .flat_map(|&b| func.layout.block_insts(b).iter().copied())
-        .filter(|&inst| may_write(module, func, aa, inst))
-        .collect();
+    let writers = loop_writers(func, module, aa, l);
     let guaranteed =
         |b: Block| !l.exiting.is_empty() && l.exiting.iter().all(|e| dt.dominates(b, *e));
     let guardable = |b: Block| {
@@ -347,7 +366,7 @@ fn may_write(module: &Module, func: &Function, aa: &AliasAnalysis, inst: Inst) -
 
 /// Evaluates the header test on the preheader's arguments and splits the preheader edge:
 /// `^ph -> (test) ^guard -> ^join -> ^header`, with `^ph -> ^join` when the test fails.
-fn make_guard(
+pub(crate) fn make_guard(
     func: &mut Function,
     module: &Module,
     l: &Loop,

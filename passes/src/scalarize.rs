@@ -84,6 +84,11 @@ pub fn scalarize(func: &mut Function) -> usize {
         return 0;
     }
     let Some(domtree) = adc_ir::dominance::DomTree::for_function(func) else { return 0 };
+    // Unreachable blocks are never split (only reachable ones are visited in order), so
+    // their vector uses would outlive the vector definitions removed below.
+    if domtree.rpo().len() != func.layout.blocks().len() {
+        return 0;
+    }
     let mut lanes: HashMap<Value, Vec<Value>> = HashMap::new();
     // Block parameters first: a loop header's lanes are used before its back edge is seen.
     let blocks: Vec<Block> = func.layout.blocks().to_vec();
