@@ -149,7 +149,10 @@ impl<'a> Synth<'a> {
     fn decision_tree(&self, target: EdgeTarget) -> Option<Decision> {
         let EdgeTarget::Block(merge) = target else { return None };
         let edges = self.plan.info.incoming.get(&target)?;
-        if !(2..=4).contains(&edges.len()) {
+        // Loop headers are `header_decider`'s or the control tape's: their latch edge
+        // follows every other way in, and no branch before the loop tells them apart.
+        let is_header = self.plan.info.loops.loops.iter().any(|l| l.header == merge);
+        if is_header || !(2..=4).contains(&edges.len()) {
             return None;
         }
         let d = self.plan.info.domtree.idom(merge)?;
@@ -191,6 +194,10 @@ impl<'a> Synth<'a> {
     ) -> Option<Decision> {
         if let [only] = *group {
             return Some(Decision::Edge(only));
+        }
+        // The arm enters the merge itself: whatever follows reaches it again later.
+        if start == merge {
+            return None;
         }
         let loops = &self.plan.info.loops;
         let after_merge = self.primal.successors(merge);
