@@ -69,7 +69,7 @@ impl<'a> FuncCtx<'_, 'a> {
             }
             I::BitCast(i) => {
                 let bits = self.odd_operand(&i.operand).or_else(|| self.odd(&i.to_type))?;
-                Some(Err(format!("bitcast of an i{bits} value is not supported")))
+                Some(self.odd_bitcast(bits, &i.operand, &i.to_type, &i.dest))
             }
             I::Load(i) => {
                 let bits = self.odd(&i.loaded_ty)?;
@@ -139,6 +139,65 @@ impl<'a> FuncCtx<'_, 'a> {
     }
 
     /// Keeps the low `bits` bits of a value in its container.
+    /// `bitcast <N x i1> to iN` and back, as clang -O2's vectorizer makes them for
+    /// "any lane" tests (`icmp ne i4 %bits, 0`): lane k is bit k (LLVM's order), and the
+    /// integer lives zero-extended in its container like every odd width. Other bitcasts
+    /// of odd widths are refused.
+    fn odd_bitcast(&mut self, bits: u32, operand: &Operand, to: &TypeRef, dest: &'a Name) -> R<()> {
+        let from = self.m.llvm.types.type_of(operand);
+        let mask_lanes = |ty: &TypeRef| match ty.as_ref() {
+            llvm_ir::Type::VectorType { element_type, num_elements, scalable: false } => {
+                matches!(element_type.as_ref(), llvm_ir::Type::IntegerType { bits: 1 })
+                    .then_some(*num_elements as u32)
+            }
+            _ => None,
+        };
+        let refused = || Err(format!("bitcast of an i{bits} value is not supported"));
+        let v = self.operand(operand)?;
+        if mask_lanes(&from) == Some(bits) && self.odd(to) == Some(bits) {
+            let container = int_type(container_bits(bits))?;
+            let mut acc = self.iconst(&container, 0);
+            for lane in 0..bits {
+                let index = self.iconst(&Type::I64, i128::from(lane));
+                let bit = self.val(D::ExtractLane { vector: v, index })?;
+                let wide =
+                    self.val(D::Cast { op: CastOp::Zext, arg: bit, ty: container.clone() })?;
+                let amount = self.iconst(&container, i128::from(lane));
+                let placed = self.val(D::Binary {
+                    op: BinaryOp::Shl,
+                    flags: InstFlags::empty(),
+                    args: [wide, amount],
+                })?;
+                acc = self.val(D::Binary {
+                    op: BinaryOp::Or,
+                    flags: InstFlags::empty(),
+                    args: [acc, placed],
+                })?;
+            }
+            self.define(dest, acc);
+            return Ok(());
+        }
+        if self.odd(&from) == Some(bits) && mask_lanes(to) == Some(bits) {
+            let container = self.ty(v);
+            let vector_ty = Type::vector(Type::I1, bits);
+            let mut acc = self.val(D::Const { ty: vector_ty, value: adc_ir::Constant::Zero })?;
+            for lane in 0..bits {
+                let amount = self.iconst(&container, i128::from(lane));
+                let shifted = self.val(D::Binary {
+                    op: BinaryOp::Lshr,
+                    flags: InstFlags::empty(),
+                    args: [v, amount],
+                })?;
+                let bit = self.val(D::Cast { op: CastOp::Trunc, arg: shifted, ty: Type::I1 })?;
+                let index = self.iconst(&Type::I64, i128::from(lane));
+                acc = self.val(D::InsertLane { vector: acc, value: bit, index })?;
+            }
+            self.define(dest, acc);
+            return Ok(());
+        }
+        refused()
+    }
+
     fn mask(&mut self, v: Value, bits: u32) -> R<Value> {
         let ty = self.ty(v);
         let mask = self.iconst(&ty, ((1u128 << bits) - 1) as i128);
