@@ -408,6 +408,8 @@ impl<'a> FuncCtx<'_, 'a> {
 
     /// GEP -> one `ptradd`: constant indices fold into one byte offset, each variable
     /// index becomes `index * element size` (indices sign-extended or truncated to i64).
+    /// A vector GEP (a vector of pointers, or vector indices: clang -O2's vectorizer
+    /// builds its runtime alias checks from them) becomes one scalar GEP per lane.
     pub fn gep(
         &mut self,
         base: Value,
@@ -415,9 +417,77 @@ impl<'a> FuncCtx<'_, 'a> {
         indices: &[Operand],
         in_bounds: bool,
     ) -> R<Value> {
-        if !self.ty(base).is_ptr() {
-            return Err("vector GEPs (vectors of pointers) are not supported".into());
+        let mut lanes = self.ty(base).is_vector().then(|| self.ty(base).lanes());
+        let mut steps = Vec::with_capacity(indices.len());
+        for index in indices {
+            let step = self.gep_index(index)?;
+            if let GepIndex::Lanes(l) = &step {
+                lanes = Some(l.len() as u32);
+            }
+            steps.push(step);
         }
+        let Some(lanes) = lanes else {
+            return self.scalar_gep(base, source, &steps, in_bounds);
+        };
+        let ty = Type::vector(self.ty(base).lane_type().clone(), lanes);
+        let mut result = self.constant(ty, Constant::Undef);
+        for lane in 0..lanes {
+            let at = self.iconst(&Type::I32, i128::from(lane));
+            let lane_base = if self.ty(base).is_vector() {
+                self.val(D::ExtractLane { vector: base, index: at })?
+            } else {
+                base
+            };
+            let mut lane_steps = Vec::with_capacity(steps.len());
+            for step in &steps {
+                lane_steps.push(match step {
+                    GepIndex::Lanes(values) => values[lane as usize].clone(),
+                    GepIndex::Value(v) if self.ty(*v).is_vector() => {
+                        GepIndex::Value(self.val(D::ExtractLane { vector: *v, index: at })?)
+                    }
+                    scalar => scalar.clone(),
+                });
+            }
+            let value = self.scalar_gep(lane_base, source, &lane_steps, in_bounds)?;
+            result = self.val(D::InsertLane { vector: result, value, index: at })?;
+        }
+        Ok(result)
+    }
+
+    /// One GEP index: a constant (sign-extended to 64 bits), a vector constant's lanes, or
+    /// a value (vector values are split per lane by the caller).
+    fn gep_index(&mut self, index: &Operand) -> R<GepIndex> {
+        let lane = |c: &C| match c {
+            C::Int { bits, value } => Ok(GepIndex::Constant(adc_ir::constant::sign_extend(
+                u128::from(*value),
+                (*bits).min(64),
+            ) as i64)),
+            // A poison lane's address is never used: any offset does.
+            C::Undef(_) | C::Poison(_) => Ok(GepIndex::Constant(0)),
+            other => Err(format!("GEP index lane `{other}` is not an integer constant")),
+        };
+        match index.as_constant() {
+            Some(c @ C::Int { .. }) => lane(c),
+            Some(C::Vector(elements)) => {
+                Ok(GepIndex::Lanes(elements.iter().map(|e| lane(e)).collect::<R<Vec<_>>>()?))
+            }
+            Some(C::AggregateZero(ty)) => match ty.as_ref() {
+                llvm_ir::Type::VectorType { num_elements, .. } => {
+                    Ok(GepIndex::Lanes(vec![GepIndex::Constant(0); *num_elements]))
+                }
+                _ => Err("GEP index is a zero aggregate that is not a vector".into()),
+            },
+            _ => Ok(GepIndex::Value(self.operand(index)?)),
+        }
+    }
+
+    fn scalar_gep(
+        &mut self,
+        base: Value,
+        source: &TypeRef,
+        indices: &[GepIndex],
+        in_bounds: bool,
+    ) -> R<Value> {
         let mut ty = self.convert_type(source)?;
         let mut constant: i64 = 0;
         let mut variable: Option<Value> = None;
@@ -432,14 +502,14 @@ impl<'a> FuncCtx<'_, 'a> {
             } else {
                 match &ty {
                     Type::Struct(_) => {
-                        let Some(C::Int { value, .. }) = index.as_constant() else {
+                        let &GepIndex::Constant(field) = index else {
                             return Err("struct GEP index is not a constant".into());
                         };
+                        let field = field as u64;
                         let offset =
-                            ty.element_offset(*value).ok_or("struct GEP index out of range")?;
+                            ty.element_offset(field).ok_or("struct GEP index out of range")?;
                         constant = constant.wrapping_add(offset as i64);
-                        ty =
-                            ty.element_type(*value).ok_or("struct GEP index out of range")?.clone();
+                        ty = ty.element_type(field).ok_or("struct GEP index out of range")?.clone();
                         continue;
                     }
                     Type::Array(elem, _) | Type::Vector(elem, _) => {
@@ -448,13 +518,12 @@ impl<'a> FuncCtx<'_, 'a> {
                     other => return Err(format!("GEP indexes into non-aggregate type {other}")),
                 }
             };
-            match index.as_constant() {
-                Some(C::Int { bits, value }) => {
-                    let k =
-                        adc_ir::constant::sign_extend(u128::from(*value), (*bits).min(64)) as i64;
+            match index {
+                &GepIndex::Constant(k) => {
                     constant = constant.wrapping_add(k.wrapping_mul(scale));
                 }
-                _ => {
+                GepIndex::Lanes(_) => return Err("vector GEP index left unsplit".into()),
+                &GepIndex::Value(v) => {
                     if bounded_so_far && variable.is_none() {
                         bounds = match (&ty, u64::try_from(constant)) {
                             (Type::Array(elem, n), Ok(start)) if k > 0 && in_bounds && *n >= 2 => {
@@ -464,9 +533,8 @@ impl<'a> FuncCtx<'_, 'a> {
                         };
                         bounded_so_far = false;
                     }
-                    let v = self.operand(index)?;
                     if self.ty(v).is_vector() {
-                        return Err("vector GEP indices are not supported".into());
+                        return Err("vector GEP index left unsplit".into());
                     }
                     let v = self.index_to_i64(v, true)?;
                     let term = if scale == 1 {
@@ -580,6 +648,14 @@ impl<'a> FuncCtx<'_, 'a> {
         let args = [self.const_value(a)?, self.const_value(b)?];
         self.val(D::Binary { op, flags: InstFlags::empty(), args })
     }
+}
+
+/// A GEP index as the importer splits it (see `gep_index`).
+#[derive(Clone)]
+enum GepIndex {
+    Constant(i64),
+    Lanes(Vec<GepIndex>),
+    Value(Value),
 }
 
 fn rmw_op(op: &RMWBinOp) -> R<AtomicRmwOp> {
