@@ -1,11 +1,14 @@
 //! A module: functions (defined or declared) and globals, addressed by `FuncId`/`GlobalId`
 //! and by unique names.
 
+use std::collections::{HashMap, HashSet};
+
 use cranelift_entity::PrimaryMap;
 
-use crate::constant::Constant;
+use crate::constant::{Constant, Symbol};
 use crate::entities::{FuncId, GlobalId};
 use crate::function::{Function, Linkage, Signature};
+use crate::instructions::InstructionData;
 use crate::types::{AddrSpace, Type};
 
 #[derive(Clone, Debug)]
@@ -92,6 +95,71 @@ impl Module {
     /// is borrowed mutably.
     pub fn signatures(&self) -> std::collections::HashMap<FuncId, Signature> {
         self.functions.iter().map(|(id, f)| (id, f.signature.clone())).collect()
+    }
+
+    /// Removes the functions in `dead`, renumbering the others in order and rewriting
+    /// every reference (calls, function addresses in instructions and global
+    /// initializers, startup functions). Nothing that stays may reference a removed
+    /// function: the caller proved them unreachable (panics otherwise, a caller's bug).
+    pub fn remove_functions(&mut self, dead: &HashSet<FuncId>) {
+        if dead.is_empty() {
+            return;
+        }
+        let mut renumbered: HashMap<FuncId, FuncId> = HashMap::new();
+        for (old, function) in std::mem::take(&mut self.functions) {
+            if !dead.contains(&old) {
+                renumbered.insert(old, self.functions.push(function));
+            }
+        }
+        let new_id = |old: &mut FuncId| {
+            *old = *renumbered
+                .get(old)
+                .unwrap_or_else(|| panic!("a kept function or global references removed {old}"));
+        };
+        fn addresses(c: &mut Constant, new_id: &dyn Fn(&mut FuncId)) {
+            match c {
+                Constant::Address { symbol: Symbol::Func(f), .. } => new_id(f),
+                Constant::Elements(items) => items.iter_mut().for_each(|c| addresses(c, new_id)),
+                _ => {}
+            }
+        }
+        fn mentions(c: &Constant, dead: &HashSet<FuncId>) -> bool {
+            match c {
+                Constant::Address { symbol: Symbol::Func(f), .. } => dead.contains(f),
+                Constant::Elements(items) => items.iter().any(|c| mentions(c, dead)),
+                _ => false,
+            }
+        }
+        for function in self.functions.values_mut() {
+            for (inst, data) in function.dfg.insts.iter_mut() {
+                // Instructions passes took out of the layout stay in the data-flow graph; one
+                // naming a removed function becomes a constant, so that no id dangles.
+                let removed_from_layout = function.layout.inst_block(inst).is_none();
+                let stale = removed_from_layout
+                    && match data {
+                        InstructionData::Call { callee, .. } => dead.contains(callee),
+                        InstructionData::Const { value, .. } => mentions(value, dead),
+                        _ => false,
+                    };
+                if stale {
+                    *data = InstructionData::Const { ty: Type::I1, value: Constant::Undef };
+                    continue;
+                }
+                match data {
+                    InstructionData::Call { callee, .. } => new_id(callee),
+                    InstructionData::Const { value, .. } => addresses(value, &new_id),
+                    _ => {}
+                }
+            }
+        }
+        for global in self.globals.values_mut() {
+            if let Some(init) = &mut global.init {
+                addresses(init, &new_id);
+            }
+        }
+        for startup in &mut self.startup {
+            new_id(&mut startup.function);
+        }
     }
 
     /// Computes the result type of `data` inside `func` (resolving direct callees here).

@@ -13,6 +13,7 @@ pub mod domtree;
 pub mod dse;
 pub mod effects;
 pub mod egraph;
+pub mod global_dce;
 pub mod gvn;
 pub mod inline;
 pub mod interleave;

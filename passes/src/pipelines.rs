@@ -31,6 +31,8 @@ const PRE_AD: &[&str] = &[
     // After mem2reg so the cost model sees the real size; before the scalar passes so they
     // optimize across the old call boundary.
     "inline",
+    // The static helpers inlining made unused: no pass after this one optimizes them.
+    "global-dce",
     // After inlining: the readnone/readonly facts of the remaining calls are what gvn and
     // licm need to merge or move them.
     "infer-effects",
@@ -61,6 +63,9 @@ const POST_AD: &[&str] = &[
     // it, so gvn and licm cannot touch the loops. Inlined, sroa + mem2reg below turn the
     // header into SSA values.
     "inline",
+    // What nothing calls now: the tape helpers inlined everywhere, and the copies AD
+    // differentiated (`f.scalar`, specialized copies), which the derivatives replaced.
+    "global-dce",
     // Inlining splits every calling block in two and leaves the callee's blocks behind
     // jumps; merged before mem2reg, which would otherwise thread the promoted tape headers
     // through each of those blocks as parameters.

@@ -107,6 +107,12 @@ pub static REGISTRY: &[PassInfo] = &[
         create: module_pass!(crate::inline::Inline),
     },
     PassInfo {
+        name: "global-dce",
+        description: "remove internal and linkonce_odr functions nothing reachable calls or names",
+        kind: Transform,
+        create: module_pass!(crate::global_dce::GlobalDce),
+    },
+    PassInfo {
         name: "gvn",
         description: "dominator-scoped value numbering, redundant loads, store-to-load forwarding",
         kind: Transform,
