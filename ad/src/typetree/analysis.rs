@@ -304,6 +304,11 @@ impl TypeAnalysis {
             let what = format!("the copied bytes of {} (conflicting facts {conflict})", name());
             return Err(error_at(module, func, at, AdErrorKind::UndeducibleType { what }));
         }
+        // A conflict whose record fell to the cap on records still left `Anything` behind.
+        if facts.top_level().entries().any(|(_, base)| base == BaseType::Anything) {
+            let what = format!("the copied bytes of {} (conflicting facts)", name());
+            return Err(error_at(module, func, at, AdErrorKind::UndeducibleType { what }));
+        }
         let layout: Vec<(Option<u64>, BaseType)> = facts
             .top_level()
             .entries()
@@ -718,7 +723,20 @@ impl Solver<'_> {
             (I::Fma { args, .. }, Some(r)) => {
                 args.iter().fold(false, |c, a| c | self.unify_top(*a, r))
             }
-            (I::Icmp { args, .. }, Some(_)) => self.unify_top(args[0], args[1]),
+            (I::Icmp { args, .. }, Some(_)) => {
+                let mut changed = self.unify_top(args[0], args[1]);
+                // `n > 1`, `i < 4`: a pointer or a float's bits is never compared with a
+                // small nonzero count (null tests use 0; sign and class tests of float
+                // bits use 0 or exponent masks far above this), so the other side counts.
+                for (constant, other) in [(args[0], args[1]), (args[1], args[0])] {
+                    let small_count = const_int(self.func, constant)
+                        .is_some_and(|c| c != 0 && c.unsigned_abs() <= u128::from(MAX_OFFSET));
+                    if small_count && !self.ty(other).is_vector() {
+                        changed |= self.add_base(other, BaseType::Integer);
+                    }
+                }
+                changed
+            }
             (I::Fcmp { .. }, _) => false,
             (I::Select { args, .. }, Some(r)) => {
                 self.add_base(args[0], BaseType::Integer)
@@ -812,7 +830,7 @@ impl Solver<'_> {
                     self.has_top(args[0], int) || is_const(self.func, args[0]),
                     self.has_top(args[1], int) || is_const(self.func, args[1]),
                 ];
-                if op == B::Sub && ptr[0] && ptr[1] {
+                let forward = if op == B::Sub && ptr[0] && ptr[1] {
                     self.add_base(r, int)
                 } else if ptr[0] || ptr[1] {
                     self.add_base(r, BaseType::Pointer)
@@ -820,7 +838,21 @@ impl Solver<'_> {
                     self.add_base(r, int)
                 } else {
                     false
-                }
+                };
+                // Backwards from an integer result (an index, a loop bound): a pointer
+                // operand would have made the sum a pointer, so both addends are integers;
+                // a difference is also `ptr - ptr`, so only a known integer operand makes
+                // the other one an integer (`int - ptr` is no value, `ptr - int` a pointer).
+                let backward = if !self.has_top(r, int) || ptr[0] || ptr[1] {
+                    false
+                } else if op == B::Add {
+                    self.add_base(args[0], int) | self.add_base(args[1], int)
+                } else if ints[0] != ints[1] {
+                    self.add_base(args[usize::from(ints[0])], int)
+                } else {
+                    false
+                };
+                forward | backward
             }
             B::Shl | B::Lshr | B::Ashr => self.add_base(args[1], int) | self.add_base(r, int),
             B::And | B::Or | B::Xor => {

@@ -45,6 +45,11 @@ pub const MAX_OFFSET: u64 = 4096;
 pub const MAX_ENTRIES: usize = 256;
 /// How deep a crowded tree still takes facts: the value itself and what it points to.
 pub const CROWDED_DEPTH: usize = 2;
+/// At most this many conflicts are recorded per tree. A record only explains an error (the
+/// path itself holds `Anything`, which every query refuses), but shifting and prefixing
+/// copy records like entries: a tape pointer bumped in a loop of a nested derivative grew
+/// hundreds of thousands of them, and the analysis ran for minutes.
+pub const MAX_CONFLICTS: usize = 16;
 
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
 pub enum FloatKind {
@@ -251,7 +256,7 @@ impl TypeTree {
                     // Keep the more specific path as the conflict's witness.
                     let at = if general { path.clone() } else { other.clone() };
                     let conflict = Conflict::new(at.clone(), *other_base, base);
-                    changed |= self.conflicts.insert(conflict);
+                    changed |= self.record_conflict(conflict);
                     if !general {
                         changed |= self.entries_set(other.clone(), BaseType::Anything);
                     }
@@ -271,7 +276,7 @@ impl TypeTree {
                 Some(joined) => changed |= self.insert_exact(path, joined),
                 None => {
                     let conflict = Conflict::new(path.clone(), old, base);
-                    changed |= self.conflicts.insert(conflict);
+                    changed |= self.record_conflict(conflict);
                     changed |= self.insert_exact(path, BaseType::Anything);
                 }
             },
@@ -334,6 +339,25 @@ impl TypeTree {
         self.entries.range::<[Step], _>(from).take_while(move |(key, _)| key.starts_with(prefix))
     }
 
+    /// Records a conflict within the caps of entries and [`MAX_CONFLICTS`]; returns
+    /// whether it is new. The first conflict at a scalar path is what error messages quote,
+    /// so one stays recordable whatever the count.
+    fn record_conflict(&mut self, conflict: Conflict) -> bool {
+        let path = &conflict.path;
+        if path.is_empty()
+            || path.len() > MAX_DEPTH
+            || path.iter().any(|s| matches!(s, Step::Offset(o) if *o > MAX_OFFSET))
+        {
+            return false;
+        }
+        if self.conflicts.len() >= MAX_CONFLICTS
+            && (path.len() > 1 || self.conflicts.iter().any(|c| c.path.len() == 1))
+        {
+            return false;
+        }
+        self.conflicts.insert(conflict)
+    }
+
     fn entries_set(&mut self, path: Vec<Step>, base: BaseType) -> bool {
         self.entries.insert(path, base) != Some(base)
     }
@@ -349,7 +373,7 @@ impl TypeTree {
             changed |= self.insert(path.clone(), *base);
         }
         for conflict in &other.conflicts {
-            changed |= self.conflicts.insert(conflict.clone());
+            changed |= self.record_conflict(conflict.clone());
         }
         changed
     }
@@ -376,7 +400,7 @@ impl TypeTree {
             TypeTree::from_entries(self.entries.iter().filter_map(|(p, b)| Some((f(p)?, *b))));
         for conflict in &self.conflicts {
             if let Some(path) = f(&conflict.path) {
-                tree.conflicts.insert(Conflict { path, ..conflict.clone() });
+                tree.record_conflict(Conflict { path, ..conflict.clone() });
             }
         }
         tree
@@ -563,6 +587,30 @@ mod tests {
         assert_eq!(tree.depth(), MAX_DEPTH);
         let deep = tree.prefixed(Step::Any);
         assert!(deep.is_empty(), "prefixing past the depth cap drops the fact");
+    }
+
+    #[test]
+    fn conflict_records_are_capped_but_conflicts_still_read_anything() {
+        // Memory seen through a pointer bumped in a loop: every shift and join at a new
+        // offset conflicts again (an f64 slot meets an integer one).
+        let mut tree = TypeTree::new();
+        for k in 0..200u64 {
+            tree.insert(vec![off(8 * k)], F64);
+            tree.merge(&TypeTree::from_entry(vec![off(8 * k)], BaseType::Integer).shifted(0));
+            tree = tree.join(&tree.shifted(8));
+        }
+        assert!(tree.conflicts().count() <= MAX_CONFLICTS);
+        assert_eq!(tree.get(&[off(8 * 150)]), Some(BaseType::Anything));
+        // Beyond the cap a first conflict at a scalar path is still recorded for messages.
+        let mut deep = TypeTree::new();
+        for k in 0..(MAX_CONFLICTS as u64 + 4) {
+            deep.insert(vec![Step::Any, off(8 * k)], F64);
+            deep.insert(vec![Step::Any, off(8 * k)], BaseType::Integer);
+        }
+        assert_eq!(deep.conflicts().count(), MAX_CONFLICTS);
+        deep.insert(vec![off(0)], F64);
+        deep.insert(vec![off(0)], BaseType::Pointer);
+        assert!(deep.conflicts().any(|c| c.path.len() == 1));
     }
 
     #[test]
