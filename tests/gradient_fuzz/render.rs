@@ -301,6 +301,7 @@ impl Writer<'_> {
                     Fun::Exp => format!("{}({a})", self.libm("exp")),
                     Fun::Log => format!("{}{}", self.libm("log"), sq(1.2)),
                     Fun::Sqrt => format!("{}{}", self.libm("sqrt"), sq(0.8)),
+                    Fun::Pow if self.probe => format!("probe_pow({a})"),
                     Fun::Pow => format!("{}({}, {})", self.libm("pow"), sq(1.1), self.lit(1.5)),
                     Fun::Fabs if self.probe => format!("probe_abs({a})"),
                     Fun::Fabs => format!("{}({a})", self.libm("fabs")),
@@ -598,10 +599,10 @@ pub fn render(p: &Program) -> String {
            return v > c;\n}\n\
          static real probe_abs(real v) {\n  probe_near(v);\n  return v < 0 ? -v : v;\n}\n",
     );
-    // An exponential that overflows, even in a value no output depends on, makes the
-    // derivative 0 * inf = NaN (as in any AD tool), and sin/cos of a large argument have
-    // derivatives so large that central differences are off: such points are rejected
-    // like kinks.
+    // An exponential or a power that overflows, even in a value no output depends on,
+    // makes the derivative 0 * inf = NaN (as in any AD tool; seed 100236: a power of a
+    // running sum in a loop), and sin/cos of a large argument have derivatives so large
+    // that central differences are off: such points are rejected like kinks.
     for (fun, bound) in [("exp", 20), ("sin", 50), ("cos", 50)] {
         let libm = proto.libm(fun);
         let _ = write!(
@@ -610,6 +611,14 @@ pub fn render(p: &Program) -> String {
              probe_margin = 0;\n  return {libm}(v);\n}}\n"
         );
     }
+    let _ = write!(
+        probe_src,
+        "static real probe_pow(real v) {{\n  if (!(fabs((double)v) < 1000))\n    \
+         probe_margin = 0;\n  return {}(({} + v * v), {});\n}}\n",
+        proto.libm("pow"),
+        proto.lit(1.1),
+        proto.lit(1.5)
+    );
     let probe = Writer { p, suffix: "_probe", probe: true };
     probe.helpers(&mut probe_src, &used);
     probe.function(&mut probe_src, &used);
@@ -933,15 +942,19 @@ static void compare(const char *mode, const char *what, const char *slot_label, 
   printf("FAIL %s %s %s: got %.17g want %.17g\n", mode, what, slot_label, got, want);
 }
 
-/* A derivative against central differences at STEP (fd), STEP/2 (fd_half) and 4 STEP
-   (fd_wide): it passes when it matches fd, the Richardson extrapolation
-   (4 fd_half - fd) / 3, whose error is O(STEP^4) (near steep curvature, cos of a large
-   product, plain differences are off by more than TOL while the derivative is right), or
-   fd_wide, whose rounding error is four times smaller (an f32 objective near 300 has an
-   ulp of 3e-5, so a difference at 2^-10 can be off by 0.03). */
+/* A derivative against central differences at STEP (fd), STEP/2 (fd_half), STEP/4
+   (fd_quarter) and 4 STEP (fd_wide): it passes when it matches fd, a Richardson
+   extrapolation ((4 fd_half - fd) / 3, or the same one step finer), whose error is
+   O(STEP^4) (near steep curvature, cos of a large product, plain differences are off by
+   more than TOL while the derivative is right; seed 100439 needed the finer one: 297,
+   520 and 585 at the three steps for a tangent of 608), or fd_wide, whose rounding error
+   is four times smaller (an f32 objective near 300 has an ulp of 3e-5, so a difference
+   at 2^-10 can be off by 0.03). */
 static void compare_fd(const char *mode, const char *what, const char *slot_label, double got,
-                       double fd, double fd_half, double fd_wide, double tol) {
-  if (close_to(got, (4 * fd_half - fd) / 3, tol) || close_to(got, fd_wide, tol)) {
+                       double fd, double fd_half, double fd_quarter, double fd_wide,
+                       double tol) {
+  if (close_to(got, (4 * fd_half - fd) / 3, tol) ||
+      close_to(got, (4 * fd_quarter - fd_half) / 3, tol) || close_to(got, fd_wide, tol)) {
     check_count++;
     return;
   }
@@ -997,7 +1010,8 @@ static void check_gradient(const char *mode, const double *got, const int *diff,
     if (!diff[s])
       continue;
     compare_fd(mode, "dL/d", slot_name[s], got[s], gradient_fd(s, diff, wret, STEP),
-               gradient_fd(s, diff, wret, STEP / 2), gradient_fd(s, diff, wret, 4 * STEP), TOL);
+               gradient_fd(s, diff, wret, STEP / 2), gradient_fd(s, diff, wret, STEP / 4),
+               gradient_fd(s, diff, wret, 4 * STEP), TOL);
   }
 }
 
@@ -1025,13 +1039,16 @@ static void tangent_fd(const int *diff, double h, double *t) {
 }
 
 static void check_tangent(const char *mode, const double *got, double dret, const int *diff) {
-  double t[NSLOT + 1], t_half[NSLOT + 1], t_wide[NSLOT + 1];
+  double t[NSLOT + 1], t_half[NSLOT + 1], t_quarter[NSLOT + 1], t_wide[NSLOT + 1];
   tangent_fd(diff, STEP, t);
   tangent_fd(diff, STEP / 2, t_half);
+  tangent_fd(diff, STEP / 4, t_quarter);
   tangent_fd(diff, 4 * STEP, t_wide);
-  compare_fd(mode, "tangent of", "result", dret, t[NSLOT], t_half[NSLOT], t_wide[NSLOT], TOL);
+  compare_fd(mode, "tangent of", "result", dret, t[NSLOT], t_half[NSLOT], t_quarter[NSLOT],
+             t_wide[NSLOT], TOL);
   for (int s = 0; s < NSLOT; s++)
     if (diff[s] && slot_memory[s])
-      compare_fd(mode, "tangent of", slot_name[s], got[s], t[s], t_half[s], t_wide[s], TOL);
+      compare_fd(mode, "tangent of", slot_name[s], got[s], t[s], t_half[s], t_quarter[s],
+                 t_wide[s], TOL);
 }
 "#;
