@@ -34,7 +34,11 @@
 //! - Integer-only operations (`mul`, `div`, `rem`, min/max, int casts, `ctpop`, shift
 //!   results, indices, lengths, branch conditions) are `Integer`. `add`/`sub` are
 //!   `Integer` when both operands are, `Pointer` when one operand is (pointer
-//!   arithmetic through `ptrtoint`; a pointer difference is `Integer`). `and`/`or`/`xor`
+//!   arithmetic through `ptrtoint`; a pointer difference is `Integer`). Backwards, an
+//!   `Integer` sum has `Integer` addends, and an `Integer` difference with one `Integer`
+//!   side has an `Integer` other side. An `icmp` with a small nonzero constant
+//!   (|c| <= [`MAX_OFFSET`]: `n > 1`, `i < 4`) makes the other side `Integer`: null tests
+//!   compare with 0, tests of float bits with 0 or with masks far above it. `and`/`or`/`xor`
 //!   pass their operand's type through (sign flips of bitcast floats) instead of forcing
 //!   `Integer`. Float operations, `sitofp`/`fptosi`, `fcmp` follow the IR types.
 //! - `bitcast`, `ptrtoint`, `inttoptr`, `addrspacecast`, `select`, block parameters,
