@@ -34,6 +34,17 @@ pub enum Symbol {
 }
 
 impl Constant {
+    /// Calls `found` with every function whose address this constant holds.
+    pub fn for_each_function_address(&self, found: &mut dyn FnMut(FuncId)) {
+        match self {
+            Constant::Address { symbol: Symbol::Func(f), .. } => found(*f),
+            Constant::Elements(items) => {
+                items.iter().for_each(|c| c.for_each_function_address(found))
+            }
+            _ => {}
+        }
+    }
+
     /// The address of function `f` (`const ptr @f`).
     pub fn function(f: FuncId) -> Constant {
         Constant::Address { symbol: Symbol::Func(f), offset: 0 }

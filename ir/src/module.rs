@@ -123,13 +123,11 @@ impl Module {
                 _ => {}
             }
         }
-        fn mentions(c: &Constant, dead: &HashSet<FuncId>) -> bool {
-            match c {
-                Constant::Address { symbol: Symbol::Func(f), .. } => dead.contains(f),
-                Constant::Elements(items) => items.iter().any(|c| mentions(c, dead)),
-                _ => false,
-            }
-        }
+        let mentions = |c: &Constant, dead: &HashSet<FuncId>| {
+            let mut found = false;
+            c.for_each_function_address(&mut |f| found |= dead.contains(&f));
+            found
+        };
         for function in self.functions.values_mut() {
             for (inst, data) in function.dfg.insts.iter_mut() {
                 // Instructions passes took out of the layout stay in the data-flow graph; one

@@ -13,7 +13,7 @@
 
 use std::collections::HashSet;
 
-use adc_ir::{Constant, Diagnostic, FuncId, InstructionData, Linkage, Module, Symbol};
+use adc_ir::{Diagnostic, FuncId, InstructionData, Linkage, Module};
 
 use crate::manager::{ModuleContext, ModulePass, Pass, PreservedAnalyses};
 
@@ -71,7 +71,7 @@ fn reachable_functions(module: &Module) -> HashSet<FuncId> {
     }
     for global in module.globals.values() {
         if let Some(init) = &global.init {
-            addresses(init, &mut |f| reach(f, &mut work));
+            init.for_each_function_address(&mut |f| reach(f, &mut work));
         }
     }
     while let Some(f) = work.pop() {
@@ -80,19 +80,11 @@ fn reachable_functions(module: &Module) -> HashSet<FuncId> {
             match &func.dfg.insts[inst] {
                 InstructionData::Call { callee, .. } => reach(*callee, &mut work),
                 InstructionData::Const { value, .. } => {
-                    addresses(value, &mut |g| reach(g, &mut work));
+                    value.for_each_function_address(&mut |g| reach(g, &mut work));
                 }
                 _ => {}
             }
         }
     }
     reached
-}
-
-fn addresses(c: &Constant, found: &mut dyn FnMut(FuncId)) {
-    match c {
-        Constant::Address { symbol: Symbol::Func(f), .. } => found(*f),
-        Constant::Elements(items) => items.iter().for_each(|c| addresses(c, found)),
-        _ => {}
-    }
 }

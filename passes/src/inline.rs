@@ -30,8 +30,8 @@
 use std::collections::{HashMap, HashSet};
 
 use adc_ir::{
-    Block, BlockCall, Constant, Diagnostic, FuncAttrs, FuncId, Function, Inst, InstructionData,
-    Linkage, Module, ParamAttrs, Symbol, Value,
+    Block, BlockCall, Diagnostic, FuncAttrs, FuncId, Function, Inst, InstructionData, Linkage,
+    Module, ParamAttrs, Value,
 };
 
 use crate::manager::{ModuleContext, ModulePass, Pass, PreservedAnalyses};
@@ -167,19 +167,12 @@ fn internal_functions_called_once(module: &Module) -> HashSet<FuncId> {
 }
 
 fn functions_in_global_initializers(module: &Module) -> HashSet<FuncId> {
-    fn collect(c: &Constant, out: &mut HashSet<FuncId>) {
-        match c {
-            Constant::Address { symbol: Symbol::Func(f), .. } => {
-                out.insert(*f);
-            }
-            Constant::Elements(items) => items.iter().for_each(|c| collect(c, out)),
-            _ => {}
-        }
-    }
     let mut out = HashSet::new();
     for global in module.globals.values() {
         if let Some(init) = &global.init {
-            collect(init, &mut out);
+            init.for_each_function_address(&mut |f| {
+                out.insert(f);
+            });
         }
     }
     out
