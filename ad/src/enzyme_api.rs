@@ -176,6 +176,7 @@ pub fn lower_enzyme_calls(
             AdError::new(Site::inst(module, &module.functions[caller], call), e.kind)
         })?;
     }
+    iteration_count::check_calls(module)?;
     // `__enzyme_augmentsize` first: its constant may size an `enzyme_allocated` tape.
     calls.sort_by_key(|(caller, call)| {
         split_api::entry_of(module, *caller, *call) != Some(split_api::SplitEntry::AugmentSize)
@@ -185,7 +186,11 @@ pub fn lower_enzyme_calls(
     // cycle), they are lowered anyway and synthesis reports what it cannot differentiate.
     let mut deferred_in_a_row = 0;
     let mut signatures = SignatureCache::default();
+    // Functions from this index on were created by the synthesis of the last request.
+    let mut synthesized_from = module.functions.len();
     while let Some((caller, call)) = pending.pop_front() {
+        iteration_count::raise_in_new_functions(module, synthesized_from);
+        synthesized_from = module.functions.len();
         if split_api::entry_of(module, caller, call).is_some() {
             split_api::lower_split_call(module, caller, call, synth, &mut signatures)?;
             report.calls_lowered += 1;
@@ -223,6 +228,8 @@ pub fn lower_enzyme_calls(
             report.requests.push(decoded.request);
         }
     }
+    iteration_count::raise_in_new_functions(module, synthesized_from);
+    iteration_count::lower_remaining(module);
     if report.calls_lowered > 0 {
         define_marker_globals(module);
     }
@@ -1355,6 +1362,7 @@ fn is_used(func: &Function, value: Value) -> bool {
 }
 
 mod cxx_api;
+mod iteration_count;
 mod nesting;
 mod scalar_copy;
 mod specialize;
