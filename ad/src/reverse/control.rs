@@ -294,7 +294,9 @@ impl<'a> Synth<'a> {
                 let shadow = self.forward_shadow_of_operand(*arg).ok_or_else(|| {
                     self.unsupported(
                         inst,
-                        "a pointer without a shadow flowing into a block parameter that needs one",
+                        "a block parameter that is a pointer into active memory on one way in \
+                         and into inactive memory (such as an `enzyme_const` argument's) on \
+                         another; passing that argument as `enzyme_dup` avoids it",
                     )
                 })?;
                 args.push(shadow);

@@ -54,6 +54,18 @@ pub(crate) enum MemContents {
     Fields(Vec<(u64, BaseType)>),
 }
 
+/// A pointer into inactive memory meets pointers into active memory: the derivative would
+/// need to know at run time which one it holds (Enzyme's "runtime activity"; without it,
+/// Enzyme writes the adjoints into the inactive argument's primal memory: gradient fuzzer
+/// seed 120505, split mode at -O2).
+const MIXED_ACTIVITY_BASE: &str = "a pointer whose base has no shadow (inactive memory, \
+     such as an `enzyme_const` argument's) where the derivative needs one (it is selected \
+     or merged with pointers into active memory); passing that argument as `enzyme_dup` \
+     avoids it";
+const MIXED_ACTIVITY_SELECT: &str = "a select between a pointer into active memory and one \
+     into inactive memory (such as an `enzyme_const` argument's); passing that argument \
+     as `enzyme_dup` avoids it";
+
 impl<'a> Synth<'a> {
     /// The forward shadow of a primal operand: its shadow, or null for a null constant.
     pub(super) fn forward_shadow_of_operand(&mut self, value: Value) -> Option<Value> {
@@ -110,7 +122,7 @@ impl<'a> Synth<'a> {
             }
             I::PtrAdd { flags, ptr, offset } if needs => {
                 let base = self.forward_shadow_of_operand(ptr);
-                let base = base.ok_or_else(|| self.unsupported(inst, "a shadow of the base"))?;
+                let base = base.ok_or_else(|| self.unsupported(inst, MIXED_ACTIVITY_BASE))?;
                 let offset = self.fwd(offset);
                 let shadow = self.val(I::PtrAdd { flags, ptr: base, offset });
                 self.set_shadow(result.expect("ptradd has a result"), shadow);
@@ -130,10 +142,7 @@ impl<'a> Synth<'a> {
                 let (sa, sb) =
                     (self.forward_shadow_of_operand(a), self.forward_shadow_of_operand(b));
                 let (Some(sa), Some(sb)) = (sa, sb) else {
-                    return Err(self.unsupported(
-                        inst,
-                        "a select between a pointer with a shadow and one without",
-                    ));
+                    return Err(self.unsupported(inst, MIXED_ACTIVITY_SELECT));
                 };
                 let cond = self.fwd(cond);
                 let shadow = self.val(I::Select { flags, args: [cond, sa, sb] });
