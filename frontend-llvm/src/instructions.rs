@@ -441,7 +441,7 @@ impl<'a> FuncCtx<'_, 'a> {
             let mut lane_steps = Vec::with_capacity(steps.len());
             for step in &steps {
                 lane_steps.push(match step {
-                    GepIndex::Lanes(values) => values[lane as usize].clone(),
+                    GepIndex::Lanes(values) => GepIndex::Constant(values[lane as usize]),
                     GepIndex::Value(v) if self.ty(*v).is_vector() => {
                         GepIndex::Value(self.val(D::ExtractLane { vector: *v, index: at })?)
                     }
@@ -458,22 +458,21 @@ impl<'a> FuncCtx<'_, 'a> {
     /// a value (vector values are split per lane by the caller).
     fn gep_index(&mut self, index: &Operand) -> R<GepIndex> {
         let lane = |c: &C| match c {
-            C::Int { bits, value } => Ok(GepIndex::Constant(adc_ir::constant::sign_extend(
-                u128::from(*value),
-                (*bits).min(64),
-            ) as i64)),
+            C::Int { bits, value } => {
+                Ok(adc_ir::constant::sign_extend(u128::from(*value), (*bits).min(64)) as i64)
+            }
             // A poison lane's address is never used: any offset does.
-            C::Undef(_) | C::Poison(_) => Ok(GepIndex::Constant(0)),
+            C::Undef(_) | C::Poison(_) => Ok(0),
             other => Err(format!("GEP index lane `{other}` is not an integer constant")),
         };
         match index.as_constant() {
-            Some(c @ C::Int { .. }) => lane(c),
+            Some(c @ C::Int { .. }) => lane(c).map(GepIndex::Constant),
             Some(C::Vector(elements)) => {
                 Ok(GepIndex::Lanes(elements.iter().map(|e| lane(e)).collect::<R<Vec<_>>>()?))
             }
             Some(C::AggregateZero(ty)) => match ty.as_ref() {
                 llvm_ir::Type::VectorType { num_elements, .. } => {
-                    Ok(GepIndex::Lanes(vec![GepIndex::Constant(0); *num_elements]))
+                    Ok(GepIndex::Lanes(vec![0; *num_elements]))
                 }
                 _ => Err("GEP index is a zero aggregate that is not a vector".into()),
             },
@@ -654,7 +653,8 @@ impl<'a> FuncCtx<'_, 'a> {
 #[derive(Clone)]
 enum GepIndex {
     Constant(i64),
-    Lanes(Vec<GepIndex>),
+    /// A constant vector index: one constant per lane.
+    Lanes(Vec<i64>),
     Value(Value),
 }
 

@@ -45,6 +45,17 @@ impl Constant {
         }
     }
 
+    /// Calls `rewrite` on every function id whose address this constant holds.
+    pub fn for_each_function_address_mut(&mut self, rewrite: &mut dyn FnMut(&mut FuncId)) {
+        match self {
+            Constant::Address { symbol: Symbol::Func(f), .. } => rewrite(f),
+            Constant::Elements(items) => {
+                items.iter_mut().for_each(|c| c.for_each_function_address_mut(rewrite))
+            }
+            _ => {}
+        }
+    }
+
     /// The address of function `f` (`const ptr @f`).
     pub fn function(f: FuncId) -> Constant {
         Constant::Address { symbol: Symbol::Func(f), offset: 0 }

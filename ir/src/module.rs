@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use cranelift_entity::PrimaryMap;
 
-use crate::constant::{Constant, Symbol};
+use crate::constant::Constant;
 use crate::entities::{FuncId, GlobalId};
 use crate::function::{Function, Linkage, Signature};
 use crate::instructions::InstructionData;
@@ -116,14 +116,7 @@ impl Module {
                 .get(old)
                 .unwrap_or_else(|| panic!("a kept function or global references removed {old}"));
         };
-        fn addresses(c: &mut Constant, new_id: &dyn Fn(&mut FuncId)) {
-            match c {
-                Constant::Address { symbol: Symbol::Func(f), .. } => new_id(f),
-                Constant::Elements(items) => items.iter_mut().for_each(|c| addresses(c, new_id)),
-                _ => {}
-            }
-        }
-        let mentions = |c: &Constant, dead: &HashSet<FuncId>| {
+        let mentions_dead = |c: &Constant| {
             let mut found = false;
             c.for_each_function_address(&mut |f| found |= dead.contains(&f));
             found
@@ -136,7 +129,7 @@ impl Module {
                 let stale = removed_from_layout
                     && match data {
                         InstructionData::Call { callee, .. } => dead.contains(callee),
-                        InstructionData::Const { value, .. } => mentions(value, dead),
+                        InstructionData::Const { value, .. } => mentions_dead(value),
                         _ => false,
                     };
                 if stale {
@@ -145,14 +138,16 @@ impl Module {
                 }
                 match data {
                     InstructionData::Call { callee, .. } => new_id(callee),
-                    InstructionData::Const { value, .. } => addresses(value, &new_id),
+                    InstructionData::Const { value, .. } => {
+                        value.for_each_function_address_mut(&mut |f| new_id(f))
+                    }
                     _ => {}
                 }
             }
         }
         for global in self.globals.values_mut() {
             if let Some(init) = &mut global.init {
-                addresses(init, &new_id);
+                init.for_each_function_address_mut(&mut |f| new_id(f));
             }
         }
         for startup in &mut self.startup {

@@ -222,9 +222,14 @@ pub fn write_and_probe(text_of_program: &str, dir: &Path) -> Result<Option<Strin
 const INTERP_ROUNDING_F64: f64 = 1e-6;
 const INTERP_ROUNDING_F32: f64 = 1e-5;
 
-/// Whether a rendered program computes in `float` (its `real` typedef says so).
-fn source_is_f32(source: &str) -> bool {
-    source.contains("typedef float real;")
+/// The interpreter's allowance for a rendered program: its `real` typedef says whether it
+/// computes in `float`.
+fn interp_rounding(source: &str) -> f64 {
+    if source.contains("typedef float real;") {
+        INTERP_ROUNDING_F32
+    } else {
+        INTERP_ROUNDING_F64
+    }
 }
 
 /// Builds and runs the program in one configuration; `modes` filters nothing (all of the
@@ -234,6 +239,7 @@ fn run_config(
     dir: &Path,
     config: &Config,
     reference: Option<&str>,
+    rounding: f64,
 ) -> Result<Result<(usize, String), Finding>, String> {
     let tag = config.name().replace('/', "-");
     let source = dir.join("prog.c");
@@ -294,11 +300,6 @@ fn run_config(
     };
     let output = text(&out);
     if config.engine == Engine::Interp {
-        let rounding = if source_is_f32(&std::fs::read_to_string(&source).unwrap_or_default()) {
-            INTERP_ROUNDING_F32
-        } else {
-            INTERP_ROUNDING_F64
-        };
         return Ok(compare_dumps(config, &output, reference, out.status.success(), rounding));
     }
     let count = |key: &str| -> Option<usize> {
@@ -439,7 +440,8 @@ pub fn check_source(
     let mut native_outputs: Vec<(&str, String)> = Vec::new();
     for config in configs {
         let reference = native_outputs.iter().find(|(l, _)| *l == config.level);
-        match run_config(tools, dir, config, reference.map(|(_, o)| o.as_str()))? {
+        let reference = reference.map(|(_, o)| o.as_str());
+        match run_config(tools, dir, config, reference, interp_rounding(source))? {
             Ok((n, output)) => {
                 checks += n;
                 if config.engine == Engine::Native {

@@ -852,7 +852,8 @@ impl Solver<'_> {
                 } else if op == B::Add {
                     self.add_base(args[0], int) | self.add_base(args[1], int)
                 } else if ints[0] != ints[1] {
-                    self.add_base(args[usize::from(ints[0])], int)
+                    let other = if ints[0] { args[1] } else { args[0] };
+                    self.add_base(other, int)
                 } else {
                     false
                 };
