@@ -55,11 +55,7 @@ const CAUGHT_SEEDS: &[u64] = &[219];
 /// ignored, so CI checks everything else; run them with
 /// `cargo test --test gradient_fuzz -- --include-ignored`. Remove an entry when its bug is
 /// fixed (nothing checks that automatically).
-const KNOWN_FAILURES: &[(&str, &str)] = &[(
-    "found/seed121096_memcpy_of_struct_field_array_type_conflict",
-    "refused at -O2: the copy loop of `m3->coef` into a malloc'd block becomes a memcpy whose \
-     bytes the type analysis sees as Float and Pointer at offset 8 (hunt of session 17)",
-)];
+const KNOWN_FAILURES: &[(&str, &str)] = &[];
 
 /// How often a program gets a new point when the probe rejects one.
 const POINT_ATTEMPTS: u64 = 6;

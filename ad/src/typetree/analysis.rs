@@ -73,7 +73,7 @@ use adc_ir::{
     Type, UnaryOp, Value, ValueDef,
 };
 
-use super::deps::ModuleDeps;
+use super::deps::{FunctionDeps, ModuleDeps};
 use super::{BaseType, FloatKind, Step, TypeTree, MAX_OFFSET};
 use crate::error::{AdError, AdErrorKind, Site};
 
@@ -339,13 +339,12 @@ impl TypeAnalysis {
     ) -> Vec<Grown> {
         let Some(types) = self.functions.remove(&id) else { return Vec::new() };
         let func = &module.functions[id];
-        let pointer_walks = &deps.functions[&id].pointer_walks;
         let mut solver = Solver {
             module,
             func,
             id,
             types,
-            pointer_walks,
+            deps: &deps.functions[&id],
             widen,
             others: self,
             grown: Vec::new(),
@@ -616,8 +615,8 @@ struct Solver<'a> {
     func: &'a Function,
     id: FuncId,
     types: FunctionTypes,
-    /// Constant-offset `ptradd`s that walk a pointer around a loop.
-    pointer_walks: &'a HashSet<Inst>,
+    /// This function's flow graph: pointer walks, merges and their sources.
+    deps: &'a FunctionDeps,
     /// The instruction was visited often: a constant-offset `ptradd` is read as a walk
     /// too (a walk through memory, `p = load slot; store p + 8, slot`, escapes the SSA
     /// cycle detection and would otherwise shift its facts one stride per visit).
@@ -666,6 +665,32 @@ impl Solver<'_> {
     fn unify(&mut self, a: Value, b: Value) -> bool {
         let (ta, tb) = (self.tree(a), self.tree(b));
         self.add(a, &tb) | self.add(b, &ta)
+    }
+
+    /// `arg` is one of the values `merge` (a block parameter or `select`) can take.
+    /// What the merge's uses say holds for every value it takes, so `arg` gets the
+    /// merge's facts; the merge gets only what all its sources agree on, as Enzyme does
+    /// for phis: `p = cond ? (M *)m : (double *)a` points to a double at offset 16 of
+    /// both, and the pointer at offset 8 of `m` and double at offset 8 of `a` are no
+    /// conflict. An argument derived from the merge around a loop (`p + 8`) says what
+    /// later values of the merge are, and joins in.
+    fn flow_into_merge(&mut self, arg: Value, merge: Value) -> bool {
+        let merge_facts = self.tree(merge);
+        let mut changed = self.add(arg, &merge_facts);
+        let sources = self.deps.merge_sources.get(&merge).map(Vec::as_slice).unwrap_or_default();
+        let derived =
+            self.deps.cycles.get(&arg).is_some_and(|c| self.deps.cycles.get(&merge) == Some(c));
+        if derived || sources.is_empty() {
+            let facts = self.tree(arg);
+            changed |= self.add(merge, &facts);
+        } else {
+            let mut agreed = self.tree(sources[0]);
+            for source in &sources[1..] {
+                agreed = agreed.meet(&self.tree(*source));
+            }
+            changed |= self.add(merge, &agreed);
+        }
+        changed
     }
 
     /// Makes two values agree on their own bytes (not on what they point to).
@@ -744,8 +769,8 @@ impl Solver<'_> {
             (I::Fcmp { .. }, _) => false,
             (I::Select { args, .. }, Some(r)) => {
                 self.add_base(args[0], BaseType::Integer)
-                    | self.unify(args[1], r)
-                    | self.unify(args[2], r)
+                    | self.flow_into_merge(args[1], r)
+                    | self.flow_into_merge(args[2], r)
             }
             (I::Cast { op, arg, .. }, Some(r)) => self.visit_cast(*op, *arg, r),
             (I::Alloca { count, .. }, Some(r)) => {
@@ -899,7 +924,7 @@ impl Solver<'_> {
             | self.add_base(offset, BaseType::Integer);
         let (base_memory, result_memory) = (self.pointee(ptr), self.pointee(r));
         let walk_stride = const_int(self.func, offset)
-            .filter(|_| self.widen || self.pointer_walks.contains(&inst))
+            .filter(|_| self.widen || self.deps.pointer_walks.contains(&inst))
             .and_then(|c| u64::try_from(c.unsigned_abs()).ok())
             .filter(|s| *s > 0);
         if let Some(stride) = walk_stride {
@@ -1142,7 +1167,7 @@ impl Solver<'_> {
         for target in data.branch_targets() {
             let params = self.func.dfg.block_params(target.block).to_vec();
             for (arg, param) in target.args.iter().zip(params) {
-                changed |= self.unify(*arg, param);
+                changed |= self.flow_into_merge(*arg, param);
             }
         }
         changed

@@ -8,7 +8,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use adc_ir::{BinaryOp, CastOp, FuncId, Function, Inst, InstructionData, Module, UnaryOp, Value};
+use adc_ir::{
+    BinaryOp, CastOp, FuncId, Function, Inst, InstructionData, Module, UnaryOp, Value, ValueDef,
+};
 
 /// One defined function's dependencies.
 #[derive(Clone, Default, Debug)]
@@ -22,6 +24,12 @@ pub(super) struct FunctionDeps {
     /// Constant-offset `ptradd`s whose result flows back into their own base pointer
     /// (`p' = p + 8` around a loop): pointer walks over an array.
     pub pointer_walks: HashSet<Inst>,
+    /// For each merge (a block parameter or a `select`), the values it takes from
+    /// outside its own cycle of the flow graph (see [`merge_sources`]).
+    pub merge_sources: HashMap<Value, Vec<Value>>,
+    /// The flow-graph cycle (strongly connected component) of each value on an edge:
+    /// a branch argument in its parameter's cycle is derived from the parameter.
+    pub cycles: HashMap<Value, usize>,
 }
 
 /// The dependencies of every defined function of a module.
@@ -88,8 +96,96 @@ fn function_deps(func: &Function) -> FunctionDeps {
             deps.returns.push(inst);
         }
     }
-    deps.pointer_walks = pointer_walks(func);
+    let edges = flow_edges(func);
+    deps.cycles = strongly_connected_components(&edges);
+    deps.pointer_walks = pointer_walks(func, &deps.cycles);
+    deps.merge_sources = merge_sources(func, &deps.cycles);
+    // A merge's rule reads its sources' trees: a source that grew re-visits the
+    // instructions that apply the rule (the branches into the parameter's block, the
+    // `select`).
+    let mut appliers: HashMap<Value, Vec<Inst>> = HashMap::new();
+    for (_, inst) in func.layout.insts() {
+        let data = func.inst(inst);
+        for target in data.branch_targets() {
+            for param in func.dfg.block_params(target.block) {
+                appliers.entry(*param).or_default().push(inst);
+            }
+        }
+        if let (InstructionData::Select { .. }, Some(r)) = (data, func.dfg.inst_result(inst)) {
+            appliers.entry(r).or_default().push(inst);
+        }
+    }
+    for (merge, sources) in &deps.merge_sources {
+        for source in sources {
+            let insts = deps.mentions.entry(*source).or_default();
+            for inst in appliers.get(merge).into_iter().flatten() {
+                if !insts.contains(inst) {
+                    insts.push(*inst);
+                }
+            }
+        }
+    }
     deps
+}
+
+/// The incoming values of each merge (block parameter, `select` result) that lie
+/// outside its flow-graph cycle, found by walking back through the members of the
+/// cycle. For `p = phi [a, entry], [p + 8, loop]` that is `a`: `p + 8` is derived from
+/// `p` itself. Constants are left out: a constant is a bit pattern, consistent with
+/// every type (`null` meets any pointer).
+fn merge_sources(func: &Function, cycles: &HashMap<Value, usize>) -> HashMap<Value, Vec<Value>> {
+    let mut incoming: HashMap<Value, Vec<Value>> = HashMap::new();
+    for (_, inst) in func.layout.insts() {
+        let data = func.inst(inst);
+        for target in data.branch_targets() {
+            for (arg, param) in target.args.iter().zip(func.dfg.block_params(target.block)) {
+                incoming.entry(*param).or_default().push(*arg);
+            }
+        }
+        if let (InstructionData::Select { args, .. }, Some(r)) = (data, func.dfg.inst_result(inst))
+        {
+            incoming.entry(r).or_default().extend([args[1], args[2]]);
+        }
+    }
+    let is_const = |v: Value| matches!(func.dfg.value_def(v), ValueDef::Result(i) if matches!(func.inst(i), InstructionData::Const { .. }));
+    let mut sources = HashMap::new();
+    for &merge in incoming.keys() {
+        let cycle = cycles.get(&merge);
+        let mut found = Vec::new();
+        let mut seen = HashSet::from([merge]);
+        let mut todo = vec![merge];
+        while let Some(value) = todo.pop() {
+            let preds: Vec<Value> = match incoming.get(&value) {
+                Some(values) => values.clone(),
+                // A member of the cycle that is not a merge (`p + 8`, a cast): the
+                // operands it moves along the cycle.
+                None => flow_operands(func, value),
+            };
+            for pred in preds {
+                if is_const(pred) || !seen.insert(pred) {
+                    continue;
+                }
+                if cycle.is_some() && cycles.get(&pred) == cycle {
+                    todo.push(pred);
+                } else if incoming.contains_key(&value) {
+                    found.push(pred);
+                }
+            }
+        }
+        sources.insert(merge, found);
+    }
+    sources
+}
+
+/// The operands whose value `value`'s instruction moves along a flow edge.
+fn flow_operands(func: &Function, value: Value) -> Vec<Value> {
+    let ValueDef::Result(inst) = func.dfg.value_def(value) else { return Vec::new() };
+    match func.inst(inst) {
+        InstructionData::PtrAdd { ptr, .. } => vec![*ptr],
+        InstructionData::Cast { arg, .. } | InstructionData::Unary { arg, .. } => vec![*arg],
+        InstructionData::Binary { args, .. } => args.to_vec(),
+        _ => Vec::new(),
+    }
 }
 
 /// The edges along which a pointer value flows into another value unchanged or moved:
@@ -132,9 +228,7 @@ fn flow_edges(func: &Function) -> HashMap<Value, Vec<Value>> {
 
 /// The constant-offset `ptradd`s whose base and result lie on one cycle of the flow
 /// graph (same strongly connected component).
-fn pointer_walks(func: &Function) -> HashSet<Inst> {
-    let edges = flow_edges(func);
-    let components = strongly_connected_components(&edges);
+fn pointer_walks(func: &Function, components: &HashMap<Value, usize>) -> HashSet<Inst> {
     let mut walks = HashSet::new();
     for (_, inst) in func.layout.insts() {
         let InstructionData::PtrAdd { ptr, .. } = func.inst(inst) else { continue };

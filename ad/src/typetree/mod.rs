@@ -385,6 +385,22 @@ impl TypeTree {
         joined
     }
 
+    /// The facts that hold for both trees (what a value that is one or the other is
+    /// known to be): each entry of one tree that the other implies, at that path or at
+    /// one covering it. Conflicted paths (`Anything`) and conflict records drop out.
+    pub fn meet(&self, other: &TypeTree) -> TypeTree {
+        let implied_by = |a: &TypeTree, b: &TypeTree| {
+            a.entries
+                .iter()
+                .filter(|(path, base)| **base != BaseType::Anything && b.get(path) == Some(**base))
+                .map(|(path, base)| (path.clone(), *base))
+                .collect::<Vec<_>>()
+        };
+        let mut both = implied_by(self, other);
+        both.extend(implied_by(other, self));
+        TypeTree::from_entries(both)
+    }
+
     /// Builds a tree from entries, skipping conflicts' bookkeeping of the source.
     fn from_entries(entries: impl IntoIterator<Item = (Vec<Step>, BaseType)>) -> TypeTree {
         let mut tree = TypeTree::new();
@@ -633,6 +649,32 @@ mod tests {
         assert_eq!(memory.lookup(8, 16).to_string(), "{[0]:Float@double, [8]:Float@double}");
         assert_eq!(memory.only_scalar_at(0).to_string(), "{[-1]:Integer}");
         assert!(memory.lookup(24, 8).is_empty());
+    }
+
+    #[test]
+    fn meet_keeps_facts_both_sides_imply() {
+        let mut array = TypeTree::new();
+        array.insert(vec![Step::Any, Step::Any], BaseType::Float(FloatKind::F64));
+        let mut record = TypeTree::new();
+        record.insert(vec![Step::Any, off(0)], BaseType::Float(FloatKind::F64));
+        record.insert(vec![Step::Any, off(8)], BaseType::Pointer);
+        let mut scalars = TypeTree::new();
+        scalars.insert(vec![Step::Any, off(0)], BaseType::Float(FloatKind::F64));
+        scalars.insert(vec![Step::Any, off(8)], BaseType::Float(FloatKind::F64));
+        // An array of doubles implies a double at offset 0, not a pointer at 8.
+        let met = array.meet(&record);
+        assert_eq!(met.get(&[Step::Any, off(0)]), Some(BaseType::Float(FloatKind::F64)));
+        assert_eq!(met.get(&[Step::Any, off(8)]), None);
+        assert_eq!(met.conflicts().count(), 0);
+        // Offsets both sides name are kept; `-1` of one side is not implied by the other.
+        let met = scalars.meet(&array);
+        assert_eq!(met.get(&[Step::Any, off(8)]), Some(BaseType::Float(FloatKind::F64)));
+        assert_eq!(met.get(&[Step::Any, Step::Any]), None);
+        // Conflicted paths are no fact.
+        let mut conflicted = record.clone();
+        conflicted.insert(vec![Step::Any, off(0)], BaseType::Integer);
+        assert_eq!(conflicted.meet(&record).get(&[Step::Any, off(0)]), None);
+        assert!(TypeTree::new().meet(&record).is_empty());
     }
 
     #[test]
