@@ -126,6 +126,10 @@ fn run_trial(seed: u64) -> Result<(), Failed> {
             Ok(())
         }
         Some((_, Verdict::Pass { .. } | Verdict::Skip)) => Ok(()),
+        Some((_, Verdict::Declined { configs, .. })) => {
+            eprintln!("seed {seed}: declined (mixed activity) in {}", configs.join(", "));
+            Ok(())
+        }
         Some((program, Verdict::Fail(findings))) => {
             let budget = Duration::from_secs(120);
             let (text, source) = report(&tools, seed, &program, &findings, &dir, budget);
@@ -145,6 +149,9 @@ fn run_found(path: &Path) -> Result<(), Failed> {
     match runner::check_source(&tools, &source, &dir, CONFIGS)? {
         Verdict::Pass { .. } => Ok(()),
         Verdict::Skip => Err("the probe rejects the saved point".into()),
+        Verdict::Declined { configs, .. } => {
+            Err(format!("declined (mixed activity) in {}", configs.join(", ")).into())
+        }
         Verdict::Fail(findings) => {
             let mut text = String::new();
             for f in &findings {
@@ -311,6 +318,7 @@ fn hunt(minutes: f64) -> i32 {
         (AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0));
     let failures: Mutex<Vec<(u64, String)>> = Mutex::new(Vec::new());
     let errors: Mutex<Vec<(u64, String)>> = Mutex::new(Vec::new());
+    let declined: Mutex<Vec<(u64, String)>> = Mutex::new(Vec::new());
     let configs: Vec<Config> = CONFIGS.iter().chain(EXTRA_CONFIGS).copied().collect();
     eprintln!(
         "hunting for {minutes} min with {jobs} job(s) from seed {first}; failures go to {}",
@@ -335,6 +343,15 @@ fn hunt(minutes: f64) -> i32 {
                             checks.fetch_add(n, Ordering::Relaxed);
                         }
                         Ok(Some((_, Verdict::Skip))) => {}
+                        Ok(Some((_, Verdict::Declined { checks: n, configs }))) => {
+                            programs.fetch_add(1, Ordering::Relaxed);
+                            checks.fetch_add(n, Ordering::Relaxed);
+                            eprintln!(
+                                "seed {seed}: declined (mixed activity) in {}",
+                                configs.join(", ")
+                            );
+                            declined.lock().unwrap().push((seed, configs.join(", ")));
+                        }
                         Ok(Some((program, Verdict::Fail(findings)))) => {
                             programs.fetch_add(1, Ordering::Relaxed);
                             let summary: Vec<String> =
@@ -355,15 +372,21 @@ fn hunt(minutes: f64) -> i32 {
     });
     let failures = failures.into_inner().unwrap();
     let errors = errors.into_inner().unwrap();
+    let declined = declined.into_inner().unwrap();
     println!(
         "programs checked: {}\nprograms with no smooth point (skipped): {}\n\
-         derivative and primal comparisons passed: {}\nfailing programs: {}\nharness errors: {}",
+         derivative and primal comparisons passed: {}\nfailing programs: {}\nharness errors: {}\n\
+         programs declined for mixed activity (not failures): {}",
         programs.load(Ordering::Relaxed),
         skipped.load(Ordering::Relaxed),
         checks.load(Ordering::Relaxed),
         failures.len(),
-        errors.len()
+        errors.len(),
+        declined.len()
     );
+    for (seed, configs) in &declined {
+        println!("  seed {seed}: declined (mixed activity) in {configs}");
+    }
     for (seed, summary) in &failures {
         println!("  seed {seed}: {summary} (see {}/seed-{seed}.txt)", out.display());
     }

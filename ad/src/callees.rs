@@ -19,6 +19,9 @@ pub const TAPE_PUSH: &str = "__adc_tape_push";
 pub const TAPE_TAKE: &str = "__adc_tape_take";
 /// `__adc_tape_give(ptr slot, ptr data)`: hands a buffer from `TAPE_TAKE` back.
 pub const TAPE_GIVE: &str = "__adc_tape_give";
+/// `__enzyme_iter(n, step)` (Enzyme's API): an integer each derivative raises by `step`;
+/// a call with constant operands is a constant to be fixed when every request is lowered.
+pub const ENZYME_ITER: &str = "__enzyme_iter";
 /// Prefix of the slot globals that keep tape buffers across calls (`tape-reuse`).
 pub const TAPE_SLOT_PREFIX: &str = "__adc_tape_cache_";
 

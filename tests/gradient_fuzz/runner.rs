@@ -117,7 +117,26 @@ pub enum Verdict {
     },
     /// The probe rejected the point (near a kink, or values too large).
     Skip,
+    /// adc declined some configurations with its documented mixed-activity error (clang
+    /// merged a pointer into `enzyme_const` memory with one into `enzyme_dup` memory,
+    /// which Enzyme only differentiates with runtime activity, and otherwise gets wrong);
+    /// the other configurations passed `checks` comparisons.
+    Declined {
+        checks: usize,
+        configs: Vec<String>,
+    },
     Fail(Vec<Finding>),
+}
+
+/// What every adc error for a pointer merging active and inactive memory says (see
+/// `ad/src/reverse/memory.rs`): the way out the user has.
+const MIXED_ACTIVITY_ADVICE: &str = "as `enzyme_dup` avoids it";
+
+impl Finding {
+    /// A refusal of mixed activity, not a bug (see [`Verdict::Declined`]).
+    fn declines_mixed_activity(&self) -> bool {
+        self.kind == FindingKind::BuildError && self.output.contains(MIXED_ACTIVITY_ADVICE)
+    }
 }
 
 pub struct Tools {
@@ -451,5 +470,11 @@ pub fn check_source(
             Err(f) => findings.push(f),
         }
     }
-    Ok(if findings.is_empty() { Verdict::Pass { checks } } else { Verdict::Fail(findings) })
+    Ok(if findings.is_empty() {
+        Verdict::Pass { checks }
+    } else if findings.iter().all(Finding::declines_mixed_activity) {
+        Verdict::Declined { checks, configs: findings.iter().map(|f| f.config.name()).collect() }
+    } else {
+        Verdict::Fail(findings)
+    })
 }

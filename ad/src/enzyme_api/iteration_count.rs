@@ -11,9 +11,8 @@
 
 use adc_ir::{BinaryOp, FuncId, Function, Inst, InstFlags, InstructionData, Module, Value};
 
+use crate::callees::ENZYME_ITER;
 use crate::error::{AdError, AdErrorKind, Site};
-
-const ENZYME_ITER: &str = "__enzyme_iter";
 
 /// The `__enzyme_iter` calls of `func` with their two operands.
 fn iteration_calls(func: &Function, marker: FuncId) -> Vec<(Inst, Value, Value)> {

@@ -46,6 +46,7 @@ use adc_ir::{
 
 use super::Synth;
 use crate::activity::SHADOW_GLOBAL_PREFIX;
+use crate::callees::TAPE_PUSH;
 use crate::error::AdError;
 
 /// Bytes of the header below every shadow heap block.
@@ -116,7 +117,11 @@ impl<'a> Synth<'a> {
 
     /// `new = realloc(old, n)`: a new zeroed shadow holding the old shadow's kept bytes.
     fn forward_realloc(&mut self, inst: Inst, old: Value, bytes: Value) -> Result<(), AdError> {
-        if !self.allocated_here(old, &mut HashSet::new()) {
+        // adc's tape helper grows only blocks it allocated itself (from null): in a
+        // derivative of a derivative, the old shadow is always one of ours, with the
+        // header that records its size.
+        let own_tape = self.primal.name == TAPE_PUSH;
+        if !own_tape && !self.allocated_here(old, &mut HashSet::new()) {
             return Err(self.unsupported(
                 inst,
                 "a realloc of memory that carries derivatives and was not allocated in the \

@@ -46,7 +46,7 @@ use adc_passes::loops::LoopId;
 use super::tape_reuse::TapeReuse;
 use super::Synth;
 use crate::cache::{TapeAllocation, TapeEntry, TapeRole, TapeStorage};
-use crate::callees::TAPE_PUSH;
+use crate::callees::{ENZYME_ITER, TAPE_PUSH};
 
 /// Most bytes of presized, constant-size tapes one derivative keeps on its stack.
 pub const STACK_TAPE_LIMIT: u64 = 4096;
@@ -296,6 +296,7 @@ impl<'a> Synth<'a> {
             ValueDef::Result(inst) => {
                 let data = &self.primal.dfg.insts[inst];
                 let pure = data.is_pure_non_trapping()
+                    || self.is_iteration_count(data)
                     || matches!(data, InstructionData::Binary { op, args: [_, divisor], .. }
                         if !matches!(
                             op,
@@ -305,6 +306,15 @@ impl<'a> Synth<'a> {
                     && data.args().into_iter().all(|a| self.computable_on_entry(a, depth + 1))
             }
         }
+    }
+
+    /// A call of `__enzyme_iter(n, step)`: pure (the lowering makes it `n`, raised by each
+    /// derivative), so a loop running to it has a trip count known on entry and its tape
+    /// is presized instead of growing through `__adc_tape_push`, which a derivative of this
+    /// derivative (reverse over reverse) cannot differentiate.
+    fn is_iteration_count(&self, data: &InstructionData) -> bool {
+        matches!(data, InstructionData::Call { callee, .. }
+            if self.module.functions.get(*callee).is_some_and(|f| f.name == ENZYME_ITER && f.is_declaration()))
     }
 
     /// Whether dividing by `divisor` cannot trap: a constant other than 0 and -1 (the

@@ -41,14 +41,25 @@
 //!   compare with 0, tests of float bits with 0 or with masks far above it. `and`/`or`/`xor`
 //!   pass their operand's type through (sign flips of bitcast floats) instead of forcing
 //!   `Integer`. Float operations, `sitofp`/`fptosi`, `fcmp` follow the IR types.
-//! - `bitcast`, `ptrtoint`, `inttoptr`, `addrspacecast`, `select`, block parameters,
-//!   `freeze`, aggregates and vector lanes carry trees unchanged (re-based per field/lane).
+//! - `bitcast`, `ptrtoint`, `inttoptr`, `addrspacecast`, `freeze`, aggregates and vector
+//!   lanes carry trees unchanged (re-based per field/lane).
+//! - Merges (`select`, block parameters) follow Enzyme's phi rule: what the merge's uses
+//!   say flows back to every incoming value, but the merge takes from its sources only
+//!   the facts they all imply ([`TypeTree::meet`]): `phi [m, a]` of a struct pointer and a
+//!   `double *` is no conflict where the struct holds a pointer and the array a double.
+//!   Sources are the incoming values from outside the merge's cycle of the flow graph
+//!   (constants, bit patterns of any type, do not count); an incoming value derived from
+//!   the merge around a loop (`p + 8`) joins in as before.
+//! - `ptradd p, s * i + c`: the offset's stride `s` and phase `c mod s` map the element's
+//!   offsets to the base's (the second field of an array of records).
 //! - `memcpy`/`memmove` make source and destination agree over the copied length;
 //!   `memset` only says its operands are pointer and integers.
 //! - Calls to defined functions unify arguments with parameters and the result with the
 //!   callee's return (a change of a parameter or return tree re-visits the call sites). Known library functions (`malloc`, `calloc`, `realloc`, `free`,
 //!   `memcpy`, `memmove`, `memset`, libm, `abs`) have their own rules; other declarations
-//!   contribute nothing.
+//!   contribute nothing. Calls to reverse mode's `__adc_tape_push` relate their own tape
+//!   header and record instead of the helper's shared return tree (every tape has its own
+//!   record layout; a derivative of a derivative reads them).
 //! - A constant-offset `ptradd` whose result flows back into its own base around a loop
 //!   (`p' = p + 8`, a pointer walk) is read as an array of 8-byte elements, like
 //!   `p + 8 * i`: shifting facts by 8 on every trip would add one offset per round up to
@@ -75,6 +86,7 @@ use adc_ir::{
 
 use super::deps::{FunctionDeps, ModuleDeps};
 use super::{BaseType, FloatKind, Step, TypeTree, MAX_OFFSET};
+use crate::callees::TAPE_PUSH;
 use crate::error::{AdError, AdErrorKind, Site};
 
 /// Visits of any one instruction before the solver stops re-queuing it. The lattice is
@@ -540,36 +552,63 @@ fn is_const(func: &Function, value: Value) -> bool {
     matches!(func.dfg.value_def(value), ValueDef::Result(i) if matches!(func.inst(i), InstructionData::Const { .. }))
 }
 
-/// A byte stride that divides every value `offset` can take (`8` for `i * 8`), when one
-/// is visible; `None` when nothing is known.
-fn offset_stride(func: &Function, offset: Value, depth: u32) -> Option<u64> {
+/// `offset` as `stride * i + phase` for some integer `i`: `(stride, phase)` with the
+/// largest stride visible (`8` for `i * 8`, `16` and phase `8` for the second field of a
+/// 16-byte record, `i * 16 + 8`), `phase` in `[0, stride)`; `None` when nothing is known.
+/// A stride of 0 is the constant `phase` itself (inside sums only).
+fn offset_pattern(func: &Function, offset: Value, depth: u32) -> Option<(u64, i128)> {
     if depth > 8 {
         return None;
     }
     if let Some(c) = const_int(func, offset) {
-        return Some(c.unsigned_abs().try_into().ok()?).filter(|s: &u64| *s > 0);
+        return Some((0, c));
     }
     let ValueDef::Result(inst) = func.dfg.value_def(offset) else { return None };
+    let normalized = |stride: u64, phase: i128| match stride {
+        0 => (0, phase),
+        s => (s, phase.rem_euclid(i128::from(s))),
+    };
     match func.inst(inst) {
         InstructionData::Binary { op: BinaryOp::Mul, args, .. } => {
-            let a = offset_stride(func, args[0], depth + 1).unwrap_or(1);
-            let b = offset_stride(func, args[1], depth + 1).unwrap_or(1);
-            Some(a.saturating_mul(b)).filter(|s| *s > 1)
+            // A product is a multiple of each factor's stride (or constant).
+            let factor = |v: Value| match offset_pattern(func, v, depth + 1) {
+                Some((0, c)) => u64::try_from(c.unsigned_abs()).unwrap_or(1).max(1),
+                Some((s, _)) => s,
+                None => 1,
+            };
+            let stride = factor(args[0]).saturating_mul(factor(args[1]));
+            (stride > 1).then_some((stride, 0))
         }
         InstructionData::Binary { op: BinaryOp::Shl, args, .. } => {
             let shift = const_int(func, args[1])?;
-            (0..63).contains(&shift).then(|| 1u64 << shift)
+            (0..63).contains(&shift).then(|| (1u64 << shift, 0))
         }
-        InstructionData::Binary { op: BinaryOp::Add | BinaryOp::Sub, args, .. } => {
-            let a = offset_stride(func, args[0], depth + 1)?;
-            let b = offset_stride(func, args[1], depth + 1)?;
-            Some(gcd(a, b)).filter(|s| *s > 1)
+        InstructionData::Binary { op: op @ (BinaryOp::Add | BinaryOp::Sub), args, .. } => {
+            let (sa, pa) = offset_pattern(func, args[0], depth + 1)?;
+            let (sb, pb) = offset_pattern(func, args[1], depth + 1)?;
+            let phase = if *op == BinaryOp::Add { pa + pb } else { pa - pb };
+            Some(normalized(gcd(sa, sb), phase))
         }
         InstructionData::Cast { op: CastOp::Sext | CastOp::Zext, arg, .. } => {
-            offset_stride(func, *arg, depth + 1)
+            offset_pattern(func, *arg, depth + 1)
         }
         _ => None,
     }
+}
+
+/// Moves every concrete first-step offset `o` (below `stride`) to `(o + delta) mod stride`:
+/// the residues of an array of `stride`-byte elements seen from `phase` bytes into one.
+fn rotated(memory: &TypeTree, delta: i128, stride: u64) -> TypeTree {
+    let mut out = TypeTree::new();
+    for (path, base) in memory.entries() {
+        let mut path = path.to_vec();
+        if let Step::Offset(o) = path[0] {
+            let moved = (i128::from(o) + delta).rem_euclid(i128::from(stride));
+            path[0] = Step::Offset(moved as u64);
+        }
+        out.insert(path, base);
+    }
+    out
 }
 
 fn gcd(a: u64, b: u64) -> u64 {
@@ -941,13 +980,27 @@ impl Solver<'_> {
             changed |= self.add_pointee(ptr, &result_memory.shifted(c));
             return changed;
         }
-        let Some(stride) = offset_stride(self.func, offset, 0).filter(|s| *s > 1) else {
+        let pattern = offset_pattern(self.func, offset, 0).filter(|(s, _)| *s > 1);
+        let Some((stride, phase)) = pattern else {
             // Unknown offset: only facts that hold at every offset travel.
             changed |= self.add_pointee(r, &only_any(&base_memory));
             changed |= self.add_pointee(ptr, &result_memory.at_any_offset());
             return changed;
         };
-        if let Some((start, end)) = self.func.dfg.index_bounds[inst] {
+        let bounded = self.func.dfg.index_bounds[inst];
+        if phase != 0 && bounded.is_none() {
+            // `ptr + stride * i + phase`: the element's residue `r` is the base's
+            // `r + phase`.
+            let forward = rotated(&modulo(&base_memory, stride, false), -phase, stride);
+            let backward = rotated(&modulo(&result_memory, stride, true), phase, stride);
+            changed |= self.add_pointee(r, &forward);
+            changed |= self.add_pointee(ptr, &backward);
+            return changed;
+        }
+        // A bounded index (`p->a[i]`) lays elements out from the array's start: only
+        // the stride common to the elements and the phase counts there.
+        let stride = gcd(stride, phase as u64);
+        if let Some((start, end)) = bounded {
             // `p->a[i]`: an array of `stride`-byte elements at `[start, end)` of the object;
             // its elements, not every offset of the object, are laid out alike.
             if let Some(backward) = spread(&result_memory, stride, start, end) {
@@ -1007,6 +1060,9 @@ impl Solver<'_> {
         if target.is_declaration() || !analyzed {
             return self.visit_library_call(&target.name, args, result);
         }
+        if target.name == TAPE_PUSH {
+            return self.visit_tape_push(args, result);
+        }
         let params = target.params().to_vec();
         let mut changed = false;
         for (arg, param) in args.iter().zip(&params) {
@@ -1041,6 +1097,37 @@ impl Solver<'_> {
                 }
             }
         }
+        changed
+    }
+
+    /// `__adc_tape_push(tape, size)` returns the next `size`-byte record of the buffer
+    /// that the tape header `{ptr data, i64 top, i64 capacity}` holds. Every tape of a
+    /// derivative calls the one helper with records of its own layout (an `i64` branch
+    /// index in one, a `double` and an `int` in another): joining them all through the
+    /// helper's return tree would make every tape a conflict, so each call relates its
+    /// own header and record, as a derivative of the derivative needs (reverse over
+    /// reverse).
+    fn visit_tape_push(&mut self, args: &[Value], result: Option<Value>) -> bool {
+        let int = BaseType::Integer;
+        let [header, size] = args else { return false };
+        let mut header_memory = TypeTree::from_entry(vec![Step::Offset(0)], BaseType::Pointer);
+        header_memory.insert(vec![Step::Offset(8)], int);
+        header_memory.insert(vec![Step::Offset(16)], int);
+        let mut changed = self.add_base(*size, int)
+            | self.add_base(*header, BaseType::Pointer)
+            | self.add_pointee(*header, &header_memory);
+        let Some(record) = result else { return changed };
+        changed |= self.add_base(record, BaseType::Pointer);
+        let Some(stride) = const_int(self.func, *size).and_then(|s| u64::try_from(s).ok()) else {
+            return changed;
+        };
+        if stride == 0 {
+            return changed;
+        }
+        let buffer = self.pointee(*header).child(Step::Offset(0));
+        let records = modulo(&self.pointee(record), stride, false);
+        changed |= self.add_pointee(record, &modulo(&buffer, stride, false));
+        changed |= self.add_pointee(*header, &records.prefixed(Step::Offset(0)));
         changed
     }
 
