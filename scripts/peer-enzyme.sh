@@ -32,8 +32,8 @@ declare -A EXPECTED_FAILURES=(
   ["ReverseMode/customalloc-O2"]="__enzyme_allocation_like: an initializer with inttoptr and a string"
   ["ReverseMode/invsqrt-O2"]="clang -O2 inlines Q_rsqrt, so its registered gradient no longer applies and the bit hack is differentiated"
   ["ReverseMode/metamalloc-O2"]="an indirect call to a malloc-like function pointer"
-  ["ReverseMode/mycos-O0"]="reverse over reverse with a run-time trip count (__enzyme_iter): the outer derivative reaches the inner one's tape helper, whose realloc of tape memory is refused"
-  ["ReverseMode/mycos-O2"]="reverse over reverse with a run-time trip count (__enzyme_iter): the outer derivative reaches the inner one's tape helper, whose realloc of tape memory is refused"
+  ["ReverseMode/mycos-O0"]="fourth-order reverse (the third works): the type analysis of the third derivative sees tape buffers with conflicting records (Float vs Pointer)"
+  ["ReverseMode/mycos-O2"]="fourth-order reverse (the third works): the type analysis of the third derivative sees tape buffers with conflicting records (Float vs Pointer)"
   ["ForwardMode/customfwd-O2"]="clang -O2 inlines square_, so its registered (deliberately wrong) derivative no longer applies: adc returns the true derivative 6 where the test expects the registration's 100"
 )
 

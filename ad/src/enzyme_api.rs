@@ -212,6 +212,7 @@ pub fn lower_enzyme_calls(
             }
             continue;
         }
+        nesting::inline_inner_derivatives(module, decoded.function, &report.derivatives);
         let derivative = synth.derivative(module, &decoded.request)?;
         let site = Site::inst(module, &module.functions[caller], call);
         let signatures = signatures.refresh(module);

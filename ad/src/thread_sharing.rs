@@ -260,17 +260,6 @@ fn touches_no_memory(callee: &Function) -> bool {
         || (!synchronizes && (callee.attrs.contains(FuncAttrs::READNONE) || library && no_pointers))
 }
 
-/// The value of an integer constant, sign-extended from its width.
-pub(crate) fn int_constant(f: &Function, value: Value) -> Option<i128> {
-    let ValueDef::Result(inst) = f.dfg.value_def(value) else { return None };
-    match &f.dfg.insts[inst] {
-        InstructionData::Const { ty, value: Constant::Int(v) } => {
-            Some(adc_ir::constant::sign_extend(*v, ty.int_bits()?))
-        }
-        _ => None,
-    }
-}
-
 /// Whether a store of at least the loaded size to the load's address executes whenever
 /// the load does: anywhere in the same block (a block runs to its terminator, and the
 /// calls allowed here return), or in a block that dominates the load's.
@@ -545,7 +534,7 @@ impl<'f> Uniformity<'f> {
     }
 
     fn constant(&self, value: Value) -> Option<i128> {
-        int_constant(self.f, value)
+        self.f.dfg.const_int(value)
     }
 }
 

@@ -120,6 +120,17 @@ impl DataFlowGraph {
         self.values[value].def
     }
 
+    /// The value of an integer constant, sign-extended from its width.
+    pub fn const_int(&self, value: Value) -> Option<i128> {
+        let ValueDef::Result(inst) = self.value_def(value) else { return None };
+        match &self.insts[inst] {
+            InstructionData::Const { ty, value: crate::Constant::Int(bits) } => {
+                Some(crate::constant::sign_extend(*bits, ty.int_bits()?))
+            }
+            _ => None,
+        }
+    }
+
     /// The function `value` is the address of (`const ptr @f`, at offset 0), if it is one.
     pub fn function_address(&self, value: Value) -> Option<FuncId> {
         let ValueDef::Result(inst) = self.value_def(value) else { return None };

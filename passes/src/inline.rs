@@ -292,8 +292,9 @@ fn on_a_cycle(func: &Function, block: Block) -> bool {
 }
 
 /// Inlines `callee` at `call` (a direct call laid out in `func`). Returns how many
-/// instructions were copied.
-fn inline_call(func: &mut Function, call: Inst, callee: &Function) -> usize {
+/// instructions were copied. Outside this pass, the differentiator inlines a derivative
+/// into the function a nested request differentiates next.
+pub fn inline_call(func: &mut Function, call: Inst, callee: &Function) -> usize {
     let Some(block) = func.layout.inst_block(call) else {
         return 0;
     };

@@ -9,6 +9,7 @@ use std::collections::HashSet;
 use adc_ir::{FuncId, InstructionData, Module};
 
 use super::is_api_function;
+use crate::callees::TAPE_PUSH;
 
 /// Whether `function`, or a defined function it calls directly or through other calls,
 /// still contains a call to an API entry point.
@@ -32,4 +33,44 @@ pub(super) fn reaches_api_call(module: &Module, function: FuncId) -> bool {
         }
     }
     false
+}
+
+/// Most instructions inlined into one function differentiated again.
+const MAX_INLINED: usize = 20_000;
+
+/// Inlines the calls of `function` to derivatives synthesized for earlier (inner)
+/// requests, before `function` is differentiated itself. Differentiating the call would
+/// go through the inner derivative's split functions, whose augmented forward returns its
+/// tape inside an aggregate (`{primal, tape}`), and a third level then needs a shadow for
+/// that pointer; the inlined body is plain code (its tapes are pushes, mallocs and loads
+/// that every level differentiates). The tape helper `__adc_tape_push` goes inline too:
+/// its `realloc` then grows a block held in the tape header's first field, which the
+/// outer derivative shadows like any block a local slot holds. Derivatives that call
+/// themselves stay calls.
+pub(super) fn inline_inner_derivatives(module: &mut Module, function: FuncId, inner: &[FuncId]) {
+    let mut copied = 0;
+    while copied < MAX_INLINED {
+        let func = &module.functions[function];
+        let site = func.layout.insts().find_map(|(_, inst)| match func.inst(inst) {
+            InstructionData::Call { callee, .. }
+                if *callee != function
+                    && (inner.contains(callee) || module.functions[*callee].name == TAPE_PUSH)
+                    && !calls_itself(module, *callee) =>
+            {
+                Some((inst, *callee))
+            }
+            _ => None,
+        });
+        let Some((call, callee)) = site else { return };
+        let body = module.functions[callee].clone();
+        copied +=
+            adc_passes::inline::inline_call(&mut module.functions[function], call, &body).max(1);
+    }
+}
+
+fn calls_itself(module: &Module, function: FuncId) -> bool {
+    let func = &module.functions[function];
+    func.layout.insts().any(|(_, inst)| {
+        matches!(func.inst(inst), InstructionData::Call { callee, .. } if *callee == function)
+    })
 }

@@ -326,6 +326,16 @@ impl<'a> Synth<'a> {
         }
     }
 
+    /// Whether every use of the address `field` loads or stores through it.
+    fn only_accessed_through(&self, field: Value) -> bool {
+        use InstructionData as I;
+        self.primal.layout.insts().all(|(_, inst)| match &self.primal.dfg.insts[inst] {
+            I::Load { .. } => true,
+            I::Store { value, .. } => *value != field,
+            data => !data.args().contains(&field),
+        })
+    }
+
     /// Whether `slot` is an alloca whose uses are loads and stores into it of pointers
     /// that are `allocated_here`, or `posix_memalign` filling it.
     fn slot_holds_allocations(&self, slot: Value, visiting: &mut HashSet<Value>) -> bool {
@@ -343,6 +353,13 @@ impl<'a> Synth<'a> {
                 I::Load { ptr, .. } => *ptr == slot,
                 I::Store { value, ptr, .. } if *ptr == slot && *value != slot => {
                     self.allocated_here(*value, visiting)
+                }
+                // Other fields of a local struct whose first field holds the block (a
+                // tape header `{data, top, capacity}`): accesses past the pointer.
+                I::PtrAdd { ptr, offset, .. } if *ptr == slot => {
+                    let past_pointer = self.primal.dfg.const_int(*offset).is_some_and(|c| c >= 8);
+                    let field = self.primal.dfg.inst_result(inst);
+                    past_pointer && field.is_some_and(|f| self.only_accessed_through(f))
                 }
                 I::Call { callee, args, .. } => {
                     let out = match HeapFunction::of(&self.module.functions[*callee].name) {

@@ -116,8 +116,15 @@ impl<'a> Synth<'a> {
                     let count = self.widen_to_i64(count);
                     bytes = self.binary(BinaryOp::Mul, bytes, count);
                 }
-                let shadow = self.local_shadow(ty, count, align, bytes);
-                self.memset_zero(shadow, bytes);
+                let shadow = self.local_shadow(ty.clone(), count, align, bytes);
+                if count.is_none() && (ty.is_float() || ty.is_ptr()) {
+                    // A typed zero says what the slot holds to a derivative of this
+                    // derivative; an unused slot's memset said nothing.
+                    let zero = self.constant(ty, Constant::Zero);
+                    self.store(zero, shadow);
+                } else {
+                    self.memset_zero(shadow, bytes);
+                }
                 self.set_shadow(result.expect("alloca has a result"), shadow);
             }
             I::PtrAdd { flags, ptr, offset } if needs => {

@@ -77,7 +77,7 @@ fn constant_offset(f: &Function, ptr: Value) -> (Value, i64) {
     for _ in 0..16 {
         let ValueDef::Result(inst) = f.dfg.value_def(root) else { break };
         let InstructionData::PtrAdd { ptr, offset, .. } = f.dfg.insts[inst] else { break };
-        let Some(c) = super::int_constant(f, offset).and_then(|c| i64::try_from(c).ok()) else {
+        let Some(c) = f.dfg.const_int(offset).and_then(|c| i64::try_from(c).ok()) else {
             break;
         };
         bytes = bytes.saturating_add(c);

@@ -80,8 +80,8 @@ use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::sync::OnceLock;
 
 use adc_ir::{
-    BinaryOp, CastOp, Constant, FuncId, Function, HeapFunction, Inst, InstructionData, Module,
-    Type, UnaryOp, Value, ValueDef,
+    BinaryOp, CastOp, FuncId, Function, HeapFunction, Inst, InstructionData, Module, Type, UnaryOp,
+    Value, ValueDef,
 };
 
 use super::deps::{FunctionDeps, ModuleDeps};
@@ -537,17 +537,6 @@ fn value_of_memory(memory: &TypeTree, ty: &Type) -> TypeTree {
     value
 }
 
-/// The integer constant behind `value`, sign-extended from its width.
-fn const_int(func: &Function, value: Value) -> Option<i128> {
-    let ValueDef::Result(inst) = func.dfg.value_def(value) else { return None };
-    let InstructionData::Const { ty, value: Constant::Int(bits) } = func.inst(inst) else {
-        return None;
-    };
-    let width = ty.int_bits()?;
-    let shift = 128 - width;
-    Some(((*bits << shift) as i128) >> shift)
-}
-
 fn is_const(func: &Function, value: Value) -> bool {
     matches!(func.dfg.value_def(value), ValueDef::Result(i) if matches!(func.inst(i), InstructionData::Const { .. }))
 }
@@ -560,7 +549,7 @@ fn offset_pattern(func: &Function, offset: Value, depth: u32) -> Option<(u64, i1
     if depth > 8 {
         return None;
     }
-    if let Some(c) = const_int(func, offset) {
+    if let Some(c) = func.dfg.const_int(offset) {
         return Some((0, c));
     }
     let ValueDef::Result(inst) = func.dfg.value_def(offset) else { return None };
@@ -580,7 +569,7 @@ fn offset_pattern(func: &Function, offset: Value, depth: u32) -> Option<(u64, i1
             (stride > 1).then_some((stride, 0))
         }
         InstructionData::Binary { op: BinaryOp::Shl, args, .. } => {
-            let shift = const_int(func, args[1])?;
+            let shift = func.dfg.const_int(args[1])?;
             (0..63).contains(&shift).then(|| (1u64 << shift, 0))
         }
         InstructionData::Binary { op: op @ (BinaryOp::Add | BinaryOp::Sub), args, .. } => {
@@ -797,7 +786,10 @@ impl Solver<'_> {
                 // small nonzero count (null tests use 0; sign and class tests of float
                 // bits use 0 or exponent masks far above this), so the other side counts.
                 for (constant, other) in [(args[0], args[1]), (args[1], args[0])] {
-                    let small_count = const_int(self.func, constant)
+                    let small_count = self
+                        .func
+                        .dfg
+                        .const_int(constant)
                         .is_some_and(|c| c != 0 && c.unsigned_abs() <= u128::from(MAX_OFFSET));
                     if small_count && !self.ty(other).is_vector() {
                         changed |= self.add_base(other, BaseType::Integer);
@@ -962,7 +954,10 @@ impl Solver<'_> {
             | self.add_base(r, BaseType::Pointer)
             | self.add_base(offset, BaseType::Integer);
         let (base_memory, result_memory) = (self.pointee(ptr), self.pointee(r));
-        let walk_stride = const_int(self.func, offset)
+        let walk_stride = self
+            .func
+            .dfg
+            .const_int(offset)
             .filter(|_| self.widen || self.deps.pointer_walks.contains(&inst))
             .and_then(|c| u64::try_from(c.unsigned_abs()).ok())
             .filter(|s| *s > 0);
@@ -974,7 +969,7 @@ impl Solver<'_> {
             changed |= self.add_pointee(ptr, &modulo(&result_memory, stride, true));
             return changed;
         }
-        if let Some(c) = const_int(self.func, offset) {
+        if let Some(c) = self.func.dfg.const_int(offset) {
             let Ok(c) = i64::try_from(c) else { return changed };
             changed |= self.add_pointee(r, &base_memory.shifted(c.saturating_neg()));
             changed |= self.add_pointee(ptr, &result_memory.shifted(c));
@@ -1025,7 +1020,7 @@ impl Solver<'_> {
         changed |= self.copy_facts(dst, src, len);
         if let Some(base) = self.func.dfg.tbaa[inst].as_deref().and_then(tbaa_base) {
             let mut memory = TypeTree::new();
-            match (const_int(self.func, len), base) {
+            match (self.func.dfg.const_int(len), base) {
                 (Some(n), BaseType::Float(kind)) if n > 0 => {
                     let n = u64::try_from(n).unwrap_or(0).min(MAX_OFFSET);
                     for offset in (0..n).step_by(kind.size() as usize) {
@@ -1044,7 +1039,7 @@ impl Solver<'_> {
     /// The `len` bytes behind `dst` and `src` hold the same types.
     fn copy_facts(&mut self, dst: Value, src: Value, len: Value) -> bool {
         let (dst_memory, src_memory) = (self.pointee(dst), self.pointee(src));
-        let (to_dst, to_src) = match const_int(self.func, len) {
+        let (to_dst, to_src) = match self.func.dfg.const_int(len) {
             Some(n) => {
                 let n = u64::try_from(n).unwrap_or(0);
                 (src_memory.lookup(0, n), dst_memory.lookup(0, n))
@@ -1118,7 +1113,8 @@ impl Solver<'_> {
             | self.add_pointee(*header, &header_memory);
         let Some(record) = result else { return changed };
         changed |= self.add_base(record, BaseType::Pointer);
-        let Some(stride) = const_int(self.func, *size).and_then(|s| u64::try_from(s).ok()) else {
+        let Some(stride) = self.func.dfg.const_int(*size).and_then(|s| u64::try_from(s).ok())
+        else {
             return changed;
         };
         if stride == 0 {
@@ -1199,7 +1195,7 @@ impl Solver<'_> {
         let lanes = u64::from(self.ty(vector).lanes());
         let vector_tree = self.tree(vector);
         let scalar_memory = memory_of_value(&self.tree(scalar), &lane_ty);
-        let positions: Vec<u64> = match const_int(self.func, index) {
+        let positions: Vec<u64> = match self.func.dfg.const_int(index) {
             Some(i) => u64::try_from(i).ok().filter(|i| *i < lanes).into_iter().collect(),
             None => (0..lanes).collect(),
         };

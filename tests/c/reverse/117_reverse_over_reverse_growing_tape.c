@@ -21,6 +21,8 @@ double d_series_exp(double x) { return __enzyme_autodiff((void *)series_exp, x);
 
 double dd_series_exp(double x) { return __enzyme_autodiff((void *)d_series_exp, x); }
 
+double ddd_series_exp(double x) { return __enzyme_autodiff((void *)dd_series_exp, x); }
+
 int main(void) {
   for (double x = -1.5; x <= 2.5; x += 1.0) {
     char what[64];
@@ -28,6 +30,8 @@ int main(void) {
     check(what, d_series_exp(x), exp(x), 1e-12);
     snprintf(what, sizeof what, "d2/dx2 at %g", x);
     check(what, dd_series_exp(x), exp(x), 1e-12);
+    snprintf(what, sizeof what, "d3/dx3 at %g", x);
+    check(what, ddd_series_exp(x), exp(x), 1e-12);
   }
   return check_done();
 }
