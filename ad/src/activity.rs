@@ -1081,7 +1081,7 @@ pub fn shadowed_globals(module: &Module) -> HashSet<GlobalId> {
                 && g.addr_space == 0
                 && g.init.is_some()
                 && !g.name.starts_with(SHADOW_GLOBAL_PREFIX)
-                && has_float(&g.ty)
+                && (has_float(&g.ty) || is_byte_storage(&g.ty))
         })
         .map(|(id, _)| id)
         .collect();
@@ -1100,6 +1100,13 @@ pub fn shadowed_globals(module: &Module) -> HashSet<GlobalId> {
         }
     }
     written
+}
+
+/// A `char` array: storage of no declared type, which a program may hand out as memory
+/// for doubles (an arena that a custom allocator, registered with Enzyme's
+/// `__enzyme_allocation_like`, carves up).
+fn is_byte_storage(ty: &Type) -> bool {
+    matches!(ty, Type::Array(element, _) if **element == Type::I8)
 }
 
 /// For each candidate global that `func` names, the values derived from its address.

@@ -136,6 +136,12 @@ impl ModuleCtx<'_> {
                 return self.fold(&x.operand, in_global)
             }
             L::AddrSpaceCast(x) if in_global => return self.fold(&x.operand, in_global),
+            // `inttoptr (i64 1 to ptr)`: an absolute address (Enzyme's registration tables
+            // store argument indices as pointers this way).
+            L::IntToPtr(x) if in_global => match self.fold(&x.operand, in_global)? {
+                Some(Constant::Int(address)) => Constant::Int(address & u128::from(u64::MAX)),
+                _ => return Ok(None),
+            },
             L::BlockAddress => return Err("blockaddress constants are not supported".into()),
             L::TokenNone => return Err("token constants are not supported".into()),
             L::PtrAuth { .. } => return Err("ptrauth constants are not supported".into()),

@@ -8,7 +8,7 @@ use crate::types::Type;
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub enum Constant {
     /// An integer, zero-extended to 128 bits and masked to its type's width. Under a
-    /// pointer type only 0 (`null`) is allowed.
+    /// pointer type: an absolute address, 0 being `null`.
     Int(u128),
     /// The raw IEEE bits of an `f32` (low 32 bits) or `f64`.
     Float(u64),
@@ -80,7 +80,7 @@ impl Constant {
             (Constant::Int(v), t) if t.is_int() => {
                 *v == mask_to_width(*v, t.int_bits().unwrap_or(128))
             }
-            (Constant::Int(v), Type::Ptr(_)) => *v == 0,
+            (Constant::Int(v), Type::Ptr(_)) => *v <= u128::from(u64::MAX),
             (Constant::Float(bits), Type::F32) => *bits <= u64::from(u32::MAX),
             (Constant::Float(_), Type::F64) => true,
             (Constant::Address { .. }, Type::Ptr(_)) => true,

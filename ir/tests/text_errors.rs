@@ -201,7 +201,7 @@ fn type_mismatches() {
         "true",
         "`true` is not a constant of type f64",
     );
-    expect(&func("  %y = const ptr 5\n  ret %x\n"), "5\n", "`5` is not a constant of type ptr");
+    expect(&func("  %y = const ptr 2.5\n  ret %x\n"), "2.5", "`2.5` is not a constant of type ptr");
     expect(&func("  %y = const i1 2\n  ret %x\n"), "2\n", "integer `2` does not fit in i1");
     expect(&func("  %y = const i32 1.5\n  ret %x\n"), "1.5", "`1.5` is not a constant of type i32");
     expect(

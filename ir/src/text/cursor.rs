@@ -472,11 +472,8 @@ impl<'a> Cursor<'a> {
                 _ => Err(mismatch(&format!("`{text}`"))),
             },
             AtomKind::Int(digits) => match ty {
-                Type::Ptr(_) if digits.trim_start_matches('-').bytes().all(|b| b == b'0') => {
-                    Ok(Constant::Int(0))
-                }
-                Type::Ptr(_) => Err(mismatch(&format!("`{text}`"))
-                    .with_note("a pointer constant is `null` or `@symbol`")),
+                // An absolute address (`inttoptr` of a constant), 64 bits.
+                Type::Ptr(_) => int_literal(digits, 64, atom.span).map(Constant::Int),
                 _ if ty.is_int() => {
                     let bits = ty.int_bits().unwrap_or(128);
                     int_literal(digits, bits, atom.span).map(Constant::Int)
