@@ -63,6 +63,10 @@ pub struct Module {
     pub startup: Vec<StartupFunction>,
     /// Target triple of the input, when known (`x86_64-pc-linux-gnu`, `nvptx64-nvidia-cuda`).
     pub target: Option<String>,
+    /// The first function of each name, kept by `add_function` and `remove_functions`:
+    /// the differentiator looks names up for every request, and a scan of the module
+    /// per lookup made a module of N requests cost O(N²).
+    function_ids: HashMap<String, FuncId>,
 }
 
 impl Module {
@@ -71,15 +75,36 @@ impl Module {
     }
 
     pub fn add_function(&mut self, function: Function) -> FuncId {
-        self.functions.push(function)
+        let name = function.name.clone();
+        let id = self.functions.push(function);
+        self.function_ids.entry(name).or_insert(id);
+        id
     }
 
     pub fn add_global(&mut self, global: Global) -> GlobalId {
         self.globals.push(global)
     }
 
+    /// Renames a function of the module (what keeps [`Module::function_by_name`] exact;
+    /// assigning `name` in place leaves the old name findable by a scan only).
+    pub fn rename_function(&mut self, id: FuncId, name: String) {
+        self.functions[id].name = name.clone();
+        self.function_ids.insert(name, id);
+    }
+
+    /// The first function named `name`. Functions are named before they are added or
+    /// through [`Module::rename_function`]; one renamed in place is still found under its
+    /// new name only in debug builds, whose check catches it.
     pub fn function_by_name(&self, name: &str) -> Option<FuncId> {
-        self.functions.iter().find(|(_, f)| f.name == name).map(|(id, _)| id)
+        let scan = || self.functions.iter().find(|(_, f)| f.name == name).map(|(id, _)| id);
+        match self.function_ids.get(name) {
+            Some(&id) if self.functions.get(id).is_some_and(|f| f.name == name) => Some(id),
+            Some(_) => scan(),
+            None => {
+                debug_assert_eq!(scan(), None, "@{name} was added without add_function");
+                None
+            }
+        }
     }
 
     pub fn global_by_name(&self, name: &str) -> Option<GlobalId> {
@@ -106,9 +131,13 @@ impl Module {
             return;
         }
         let mut renumbered: HashMap<FuncId, FuncId> = HashMap::new();
+        self.function_ids.clear();
         for (old, function) in std::mem::take(&mut self.functions) {
             if !dead.contains(&old) {
-                renumbered.insert(old, self.functions.push(function));
+                let name = function.name.clone();
+                let id = self.functions.push(function);
+                self.function_ids.entry(name).or_insert(id);
+                renumbered.insert(old, id);
             }
         }
         let new_id = |old: &mut FuncId| {

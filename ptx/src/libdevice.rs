@@ -119,7 +119,7 @@ fn use_libdevice_names(module: &mut Module, libdevice: &Module) {
             Some(existing) => {
                 redirect.insert(id, existing);
             }
-            None => module.functions[id].name = nv,
+            None => module.rename_function(id, nv),
         }
     }
     if redirect.is_empty() {
