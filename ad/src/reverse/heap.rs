@@ -48,6 +48,7 @@ use super::Synth;
 use crate::activity::SHADOW_GLOBAL_PREFIX;
 use crate::callees::TAPE_PUSH;
 use crate::error::AdError;
+use crate::request::has_pointer;
 
 /// Bytes of the header below every shadow heap block.
 const HEADER: i128 = 16;
@@ -391,15 +392,25 @@ impl<'a> Synth<'a> {
                 return Ok(());
             }
         };
-        let name = &self.module.globals[global].name;
+        let primal_global = &self.module.globals[global];
+        let name = &primal_global.name;
         let Some(shadow_global) =
             self.module.global_by_name(&format!("{SHADOW_GLOBAL_PREFIX}{name}"))
         else {
+            // A pointer kept in a global points to memory set up outside the derivative,
+            // whose shadow nothing gives adc.
+            let hint = if has_pointer(&primal_global.ty) {
+                "; a pointer kept in a global has no shadow adc can know: pass the memory \
+                 it points to as an argument (`enzyme_dup`)"
+            } else {
+                ""
+            };
             return Err(self.unsupported(
                 inst,
                 format!(
                     "the global @{name} as memory that carries derivatives (only mutable \
-                     globals whose type holds floats get a shadow global)"
+                     globals whose type holds floats, and char arrays, get a shadow \
+                     global){hint}"
                 ),
             ));
         };
