@@ -27,6 +27,7 @@
 
 pub mod analysis;
 mod deps;
+mod layout;
 pub mod print;
 
 use std::collections::{BTreeMap, BTreeSet};
