@@ -335,10 +335,16 @@ impl Writer<'_> {
             Stmt::Store { base, index, op: o, value } => {
                 let (b, i, v) = (self.base(base), self.index(index), self.expr(value, &[]));
                 let _ = writeln!(out, "{pad}{b}[{i}] {} {v};", op(o));
+                if self.probe {
+                    let _ = writeln!(out, "{pad}probe_seen({b}[{i}]);");
+                }
             }
             Stmt::SetScalar { dst, op: o, value } => {
                 let (d, v) = (self.scalar(dst), self.expr(value, &[]));
                 let _ = writeln!(out, "{pad}{d} {} {v};", op(o));
+                if self.probe {
+                    let _ = writeln!(out, "{pad}probe_seen({d});");
+                }
             }
             Stmt::Loop { bound, body } => {
                 let limit = match bound {
@@ -598,6 +604,15 @@ pub fn render(p: &Program) -> String {
          static int probe_gt(real v, real c) {\n  probe_near((double)v - (double)c);\n  \
            return v > c;\n}\n\
          static real probe_abs(real v) {\n  probe_near(v);\n  return v < 0 ? -v : v;\n}\n",
+    );
+    // Every value the function stores or sets: one that overflows (a recurrence
+    // `t = (a + t) * t` past its fixed point reaches inf, and its derivative is then
+    // inf * 0 = NaN in any AD tool; seed 140526) rejects the point like a kink.
+    let _ = write!(
+        probe_src,
+        "static void probe_seen(double v) {{\n  if (!(fabs(v) < {big}))\n    \
+         probe_margin = 0;\n}}\n",
+        big = if p.prec == Prec::F32 { "1e20" } else { "1e100" }
     );
     // An exponential or a power that overflows, even in a value no output depends on,
     // makes the derivative 0 * inf = NaN (as in any AD tool; seed 100236: a power of a
