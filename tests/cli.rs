@@ -363,3 +363,29 @@ fn variadic_definitions_run_in_the_interpreter_the_jit_and_objects() {
         assert_eq!(run(&mut Command::new(&exe)), expected, "{level}: the adc object");
     }
 }
+
+/// A loop running to `__enzyme_iter(n, step)` has a trip count known on entry (the call
+/// is pure): its tape is one presized allocation, not grown with `realloc` through
+/// `__adc_tape_push`, which a derivative of the derivative would have to differentiate.
+#[test]
+fn enzyme_iter_loops_get_presized_tapes() {
+    let Some(bc) = bitcode(
+        "enzyme_iter_tape",
+        "unsigned long long __enzyme_iter(unsigned long long, unsigned long long);\n\
+         double __enzyme_autodiff(void *, ...);\n\
+         double horner(double x) {\n  double r = 1;\n  \
+           unsigned long long n = __enzyme_iter(8, 1);\n  \
+           for (unsigned long long i = 0; i < n; i++) r = r * x + 1.0 / (i + 1);\n  \
+           return r;\n}\n\
+         double dh(double x) { return __enzyme_autodiff((void *)horner, x); }\n",
+    ) else {
+        eprintln!("clang-19 unavailable: skipping");
+        return;
+    };
+    let ir = bc.with_extension("adir");
+    let out = adc(&["build", bc.to_str().unwrap(), "--emit", "ir", "-o", ir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&ir).expect("the IR was written");
+    assert!(text.contains("call @malloc"), "a presized tape:\n{text}");
+    assert!(!text.contains("call @realloc") && !text.contains("call @__adc_tape_push"), "{text}");
+}

@@ -236,6 +236,41 @@ fn self_shrink_candidates_compile() -> Result<(), Failed> {
     Ok(())
 }
 
+/// The declined class is recognised by adc's own words: its error for a pointer into
+/// `enzyme_const` memory merged with one into `enzyme_dup` memory
+/// (tests/c/reverse/errors/mixed_activity_select.c) still reads as that refusal.
+fn self_mixed_activity_refusal() -> Result<(), Failed> {
+    if !Tools::clang_present() {
+        return Ok(());
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let source = root.join("tests/c/reverse/errors/mixed_activity_select.c");
+    let dir = work_root().join("self");
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let bc = dir.join("mixed_activity_select.bc");
+    let clang = std::process::Command::new(runner::CLANG)
+        .args(["-O0", "-Xclang", "-disable-O0-optnone", "-c", "-emit-llvm", "-o"])
+        .arg(&bc)
+        .arg(&source)
+        .status()
+        .map_err(|e| e.to_string())?;
+    if !clang.success() {
+        return Err("clang failed on mixed_activity_select.c".into());
+    }
+    let out = std::process::Command::new(&Tools::from_env().adc)
+        .arg("build")
+        .arg(&bc)
+        .arg("-o")
+        .arg(dir.join("mixed_activity_select.o"))
+        .output()
+        .map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&out.stderr);
+    if out.status.success() || !runner::is_mixed_activity_refusal(&text) {
+        return Err(format!("not recognised as the mixed-activity refusal:\n{text}").into());
+    }
+    Ok(())
+}
+
 fn seeds_from_env() -> Option<Vec<u64>> {
     let list = std::env::var("ADC_FUZZ_SEEDS").ok()?;
     Some(list.split(',').filter_map(|s| s.trim().parse().ok()).collect())
@@ -279,6 +314,7 @@ fn main() {
         trials.push(Trial::test("self/deterministic", self_deterministic));
         let probe = Trial::test("self/shrink-candidates-compile", self_shrink_candidates_compile);
         trials.push(probe);
+        trials.push(Trial::test("self/mixed-activity-refusal", self_mixed_activity_refusal));
     }
     let trials = trials
         .into_iter()

@@ -120,6 +120,11 @@ impl DataFlowGraph {
         self.values[value].def
     }
 
+    /// Whether `value` is the result of a `const` instruction.
+    pub fn is_const(&self, value: Value) -> bool {
+        matches!(self.value_def(value), ValueDef::Result(inst) if matches!(self.insts[inst], InstructionData::Const { .. }))
+    }
+
     /// The value of an integer constant, sign-extended from its width.
     pub fn const_int(&self, value: Value) -> Option<i128> {
         let ValueDef::Result(inst) = self.value_def(value) else { return None };

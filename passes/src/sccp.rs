@@ -348,7 +348,7 @@ impl FunctionPass for Sccp {
         let mut consts: Vec<(Value, Constant)> = Vec::new();
         for (&v, cell) in &solver.cells {
             if let Cell::Const(val) = cell {
-                let already = matches!(func.dfg.value_def(v), ValueDef::Result(i) if matches!(func.inst(i), I::Const { .. }));
+                let already = func.dfg.is_const(v);
                 if !already {
                     if let Some(c) = to_constant(val, func.dfg.value_type(v)) {
                         consts.push((v, c));

@@ -132,10 +132,15 @@ pub enum Verdict {
 /// `ad/src/reverse/memory.rs`): the way out the user has.
 const MIXED_ACTIVITY_ADVICE: &str = "as `enzyme_dup` avoids it";
 
+/// Whether adc's error output is its mixed-activity refusal.
+pub fn is_mixed_activity_refusal(output: &str) -> bool {
+    output.contains(MIXED_ACTIVITY_ADVICE)
+}
+
 impl Finding {
     /// A refusal of mixed activity, not a bug (see [`Verdict::Declined`]).
     fn declines_mixed_activity(&self) -> bool {
-        self.kind == FindingKind::BuildError && self.output.contains(MIXED_ACTIVITY_ADVICE)
+        self.kind == FindingKind::BuildError && is_mixed_activity_refusal(&self.output)
     }
 }
 

@@ -788,8 +788,7 @@ impl<'a> Synth<'a> {
     }
 
     fn is_primal_constant(&self, value: Value) -> bool {
-        matches!(self.primal.dfg.value_def(value),
-            ValueDef::Result(inst) if matches!(self.primal.dfg.insts[inst], InstructionData::Const { .. }))
+        self.primal.dfg.is_const(value)
     }
 
     /// The forward clone of a primal value.

@@ -538,10 +538,6 @@ fn value_of_memory(memory: &TypeTree, ty: &Type) -> TypeTree {
     value
 }
 
-fn is_const(func: &Function, value: Value) -> bool {
-    matches!(func.dfg.value_def(value), ValueDef::Result(i) if matches!(func.inst(i), InstructionData::Const { .. }))
-}
-
 /// What a TBAA access-type name says about the accessed scalar.
 fn tbaa_base(name: &str) -> Option<BaseType> {
     match name {
@@ -599,7 +595,7 @@ impl Solver<'_> {
 
     /// Joins `facts` into `value`'s tree; constants keep their seed (see module docs).
     fn add(&mut self, value: Value, facts: &TypeTree) -> bool {
-        if facts.is_empty() || is_const(self.func, value) {
+        if facts.is_empty() || self.func.dfg.is_const(value) {
             return false;
         }
         let changed = self.types.values.entry(value).or_default().merge(facts);
@@ -821,8 +817,8 @@ impl Solver<'_> {
                 ];
                 // A constant operand is an integer offset when the other one is an integer.
                 let ints = [
-                    self.has_top(args[0], int) || is_const(self.func, args[0]),
-                    self.has_top(args[1], int) || is_const(self.func, args[1]),
+                    self.has_top(args[0], int) || self.func.dfg.is_const(args[0]),
+                    self.has_top(args[1], int) || self.func.dfg.is_const(args[1]),
                 ];
                 let forward = if op == B::Sub && ptr[0] && ptr[1] {
                     self.add_base(r, int)
@@ -855,7 +851,7 @@ impl Solver<'_> {
                 // operand's type; a constant mask says nothing.
                 let mut changed = false;
                 for arg in args {
-                    if !is_const(self.func, arg) {
+                    if !self.func.dfg.is_const(arg) {
                         changed |= self.unify_top(arg, r);
                     }
                 }

@@ -99,26 +99,15 @@ fn function_deps(func: &Function) -> FunctionDeps {
     let edges = flow_edges(func);
     deps.cycles = strongly_connected_components(&edges);
     deps.pointer_walks = pointer_walks(func, &deps.cycles);
-    deps.merge_sources = merge_sources(func, &deps.cycles);
+    let merges = Merges::of(func);
+    deps.merge_sources = merge_sources(func, &merges.incoming, &deps.cycles);
     // A merge's rule reads its sources' trees: a source that grew re-visits the
     // instructions that apply the rule (the branches into the parameter's block, the
     // `select`).
-    let mut appliers: HashMap<Value, Vec<Inst>> = HashMap::new();
-    for (_, inst) in func.layout.insts() {
-        let data = func.inst(inst);
-        for target in data.branch_targets() {
-            for param in func.dfg.block_params(target.block) {
-                appliers.entry(*param).or_default().push(inst);
-            }
-        }
-        if let (InstructionData::Select { .. }, Some(r)) = (data, func.dfg.inst_result(inst)) {
-            appliers.entry(r).or_default().push(inst);
-        }
-    }
     for (merge, sources) in &deps.merge_sources {
         for source in sources {
             let insts = deps.mentions.entry(*source).or_default();
-            for inst in appliers.get(merge).into_iter().flatten() {
+            for inst in merges.appliers.get(merge).into_iter().flatten() {
                 if !insts.contains(inst) {
                     insts.push(*inst);
                 }
@@ -128,26 +117,45 @@ fn function_deps(func: &Function) -> FunctionDeps {
     deps
 }
 
+/// The merges of a function (block parameters, `select` results): the values each can
+/// take, and the instructions that pass them (branches, the `select` itself).
+struct Merges {
+    incoming: HashMap<Value, Vec<Value>>,
+    appliers: HashMap<Value, Vec<Inst>>,
+}
+
+impl Merges {
+    fn of(func: &Function) -> Merges {
+        let mut merges = Merges { incoming: HashMap::new(), appliers: HashMap::new() };
+        for (_, inst) in func.layout.insts() {
+            let data = func.inst(inst);
+            for target in data.branch_targets() {
+                for (arg, param) in target.args.iter().zip(func.dfg.block_params(target.block)) {
+                    merges.incoming.entry(*param).or_default().push(*arg);
+                    merges.appliers.entry(*param).or_default().push(inst);
+                }
+            }
+            if let (InstructionData::Select { args, .. }, Some(r)) =
+                (data, func.dfg.inst_result(inst))
+            {
+                merges.incoming.entry(r).or_default().extend([args[1], args[2]]);
+                merges.appliers.entry(r).or_default().push(inst);
+            }
+        }
+        merges
+    }
+}
+
 /// The incoming values of each merge (block parameter, `select` result) that lie
 /// outside its flow-graph cycle, found by walking back through the members of the
 /// cycle. For `p = phi [a, entry], [p + 8, loop]` that is `a`: `p + 8` is derived from
 /// `p` itself. Constants are left out: a constant is a bit pattern, consistent with
 /// every type (`null` meets any pointer).
-fn merge_sources(func: &Function, cycles: &HashMap<Value, usize>) -> HashMap<Value, Vec<Value>> {
-    let mut incoming: HashMap<Value, Vec<Value>> = HashMap::new();
-    for (_, inst) in func.layout.insts() {
-        let data = func.inst(inst);
-        for target in data.branch_targets() {
-            for (arg, param) in target.args.iter().zip(func.dfg.block_params(target.block)) {
-                incoming.entry(*param).or_default().push(*arg);
-            }
-        }
-        if let (InstructionData::Select { args, .. }, Some(r)) = (data, func.dfg.inst_result(inst))
-        {
-            incoming.entry(r).or_default().extend([args[1], args[2]]);
-        }
-    }
-    let is_const = |v: Value| matches!(func.dfg.value_def(v), ValueDef::Result(i) if matches!(func.inst(i), InstructionData::Const { .. }));
+fn merge_sources(
+    func: &Function,
+    incoming: &HashMap<Value, Vec<Value>>,
+    cycles: &HashMap<Value, usize>,
+) -> HashMap<Value, Vec<Value>> {
     let mut sources = HashMap::new();
     for &merge in incoming.keys() {
         let cycle = cycles.get(&merge);
@@ -162,7 +170,7 @@ fn merge_sources(func: &Function, cycles: &HashMap<Value, usize>) -> HashMap<Val
                 None => flow_operands(func, value),
             };
             for pred in preds {
-                if is_const(pred) || !seen.insert(pred) {
+                if func.dfg.is_const(pred) || !seen.insert(pred) {
                     continue;
                 }
                 if cycle.is_some() && cycles.get(&pred) == cycle {
