@@ -236,6 +236,33 @@ fn self_shrink_candidates_compile() -> Result<(), Failed> {
     Ok(())
 }
 
+/// The checks can fail: with every derivative 5% off (`FUZZ_SABOTAGE`), an f64 program
+/// (seed 1) and an f32 one (seed 3, whose differences come from its double copy) report
+/// mismatches.
+fn self_catches_wrong_derivatives() -> Result<(), Failed> {
+    if !Tools::clang_present() {
+        return Ok(());
+    }
+    let tools = Tools::from_env();
+    let dir = work_root().join("self-sabotage");
+    for (seed, real) in [(1, "double"), (3, "float")] {
+        let source = render::render(&generate(seed));
+        if !source.contains(&format!("typedef {real} real;")) {
+            return Err(format!("seed {seed} is no longer a {real} program: pick another").into());
+        }
+        let sabotaged = format!("#define FUZZ_SABOTAGE 1\n{source}");
+        match runner::check_source(&tools, &sabotaged, &dir, &CONFIGS[..1])? {
+            Verdict::Fail(findings)
+                if findings.iter().all(|f| f.kind == runner::FindingKind::Mismatch) => {}
+            Verdict::Skip => {
+                return Err(format!("seed {seed}: the probe rejects its first point").into())
+            }
+            _ => return Err(format!("seed {seed}: derivatives 5% off passed the checks").into()),
+        }
+    }
+    Ok(())
+}
+
 /// The declined class is recognised by adc's own words: its error for a pointer into
 /// `enzyme_const` memory merged with one into `enzyme_dup` memory
 /// (tests/c/reverse/errors/mixed_activity_select.c) still reads as that refusal.
@@ -315,6 +342,7 @@ fn main() {
         let probe = Trial::test("self/shrink-candidates-compile", self_shrink_candidates_compile);
         trials.push(probe);
         trials.push(Trial::test("self/mixed-activity-refusal", self_mixed_activity_refusal));
+        trials.push(Trial::test("self/catches-wrong-derivatives", self_catches_wrong_derivatives));
     }
     let trials = trials
         .into_iter()

@@ -2,7 +2,8 @@
 //!
 //! The file holds the function under test `f` (and its helpers), a probe copy `f_probe`
 //! that records how close the input point comes to a kink (`fabs`, a branch threshold),
-//! a `Frame` struct with every buffer the arguments point to, and a `main` that checks
+//! for f32 programs a double copy `f_ref` whose differences are the reference, a `Frame`
+//! struct with every buffer the arguments point to, and a `main` that checks
 //! each derivative request against central finite differences of `f` in double:
 //! - every memory element reachable through a parameter is a *slot*; all are in/out;
 //! - reverse and split mode: seeds `w` go into the shadows of the differentiated memory
@@ -197,7 +198,7 @@ fn slots(p: &Program, used: &Usage) -> Vec<Slot> {
 const NO_PARAM: usize = usize::MAX;
 
 /// A value drawn from the slot's name, so that what remains of a shrunk program keeps its
-/// inputs. Multiples of 2^-10 (f32) are exact in float, and so are `x ± h v`.
+/// inputs. Multiples of 2^-10 are exact in float, and `x ± h v` is exact in double.
 fn draw(seed: u64, salt: &str, name: &str, lo: f64, hi: f64, grid: f64) -> f64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for b in salt.bytes().chain(name.bytes()) {
@@ -222,6 +223,9 @@ struct Writer<'p> {
     /// Appended to helper and function names (`_probe` in the probe copy).
     suffix: &'static str,
     probe: bool,
+    /// The precision of the libm calls: the program's own, or double in the reference
+    /// copy of an f32 program (see `REFERENCE_TYPES`).
+    math: Prec,
 }
 
 impl Writer<'_> {
@@ -238,7 +242,7 @@ impl Writer<'_> {
     }
 
     fn libm(&self, name: &str) -> String {
-        match self.p.prec {
+        match self.math {
             Prec::F32 => format!("{name}f"),
             Prec::F64 => name.to_string(),
         }
@@ -545,9 +549,11 @@ struct Numerics {
 
 fn numerics(prec: Prec) -> Numerics {
     match prec {
-        // 2^-20 and 2^-10: x ± h v stays exact on the inputs' grid.
+        // x ± h v stays exact on the inputs' grid. Both precisions take their differences
+        // in double (`reference`), so f32 programs use the small step too: at 2^-10 the
+        // differences of seed 140920 were -13243 for a tangent of -2678.
         Prec::F64 => Numerics { step: "0x1p-20", tol: "1e-6", primal_tol: "1e-9", margin: "1e-3" },
-        Prec::F32 => Numerics { step: "0x1p-10", tol: "2e-2", primal_tol: "1e-4", margin: "5e-2" },
+        Prec::F32 => Numerics { step: "0x1p-20", tol: "2e-2", primal_tol: "1e-4", margin: "5e-2" },
     }
 }
 
@@ -573,17 +579,17 @@ pub fn render(p: &Program) -> String {
     );
     let _ = writeln!(o, "typedef {real} real;");
     let _ = writeln!(o, "typedef {bits} bits;");
-    o.push_str(
-        "static inline bits bits_of(real x) {\n  bits b;\n  memcpy(&b, &x, sizeof b);\n  \
-         return b;\n}\n",
-    );
-    o.push_str("typedef struct {\n  int n;\n  real *coef;\n  real s;\n} M;\n");
+    // Written in terms of `real`, `bits` and `M`, so that the reference copy of an f32
+    // program can repeat them in double.
+    let types = "static inline bits bits_of(real x) {\n  bits b;\n  memcpy(&b, &x, sizeof b);\n  \
+                 return b;\n}\ntypedef struct {\n  int n;\n  real *coef;\n  real s;\n} M;\n";
+    o.push_str(types);
     let _ = writeln!(o, "#define LEN {}\n#define ROWS {}\n", p.len, p.rows);
     o.push_str(
         "/* ---- The function under test, and the derivative calls (compiled by adc). ---- */\n\
          #ifndef FUZZ_HARNESS\n",
     );
-    let test = Writer { p, suffix: "", probe: false };
+    let test = Writer { p, suffix: "", probe: false, math: p.prec };
     test.helpers(&mut o, &used);
     test.function(&mut o, &used);
     let _ = write!(o, "#ifndef FUZZ_PROBE_ONLY\n{WRAPPERS}#endif\n#endif /* kernel */\n");
@@ -591,7 +597,7 @@ pub fn render(p: &Program) -> String {
         "\n/* ---- The checking harness (compiled by clang). ---- */\n#ifndef FUZZ_KERNEL\n",
     );
     let _ = write!(o, "#ifndef FUZZ_PROBE_ONLY\n{PROTOTYPES}#endif\n");
-    let proto = Writer { p, suffix: "", probe: false };
+    let proto = Writer { p, suffix: "", probe: false, math: p.prec };
     let mut sig = String::new();
     proto.function(&mut sig, &used);
     let _ = writeln!(o, "{};", sig.lines().next().unwrap_or("").trim_end_matches(" {"));
@@ -634,13 +640,13 @@ pub fn render(p: &Program) -> String {
         proto.lit(1.1),
         proto.lit(1.5)
     );
-    let probe = Writer { p, suffix: "_probe", probe: true };
+    let probe = Writer { p, suffix: "_probe", probe: true, math: p.prec };
     probe.helpers(&mut probe_src, &used);
     probe.function(&mut probe_src, &used);
 
     // The frame: every buffer the arguments point to.
     o.push_str("\n/* ---- Inputs: one frame for the primal, one for the shadows. ---- */\n");
-    o.push_str("typedef struct {\n");
+    let mut frame = String::from("typedef struct {\n");
     let mut wire = String::new();
     for (k, kind) in p.params.iter().enumerate() {
         if !used.params[k] {
@@ -648,30 +654,32 @@ pub fn render(p: &Program) -> String {
         }
         match kind {
             ParamKind::Array => {
-                let _ = writeln!(o, "  real a{k}[LEN];");
+                let _ = writeln!(frame, "  real a{k}[LEN];");
             }
             ParamKind::Struct => {
-                let _ = writeln!(o, "  M m{k};\n  real m{k}_coef[LEN];");
+                let _ = writeln!(frame, "  M m{k};\n  real m{k}_coef[LEN];");
                 let _ = writeln!(wire, "  fr->m{k}.n = LEN;\n  fr->m{k}.coef = fr->m{k}_coef;");
             }
             ParamKind::PtrPtr => {
-                let _ = writeln!(o, "  real *pp{k};\n  real pp{k}_buf[LEN];");
+                let _ = writeln!(frame, "  real *pp{k};\n  real pp{k}_buf[LEN];");
                 let _ = writeln!(wire, "  fr->pp{k} = fr->pp{k}_buf;");
             }
             ParamKind::Rows => {
-                let _ = writeln!(o, "  real *rows{k}[ROWS];\n  real rows{k}_buf[ROWS][LEN];");
+                let _ = writeln!(frame, "  real *rows{k}[ROWS];\n  real rows{k}_buf[ROWS][LEN];");
                 let _ = writeln!(
                     wire,
                     "  for (int r = 0; r < ROWS; r++)\n    fr->rows{k}[r] = fr->rows{k}_buf[r];"
                 );
             }
             ParamKind::Scalar => {
-                let _ = writeln!(o, "  real x{k};");
+                let _ = writeln!(frame, "  real x{k};");
             }
         }
     }
-    o.push_str("  real pad;\n} Frame;\n\n");
-    let _ = writeln!(o, "static void wire(Frame *fr) {{\n  memset(fr, 0, sizeof *fr);\n{wire}}}");
+    frame.push_str("  real pad;\n} Frame;\n\n");
+    let _ =
+        writeln!(frame, "static void wire(Frame *fr) {{\n  memset(fr, 0, sizeof *fr);\n{wire}}}");
+    o.push_str(&frame);
     let idx: Vec<String> = p.idx.iter().map(|i| i.to_string()).collect();
     let _ = writeln!(o, "static const int idx_table[LEN] = {{{}}};", idx.join(", "));
     let _ = write!(o, "\n#ifdef FUZZ_DUMP\n{DUMP}#else\n{probe_src}");
@@ -685,7 +693,8 @@ pub fn render(p: &Program) -> String {
         }
     };
     let offsets = slots.iter().map(|s| format!("offsetof(Frame, {})", s.lvalue)).collect();
-    let _ = writeln!(o, "static const size_t slot_offset[NSLOT] = {{\n  {}}};", list(offsets));
+    let mut access =
+        format!("static const size_t slot_offset[NSLOT] = {{\n  {}}};\n", list(offsets));
     let names = slots.iter().map(|s| format!("\"{}\"", s.label)).collect();
     let _ = writeln!(o, "static const char *const slot_name[NSLOT] = {{\n  {}}};", list(names));
     let memory = slots.iter().map(|s| (s.memory as u8).to_string()).collect();
@@ -722,19 +731,47 @@ pub fn render(p: &Program) -> String {
         a.push("idx_table".into());
         a.join(", ")
     };
-    o.push_str(
+    access.push_str(
         "static real *slot(Frame *fr, int s) { return (real *)((char *)fr + slot_offset[s]); }\n\
          static void load(Frame *fr, const double *x) {\n  wire(fr);\n  \
            for (int s = 0; s < NSLOT; s++)\n    *slot(fr, s) = (real)x[s];\n}\n",
     );
-    let _ = writeln!(
-        o,
-        "/* f at x: its result, and the final value of every slot in y. */\n\
-         static double primal(const double *x, double *y) {{\n  Frame fr;\n  load(&fr, x);\n  \
-         double r = f({});\n  for (int s = 0; s < NSLOT; s++)\n    y[s] = *slot(&fr, s);\n  \
-         return r;\n}}",
-        args_of("fr")
-    );
+    o.push_str(&access);
+    let evaluate = |name: &str, function: &str| {
+        format!(
+            "static double {name}(const double *x, double *y) {{\n  Frame fr;\n  load(&fr, x);\n  \
+             double r = {function}({});\n  for (int s = 0; s < NSLOT; s++)\n    \
+             y[s] = *slot(&fr, s);\n  return r;\n}}\n",
+            args_of("fr")
+        )
+    };
+    o.push_str("/* f at x: its result, and the final value of every slot in y. */\n");
+    o.push_str(&evaluate("primal", "f"));
+    // Finite differences of an f32 program in f32 are off wherever its terms cancel (seed
+    // 140920: a product of cancelling differences, -123.3 for a derivative of -23.84);
+    // they are taken of a double copy of the same function (same constants, double
+    // arithmetic and libm), whose derivative the f32 one must match within TOL.
+    match p.prec {
+        Prec::F64 => o.push_str("#define reference primal\n"),
+        Prec::F32 => {
+            let copy = Writer { p, suffix: "_ref", probe: false, math: Prec::F64 };
+            let mut functions = String::new();
+            copy.helpers(&mut functions, &used);
+            copy.function(&mut functions, &used);
+            let (define, undef): (String, String) = REFERENCE_TYPES
+                .iter()
+                .map(|(name, double)| {
+                    (format!("#define {name} {double}\n"), format!("#undef {name}\n"))
+                })
+                .unzip();
+            let _ = write!(
+                o,
+                "\n/* ---- The reference: f in double, for the finite differences. ---- */\n\
+                 {define}{types}{functions}{frame}{access}{}{undef}",
+                evaluate("reference", "f_ref")
+            );
+        }
+    }
     o.push_str(CHECKER);
     let _ = writeln!(
         o,
@@ -934,6 +971,20 @@ pub fn render(p: &Program) -> String {
     o.replace(WRAPPERS, &wrappers).replace(PROTOTYPES, &prototypes).replace(DUMP, &dump)
 }
 
+/// What the reference copy of an f32 program renames: its types become double, and the
+/// frame and its accessors get copies of their own.
+const REFERENCE_TYPES: [(&str, &str); 9] = [
+    ("real", "double"),
+    ("bits", "unsigned long long"),
+    ("bits_of", "bits_of_ref"),
+    ("M", "M_ref"),
+    ("Frame", "Frame_ref"),
+    ("wire", "wire_ref"),
+    ("slot_offset", "slot_offset_ref"),
+    ("slot", "slot_ref"),
+    ("load", "load_ref"),
+];
+
 const WRAPPERS: &str = "@@wrappers@@\n";
 const DUMP: &str = "@@dump@@\n";
 const PROTOTYPES: &str = "@@prototypes@@\n";
@@ -959,12 +1010,12 @@ static void compare(const char *mode, const char *what, const char *slot_label, 
 
 /* What rounding alone can make a central difference at 4 STEP wrong by, for an objective
    whose terms add up to `magnitude` in absolute value: a few ulps of it, over the step.
-   In f32 this is what limits every check (seed 101311: terms of about 290 have an ulp
-   of 3e-5, so differences at 2^-10 move in steps of 0.016 and came out at -0.064 for a
-   derivative of 0.014, confirmed in double precision). */
+   The differences are always taken in double (`reference`): in f32 they were what
+   limited every check (seed 101311: terms of about 290 have an ulp of 3e-5, so
+   differences at 2^-10 moved in steps of 0.016 and came out at -0.064 for a derivative
+   of 0.014). */
 static double fd_noise(double magnitude) {
-  double eps = sizeof(real) == 4 ? 0x1p-23 : 0x1p-52;
-  return 8 * eps * (fabs(magnitude) + 1) / (2 * 4 * STEP);
+  return 8 * 0x1p-52 * (fabs(magnitude) + 1) / (2 * 4 * STEP);
 }
 
 /* A derivative against central differences at STEP (fd), STEP/2 (fd_half), STEP/4
@@ -998,6 +1049,11 @@ static void seed(Frame *sh, const int *diff, const double *values) {
 static void take(Frame *sh, double *got) {
   for (int s = 0; s < NSLOT; s++)
     got[s] = *slot(sh, s);
+#ifdef FUZZ_SABOTAGE
+  /* The fuzzer's self test: derivatives 5% off must fail the checks. */
+  for (int s = 0; s < NSLOT; s++)
+    got[s] = got[s] * 1.05 + 0.05;
+#endif
 }
 
 /* After a derivative call the primal memory holds what f leaves there. */
@@ -1014,7 +1070,7 @@ static void check_primal(const char *mode, Frame *fr, int has_result, double res
 /* L = wret * f + sum of w_s * final_s over the seeded (differentiated memory) slots. */
 static double objective(const double *x, const int *diff, double wret) {
   double y[NSLOT];
-  double l = wret * primal(x, y);
+  double l = wret * reference(x, y);
   for (int s = 0; s < NSLOT; s++)
     if (diff[s] && slot_memory[s])
       l += w[s] * y[s];
@@ -1033,7 +1089,7 @@ static double gradient_fd(int s, const int *diff, double wret, double h) {
 
 static void check_gradient(const char *mode, const double *got, const int *diff, double wret) {
   double y[NSLOT];
-  double magnitude = fabs(wret * primal(x0, y));
+  double magnitude = fabs(wret * reference(x0, y));
   for (int s = 0; s < NSLOT; s++)
     if (diff[s] && slot_memory[s])
       magnitude += fabs(w[s] * y[s]);
@@ -1063,7 +1119,7 @@ static void tangent_fd(const int *diff, double h, double *t) {
     xp[s] = x0[s] + (diff[s] ? h * v[s] : 0);
     xm[s] = x0[s] - (diff[s] ? h * v[s] : 0);
   }
-  double rp = primal(xp, yp), rm = primal(xm, ym);
+  double rp = reference(xp, yp), rm = reference(xm, ym);
   for (int s = 0; s < NSLOT; s++)
     t[s] = (yp[s] - ym[s]) / (2 * h);
   t[NSLOT] = (rp - rm) / (2 * h);
@@ -1076,7 +1132,7 @@ static void check_tangent(const char *mode, const double *got, double dret, cons
   tangent_fd(diff, STEP / 4, t_quarter);
   tangent_fd(diff, 4 * STEP, t_wide);
   double y[NSLOT];
-  double r = primal(x0, y);
+  double r = reference(x0, y);
   compare_fd(mode, "tangent of", "result", dret, t[NSLOT], t_half[NSLOT], t_quarter[NSLOT],
              t_wide[NSLOT], r, TOL);
   for (int s = 0; s < NSLOT; s++)
