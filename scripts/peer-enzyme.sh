@@ -28,7 +28,6 @@ declare -A EXPECTED_FAILURES=(
   ["CppSugar/gh_issue_1785-O0"]="does not compile with Enzyme's header (XFAIL upstream)"
   ["CppSugar/gh_issue_1785-O2"]="does not compile with Enzyme's header (XFAIL upstream)"
   # Not supported by adc yet (issue 26).
-  ["ReverseMode/customalloc-O0"]="__enzyme_allocation_like is not read: at -O0 the allocator stays a call, and the address of its int counter (an argument beside the arena) is refused a shadow"
   ["ReverseMode/invsqrt-O2"]="clang -O2 inlines Q_rsqrt, so its registered gradient no longer applies and the bit hack is differentiated"
   ["ReverseMode/metamalloc-O2"]="an indirect call to a malloc-like function pointer"
   ["ReverseMode/mycos-O0"]="fourth-order reverse (the third works): the type analysis of the third derivative sees tape buffers with conflicting records (Float vs Pointer)"

@@ -52,16 +52,20 @@
 //!
 //! **Globals.** Constant globals (and mutable ones nothing writes) are inactive: what
 //! they hold is a constant of the program. In reverse mode a mutable global (defined in
-//! the module, default address space) whose type holds floats and that some function of the module writes (a store, copy or set through
-//! its address, or its address passed to a call or stored away) may carry derivatives
-//! between functions, so its class is shadowed from the start in every function of the
-//! module, whichever function writes it ([`shadowed_globals`]: one module-wide answer, so
-//! a split callee and its caller agree about a global both touch); the differentiator
-//! gives it a zero-initialised shadow global `__adc_shadow_<name>`
-//! ([`SHADOW_GLOBAL_PREFIX`]). Globals holding only integers (a counter, a generator's
-//! state) never carry and stay inactive. Other globals become shadowed like any other
-//! memory, when an active value is stored into them; stores into them are useful, because
-//! the caller sees globals. Forward mode keeps the older rule (no seeding). Calls to other
+//! the module, default address space) whose type holds floats, or a `char` array, and
+//! that some function of the module writes (a store, copy or set through its address, or
+//! its address passed to a call, stored away or returned) may carry derivatives between
+//! functions, so its class is shadowed from the start in every function of the module,
+//! whichever function writes it ([`shadowed_globals`]: one module-wide answer, so a split
+//! callee and its caller agree about a global both touch); the differentiator gives it a
+//! zero-initialised shadow global `__adc_shadow_<name>` ([`SHADOW_GLOBAL_PREFIX`]), which
+//! a derivative called from user code starts by zeroing. Globals holding only integers (a
+//! counter, an allocator's offset) never carry and stay inactive: their memory classes
+//! are constant unless the function shows float data in them (then adc refuses them a
+//! shadow by name), and a value carrying a derivative stored into one is an error. Other
+//! globals become shadowed like any other memory, when an active value is stored into
+//! them; stores into them are useful, because the caller sees globals. Forward mode keeps
+//! the older rule (no seeding) and refuses globals that need a shadow. Calls to other
 //! defined functions are treated conservatively through their effects.
 
 use std::collections::{HashMap, HashSet};
@@ -179,6 +183,7 @@ impl Activity {
         let start = std::time::Instant::now();
         let mut solver = Solver::new(module, func, id, request, types, facts);
         solver.solve();
+        solver.check_integer_globals()?;
         let activity = solver.finish();
         facts.activity_time.set(facts.activity_time.get() + start.elapsed());
         Ok(activity)
@@ -270,6 +275,9 @@ struct Solver<'a> {
     shadowed: HashSet<Value>,
     useful: HashSet<Value>,
     constant: HashSet<Value>,
+    /// The constant classes of integer-only globals (see
+    /// [`Self::hold_integer_globals_constant`]), with the global.
+    integer_globals: HashMap<Value, GlobalId>,
     /// Globals shadowed from the start (reverse mode, see [`shadowed_globals`]).
     seeded_globals: HashSet<GlobalId>,
 }
@@ -297,6 +305,7 @@ impl<'a> Solver<'a> {
             shadowed: HashSet::new(),
             useful: HashSet::new(),
             constant: HashSet::new(),
+            integer_globals: HashMap::new(),
             seeded_globals: match request.mode {
                 DiffMode::Reverse => shadowed_globals(module),
                 DiffMode::Forward => HashSet::new(),
@@ -433,6 +442,7 @@ impl<'a> Solver<'a> {
                 self.useful.insert(class);
             }
         }
+        self.hold_integer_globals_constant();
         self.spread_constness();
         for (_, inst) in func.layout.insts() {
             if let InstructionData::Const {
@@ -449,6 +459,105 @@ impl<'a> Solver<'a> {
                 }
             }
         }
+    }
+
+    /// A mutable global whose type holds only integers (an allocator's offset, a counter)
+    /// carries no derivatives (see [`shadowed_globals`]), so its memory class is
+    /// constant: a call that also takes active pointers (`myallocator(arena, n, &offset)`)
+    /// does not ask it for a shadow that cannot exist. Unless the function shows float
+    /// data in that class (a float stored or loaded through it, a copy or set of it, a
+    /// type tree with floats behind it): then the class keeps the general rules, and
+    /// adc refuses the global a shadow by name rather than drop its derivative.
+    fn hold_integer_globals_constant(&mut self) {
+        use InstructionData as I;
+        let func = self.func;
+        let mut classes = HashMap::new();
+        for (_, inst) in func.layout.insts() {
+            if let (
+                I::Const {
+                    value: Constant::Address { symbol: Symbol::Global(global), .. }, ..
+                },
+                Some(r),
+            ) = (func.inst(inst), func.dfg.inst_result(inst))
+            {
+                let g = &self.module.globals[*global];
+                if !g.constant && holds_integers_only(&g.ty) {
+                    classes.insert(self.find(r), *global);
+                }
+            }
+        }
+        if classes.is_empty() {
+            return;
+        }
+        let mut floats = HashSet::new();
+        for (_, inst) in func.layout.insts() {
+            match (func.inst(inst), func.dfg.inst_result(inst)) {
+                (I::Store { value, ptr, .. }, _) if self.holds_float_bits(*value) => {
+                    floats.insert(self.find(*ptr));
+                }
+                (I::Load { ptr, .. }, Some(r)) if self.holds_float_bits(r) => {
+                    floats.insert(self.find(*ptr));
+                }
+                (I::MemCopy { dst, src, .. }, _) => {
+                    floats.extend([self.find(*dst), self.find(*src)]);
+                }
+                (I::MemSet { dst, .. }, _) => {
+                    floats.insert(self.find(*dst));
+                }
+                _ => {}
+            }
+        }
+        for (value, _) in func.dfg.values.iter() {
+            let class = self.find(value);
+            if classes.contains_key(&class)
+                && self.types.tree(self.id, value).entries().any(|(path, base)| {
+                    path.len() > 1 && matches!(base, BaseType::Float(_) | BaseType::Anything)
+                })
+            {
+                floats.insert(class);
+            }
+        }
+        for (class, global) in classes {
+            if !floats.contains(&class) && !self.shadowed.contains(&class) {
+                self.constant.insert(class);
+                self.integer_globals.insert(class, global);
+            }
+        }
+    }
+
+    /// After solving: a value carrying a derivative stored into an integer-only global
+    /// (float bits packed into an integer, say) would lose it in the constant class, so
+    /// it is refused, naming the store.
+    fn check_integer_globals(&self) -> Result<(), AdError> {
+        for (_, inst) in self.func.layout.insts() {
+            let InstructionData::Store { value, ptr, .. } = self.func.inst(inst) else {
+                continue;
+            };
+            let Some(global) = self.integer_globals.get(&self.find(*ptr)) else { continue };
+            if self.carries.contains(value) {
+                let name = &self.module.globals[*global].name;
+                return Err(AdError::new(
+                    Site::inst(self.module, self.func, inst),
+                    AdErrorKind::Unsupported {
+                        what: format!(
+                            "a value carrying a derivative stored into @{name}, a global of \
+                             integers only, which gets no shadow"
+                        ),
+                    },
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `value` holds float bits by its IR type, by the bits it moves, or by its
+    /// type tree (unlike [`Self::may_hold_float`], an integer of unknown type does not).
+    fn holds_float_bits(&self, value: Value) -> bool {
+        has_float(self.func.dfg.value_type(value))
+            || self.moved_bits.contains(&value)
+            || self.types.tree(self.id, value).entries().any(|(path, base)| {
+                path.len() == 1 && matches!(base, BaseType::Float(_) | BaseType::Anything)
+            })
     }
 
     /// Memory reached through a `Const` argument is constant, as in Enzyme: a pointer
@@ -1102,6 +1211,59 @@ pub fn shadowed_globals(module: &Module) -> HashSet<GlobalId> {
     written
 }
 
+/// The shadow globals of what `function` reaches (the differentiator declares them), with
+/// their sizes: what a derivative called from user code starts by zeroing.
+pub fn shadow_globals_of(module: &Module, function: FuncId) -> Vec<(GlobalId, u64)> {
+    shadowed_globals_reached(module, function)
+        .into_iter()
+        .filter_map(|global| {
+            let primal = &module.globals[global];
+            let name = format!("{}{}", SHADOW_GLOBAL_PREFIX, primal.name);
+            module.global_by_name(&name).map(|shadow| (shadow, primal.ty.size()))
+        })
+        .collect()
+}
+
+/// The globals with shadows that `function` or a function it calls, directly or not,
+/// names.
+pub fn shadowed_globals_reached(module: &Module, function: FuncId) -> Vec<GlobalId> {
+    use InstructionData as I;
+    let shadowed = shadowed_globals(module);
+    if shadowed.is_empty() {
+        return Vec::new();
+    }
+    let (mut seen, mut stack, mut named) = (vec![function], vec![function], Vec::new());
+    while let Some(id) = stack.pop() {
+        let func = &module.functions[id];
+        for (_, inst) in func.layout.insts() {
+            match func.inst(inst) {
+                I::Call { callee, .. } if !seen.contains(callee) => {
+                    seen.push(*callee);
+                    stack.push(*callee);
+                }
+                I::Const { value: Constant::Address { symbol, .. }, .. } => match symbol {
+                    Symbol::Global(g) if shadowed.contains(g) && !named.contains(g) => {
+                        named.push(*g)
+                    }
+                    Symbol::Func(f) if !seen.contains(f) => {
+                        seen.push(*f);
+                        stack.push(*f);
+                    }
+                    _ => {}
+                },
+                _ => {}
+            }
+        }
+    }
+    named
+}
+
+/// A type of integers only: no floats, no pointers, and not a `char` array (see
+/// [`is_byte_storage`]).
+fn holds_integers_only(ty: &Type) -> bool {
+    !has_float(ty) && !crate::request::has_pointer(ty) && !is_byte_storage(ty)
+}
+
 /// A `char` array: storage of no declared type, which a program may hand out as memory
 /// for doubles (an arena that a custom allocator, registered with Enzyme's
 /// `__enzyme_allocation_like`, carves up).
@@ -1173,6 +1335,9 @@ fn writes_through(func: &Function, addresses: &HashSet<Value>) -> bool {
         I::Call { args, .. } | I::CallIndirect { args, .. } => {
             args.iter().any(|a| addresses.contains(a))
         }
+        // The caller may write through a returned address (a bump allocator's pointer
+        // into its arena).
+        I::Return { value: Some(v) } => addresses.contains(v),
         _ => false,
     })
 }

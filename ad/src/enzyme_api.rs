@@ -32,8 +32,8 @@
 use std::collections::HashMap;
 
 use adc_ir::{
-    CastOp, Constant, DebugLoc, FuncId, Function, Inst, InstructionData, Module, ParamAttrs,
-    Signature, Symbol, Type, Value, ValueDef,
+    CastOp, Constant, DebugLoc, FuncId, Function, GlobalId, Inst, InstructionData, Module,
+    ParamAttrs, Signature, Symbol, Type, Value, ValueDef,
 };
 
 use crate::callees::SignatureCache;
@@ -251,6 +251,7 @@ fn lower_with_primal(
     signatures: &mut SignatureCache,
 ) -> Result<(), AdError> {
     let split = synth.split_function(module, &decoded.request)?;
+    let shadow_globals = crate::activity::shadow_globals_of(module, decoded.function);
     let site = Site::inst(module, &module.functions[caller], call);
     let signatures = signatures.refresh(module);
     let target_sig = module.functions[decoded.function].signature.clone();
@@ -259,14 +260,16 @@ fn lower_with_primal(
     let loc = func.dfg.debug_locs[call].clone();
     let old_args = func.inst(call).args();
     let mut ins = Inserter { func: &mut func, signatures, before: call, loc };
-    let result = cxx_api::emit_with_primal(
-        &mut ins,
-        decoded,
-        &target_sig.params,
-        target_sig.ret.as_ref(),
-        split,
-        api_ret.as_ref(),
-    );
+    let result = ins.zero_shadow_globals(&shadow_globals).and_then(|()| {
+        cxx_api::emit_with_primal(
+            &mut ins,
+            decoded,
+            &target_sig.params,
+            target_sig.ret.as_ref(),
+            split,
+            api_ret.as_ref(),
+        )
+    });
     if result.is_ok() {
         func.layout.remove_inst(call);
         remove_dead_operands(&mut func, old_args);
@@ -1029,6 +1032,21 @@ impl Inserter<'_> {
 
     fn constant(&mut self, ty: &Type, value: Constant) -> Result<Value, String> {
         self.value(InstructionData::Const { ty: ty.clone(), value })
+    }
+
+    /// Zeroes the shadow globals a derivative called from user code reaches: it starts a
+    /// differentiation, with no adjoint left in them from an earlier one (a reverse
+    /// derivative zeroes them on entry; a split function cannot, as derivatives call it
+    /// too).
+    fn zero_shadow_globals(&mut self, globals: &[(GlobalId, u64)]) -> Result<(), String> {
+        for &(global, bytes) in globals {
+            let address = Constant::Address { symbol: Symbol::Global(global), offset: 0 };
+            let dst = self.constant(&Type::PTR, address)?;
+            let byte = self.constant(&Type::I8, Constant::Int(0))?;
+            let len = self.constant(&Type::I64, Constant::Int(u128::from(bytes)))?;
+            self.ins(InstructionData::MemSet { dst, byte, len, volatile: false });
+        }
+        Ok(())
     }
 }
 

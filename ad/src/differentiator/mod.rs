@@ -215,6 +215,7 @@ impl Synthesize for Differentiator {
         let layout = SplitLayout::new(&primal.signature, request);
         let signature = layout.signature(&primal.signature, &request.args);
         let runtime = declare_runtime(module, &primal_name, self.options.cache.tape_reuse)?;
+        declare_shadow_globals(module, request.function);
         let (types, facts) = self.analyses.analyze(module, request.function)?;
         let mut splits = self.lend_memos(module.functions.len());
         let id = splits.id_for(request, signature);
@@ -410,35 +411,7 @@ fn declare_runtime(
 /// global that the activity analysis shadows (`crate::activity::shadowed_globals`) and
 /// that `function` or a function it calls, directly or not, names.
 fn declare_shadow_globals(module: &mut Module, function: FuncId) {
-    use adc_ir::{Constant, InstructionData as I, Symbol};
-    let shadowed = crate::activity::shadowed_globals(module);
-    if shadowed.is_empty() {
-        return;
-    }
-    let (mut seen, mut stack, mut named) = (vec![function], vec![function], Vec::new());
-    while let Some(id) = stack.pop() {
-        let func = &module.functions[id];
-        for (_, inst) in func.layout.insts() {
-            match func.inst(inst) {
-                I::Call { callee, .. } if !seen.contains(callee) => {
-                    seen.push(*callee);
-                    stack.push(*callee);
-                }
-                I::Const { value: Constant::Address { symbol, .. }, .. } => match symbol {
-                    Symbol::Global(g) if shadowed.contains(g) && !named.contains(g) => {
-                        named.push(*g)
-                    }
-                    Symbol::Func(f) if !seen.contains(f) => {
-                        seen.push(*f);
-                        stack.push(*f);
-                    }
-                    _ => {}
-                },
-                _ => {}
-            }
-        }
-    }
-    for global in named {
+    for global in crate::activity::shadowed_globals_reached(module, function) {
         let primal = &module.globals[global];
         let name = format!("{}{}", crate::activity::SHADOW_GLOBAL_PREFIX, primal.name);
         if module.global_by_name(&name).is_some() {
@@ -451,7 +424,7 @@ fn declare_shadow_globals(module: &mut Module, function: FuncId) {
             constant: false,
             align: primal.align,
             addr_space: primal.addr_space,
-            init: Some(Constant::Zero),
+            init: Some(adc_ir::Constant::Zero),
         };
         module.add_global(shadow);
     }

@@ -36,8 +36,8 @@
 use std::collections::HashMap;
 
 use adc_ir::{
-    CastOp, Constant, FuncAttrs, FuncId, Function, Inst, InstructionData, Module, ParamAttrs,
-    Signature, Type, Value, ValueDef,
+    CastOp, Constant, FuncAttrs, FuncId, Function, GlobalId, Inst, InstructionData, Module,
+    ParamAttrs, Signature, Type, Value, ValueDef,
 };
 
 use super::{
@@ -125,6 +125,10 @@ pub(super) fn lower_split_call(
     let decoded = decode(module, caller, call)?;
     let api = decoded.entry.api();
     let split = synth.split_function(module, &decoded.request)?;
+    let shadow_globals = match decoded.entry {
+        SplitEntry::AugmentFwd => crate::activity::shadow_globals_of(module, decoded.function),
+        _ => Vec::new(),
+    };
     let func = &module.functions[caller];
     let site = Site::inst(module, func, call);
     let target = &module.functions[decoded.function];
@@ -152,7 +156,7 @@ pub(super) fn lower_split_call(
             let emit = Emit { func: &mut func, signatures, call, api_ret };
             match entry {
                 SplitEntry::AugmentFwd => {
-                    emit.augmented_forward(&decoded, &params, &layout, split.id)
+                    emit.augmented_forward(&decoded, &params, &layout, split.id, &shadow_globals)
                 }
                 _ => emit.reverse(&decoded, &params, &layout, split.id),
             }
@@ -466,6 +470,7 @@ impl Emit<'_> {
         params: &[Type],
         layout: &SplitLayout,
         split: FuncId,
+        shadow_globals: &[(GlobalId, u64)],
     ) -> Result<(), String> {
         let old_args = self.func.inst(self.call).args();
         let api_ret = self.api_ret.clone();
@@ -477,6 +482,7 @@ impl Emit<'_> {
         }
         fields.extend(layout.ret.clone());
         let declared = declared_fields(api_ret.as_ref(), site.sret.is_some(), &fields)?;
+        ins.zero_shadow_globals(shadow_globals)?;
         let mut args = Self::leading_args(&mut ins, site, params, layout)?;
         let frame_in = match (site.options.allocated, site.tape) {
             (Some(_), Some(tape)) => tape,

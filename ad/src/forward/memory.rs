@@ -143,6 +143,9 @@ impl Synth<'_> {
             return Ok(true);
         }
         if self.activity.is_active_value(ptr) || self.activity.needs_shadow(ptr) {
+            if let Some(global) = self.global_named_by(ptr) {
+                return Err(self.global_without_shadow(inst, global));
+            }
             return Err(self.error(
                 inst,
                 AdErrorKind::Unsupported {

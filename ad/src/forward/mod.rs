@@ -617,6 +617,9 @@ impl Synth<'_> {
             return Ok(*shadow);
         }
         let ty = self.primal_type(primal);
+        if let Some(global) = self.global_named_by(primal) {
+            return Err(self.global_without_shadow(inst, global));
+        }
         if has_pointer(&ty) && !self.is_null_constant(primal) {
             return Err(self.error(
                 inst,
@@ -631,6 +634,37 @@ impl Synth<'_> {
             ));
         }
         Ok(self.b.constant(ty, Constant::Zero))
+    }
+
+    /// The name of the global that `primal` points into: its address, moved by pointer
+    /// arithmetic and casts.
+    pub(crate) fn global_named_by(&self, mut primal: Value) -> Option<&str> {
+        loop {
+            let ValueDef::Result(inst) = self.primal.dfg.value_def(primal) else { return None };
+            match self.primal.inst(inst) {
+                InstructionData::Const {
+                    value: Constant::Address { symbol: adc_ir::Symbol::Global(global), .. },
+                    ..
+                } => return Some(self.module.globals[*global].name.as_str()),
+                InstructionData::PtrAdd { ptr, .. } => primal = *ptr,
+                InstructionData::Cast { arg, .. } => primal = *arg,
+                _ => return None,
+            }
+        }
+    }
+
+    /// The error for a global whose memory needs a shadow, which forward mode lacks.
+    pub(crate) fn global_without_shadow(&self, inst: Inst, global: &str) -> AdError {
+        self.error(
+            inst,
+            AdErrorKind::Unsupported {
+                what: format!(
+                    "the global @{global} as memory that carries derivatives in forward mode, \
+                     which gives globals no shadow (reverse and split mode do); pass the \
+                     memory as an argument (`enzyme_dup`) instead"
+                ),
+            },
+        )
     }
 
     fn is_null_constant(&self, primal: Value) -> bool {
