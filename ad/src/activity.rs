@@ -81,6 +81,14 @@ use adc_passes::manager::AnalysisManager;
 
 use crate::error::{AdError, AdErrorKind, Site};
 
+/// A pointer loaded from memory with a shadow merged with pointers into `enzyme_const`
+/// memory (see `Solver::check_constant_merges`); the advice is the one every
+/// mixed-activity refusal gives (`crate::reverse` has the others).
+const MIXED_ACTIVITY_MERGE: &str = "a pointer loaded from memory that has a shadow, merged \
+     (by a phi or select) with pointers into inactive memory (such as an `enzyme_const` \
+     argument's), where the derivative needs to know which one it holds; passing that \
+     argument as `enzyme_dup` avoids it";
+
 /// Name prefix of the shadow of a global: `__adc_shadow_<name>`.
 pub const SHADOW_GLOBAL_PREFIX: &str = "__adc_shadow_";
 use crate::request::{
@@ -184,6 +192,7 @@ impl Activity {
         let mut solver = Solver::new(module, func, id, request, types, facts);
         solver.solve();
         solver.check_integer_globals()?;
+        solver.check_constant_merges()?;
         let activity = solver.finish();
         facts.activity_time.set(facts.activity_time.get() + start.elapsed());
         Ok(activity)
@@ -523,6 +532,34 @@ impl<'a> Solver<'a> {
                 self.integer_globals.insert(class, global);
             }
         }
+    }
+
+    /// After solving: a pointer loaded from shadowed memory (`*pp`, `pp` an `enzyme_dup`
+    /// argument) in a constant class, because clang merged it with a pointer into an
+    /// `enzyme_const` argument's memory (a phi of `&rows[0][2]` and `&(*pp)[n - 1]`,
+    /// gradient fuzzer seed 150387): the constant class has no shadow, so the loads
+    /// through the merge would silently drop their derivatives. Refused, as other merges
+    /// of active and inactive memory are (Enzyme needs runtime activity for them).
+    fn check_constant_merges(&self) -> Result<(), AdError> {
+        for (_, inst) in self.func.layout.insts() {
+            let (InstructionData::Load { ptr, .. }, Some(r)) =
+                (self.func.inst(inst), self.func.dfg.inst_result(inst))
+            else {
+                continue;
+            };
+            let class = self.find(r);
+            if self.is_pointer_like(r)
+                && self.constant.contains(&class)
+                && !self.integer_globals.contains_key(&class)
+                && self.is_shadowed(*ptr)
+            {
+                return Err(AdError::new(
+                    Site::inst(self.module, self.func, inst),
+                    AdErrorKind::Unsupported { what: MIXED_ACTIVITY_MERGE.into() },
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// After solving: a value carrying a derivative stored into an integer-only global
