@@ -29,7 +29,6 @@ declare -A EXPECTED_FAILURES=(
   ["CppSugar/gh_issue_1785-O2"]="does not compile with Enzyme's header (XFAIL upstream)"
   # Not supported by adc yet (issue 26).
   ["ReverseMode/invsqrt-O2"]="clang -O2 inlines Q_rsqrt, so its registered gradient no longer applies and the bit hack is differentiated"
-  ["ReverseMode/metamalloc-O2"]="an indirect call to a malloc-like function pointer"
   ["ReverseMode/mycos-O0"]="fourth-order reverse (the third works): the type analysis of the third derivative sees tape buffers with conflicting records (Float vs Pointer)"
   ["ReverseMode/mycos-O2"]="fourth-order reverse (the third works): the type analysis of the third derivative sees tape buffers with conflicting records (Float vs Pointer)"
   ["ForwardMode/customfwd-O2"]="clang -O2 inlines square_, so its registered (deliberately wrong) derivative no longer applies: adc returns the true derivative 6 where the test expects the registration's 100"

@@ -7,7 +7,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use adc_ir::{Constant, FuncId, HeapFunction, InstructionData, Module, Signature, Symbol, Value};
+use adc_ir::{
+    Allocation, Constant, FuncId, HeapFunction, InstructionData, Module, Signature, Symbol, Value,
+};
 
 use crate::custom::INACTIVE_FN;
 
@@ -50,6 +52,15 @@ pub(crate) fn same_type(function: &Signature, call: &Signature) -> bool {
 /// function's code or in a global's initializer), in id order. Synthesized functions
 /// (`__adc_*`) and the function argument of the Enzyme API calls do not count.
 pub(crate) fn indirect_call_candidates(module: &Module, sig: &Signature) -> Vec<FuncId> {
+    address_taken_functions(module, sig)
+        .into_iter()
+        .filter(|f| !module.functions[*f].is_declaration())
+        .collect()
+}
+
+/// The functions of type `sig`, defined or declared, whose address the module takes (see
+/// [`indirect_call_candidates`]).
+pub(crate) fn address_taken_functions(module: &Module, sig: &Signature) -> Vec<FuncId> {
     let mut taken = std::collections::BTreeSet::new();
     for function in module.functions.values() {
         if function.name.starts_with("__adc_") {
@@ -80,11 +91,30 @@ pub(crate) fn indirect_call_candidates(module: &Module, sig: &Signature) -> Vec<
         .into_iter()
         .filter(|f| {
             let function = &module.functions[*f];
-            !function.is_declaration()
-                && !function.name.starts_with("__adc_")
-                && same_type(&function.signature, sig)
+            !function.name.starts_with("__adc_") && same_type(&function.signature, sig)
         })
         .collect()
+}
+
+/// When every function of type `sig` whose address the module takes is a C allocator
+/// returning its block, all with the same operands (`tup.allocfn = malloc`, Enzyme's
+/// ReverseMode/metamalloc): that allocation, and the allocators.
+pub(crate) fn indirect_allocators(
+    module: &Module,
+    sig: &Signature,
+) -> Option<(Allocation, Vec<FuncId>)> {
+    let targets = address_taken_functions(module, sig);
+    let mut allocation = None;
+    for f in &targets {
+        let Some(HeapFunction::Allocate(a)) = HeapFunction::of(&module.functions[*f].name) else {
+            return None;
+        };
+        if !a.returns_block() || allocation.is_some_and(|known| known != a) {
+            return None;
+        }
+        allocation = Some(a);
+    }
+    allocation.map(|a| (a, targets))
 }
 
 fn collect_function_addresses(c: &Constant, out: &mut std::collections::BTreeSet<FuncId>) {

@@ -120,6 +120,9 @@ impl Synth<'_> {
                     return self.call_derivative(inst, CallTarget::Direct(id), &args);
                 }
             }
+            if shadowed_result && callee_id.is_none() {
+                return self.translate_indirect_allocation(inst);
+            }
             self.copy_primal(inst);
             return Ok(());
         };
@@ -151,6 +154,48 @@ impl Synth<'_> {
             // went to `indirect_target` above).
             _ => Err(self.unsupported(inst, "a call of a function that is not in the module")),
         }
+    }
+
+    /// An indirect call whose possible targets are all C allocators (see
+    /// `crate::callees::indirect_allocators`: a `malloc` kept in a function pointer)
+    /// returning a block that needs a shadow: the shadow comes from calling the same
+    /// pointer again, zeroed, as for a direct allocator call.
+    fn translate_indirect_allocation(&mut self, inst: Inst) -> Result<(), AdError> {
+        let InstructionData::CallIndirect { sig, callee, args, attrs } =
+            self.primal.inst(inst).clone()
+        else {
+            return Err(self.unsupported(inst, "a call without a callee"));
+        };
+        let Some((allocation, _)) = crate::callees::indirect_allocators(self.module, &sig) else {
+            return Err(self.unsupported(
+                inst,
+                "a shadow for the pointer an indirect call returns (only calls whose possible \
+                 targets are all C allocators, such as a `malloc` kept in a function pointer, \
+                 get one)",
+            ));
+        };
+        self.copy_primal(inst);
+        let result = self.primal.dfg.inst_result(inst).expect("an allocator returns its block");
+        for lane in self.lanes() {
+            self.in_lane(lane, |s| {
+                let pointer = s.value(callee);
+                let shadow_args: Vec<Value> = args.iter().map(|a| s.value(*a)).collect();
+                let len = shadow_args[allocation.bytes];
+                let data = InstructionData::CallIndirect {
+                    sig: sig.clone(),
+                    callee: pointer,
+                    args: shadow_args,
+                    attrs,
+                };
+                let shadow = s.b.ins(data).1.expect("an allocator returns its block");
+                if !allocation.zeroed() {
+                    let byte = s.b.constant(Type::I8, Constant::Int(0));
+                    s.b.ins(InstructionData::MemSet { dst: shadow, byte, len, volatile: false });
+                }
+                s.record_shadow(result, shadow);
+            });
+        }
+        Ok(())
     }
 
     /// The forward derivative an indirect call with active operands calls: that of the
@@ -186,7 +231,8 @@ impl Synth<'_> {
         if candidates.is_empty() {
             return Err(self.unsupported(
                 inst,
-                "an indirect call whose target cannot be known: no function of its type with                  a body has its address taken in the module",
+                "an indirect call whose target cannot be known: no function of its type with \
+                 a body has its address taken in the module",
             ));
         }
         Ok((CallTarget::Indirect { pointer: callee, candidates }, args))

@@ -475,6 +475,10 @@ impl<'a> Synth<'a> {
                         "an indirect call with active arguments that was not split in the forward pass",
                     ));
                 }
+                // An allocation through a function pointer frees its shadow here.
+                if self.heap_shadows.contains_key(&inst) {
+                    self.reverse_heap(inst);
+                }
                 return Ok(());
             }
             _ => return Ok(()),

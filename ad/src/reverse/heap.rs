@@ -104,6 +104,52 @@ impl<'a> Synth<'a> {
         Ok(())
     }
 
+    /// The shadow of a block an indirect call allocates: the call's targets are all C
+    /// allocators (see `crate::callees::indirect_allocators`), so its shadow is a zeroed
+    /// block of the same size. A target that is none of them at run time (a function of
+    /// another object file) gets a null shadow: the derivative traps on it rather than
+    /// use a shadow that may be wrong.
+    pub(super) fn forward_indirect_allocation(&mut self, inst: Inst) -> Result<(), AdError> {
+        let InstructionData::CallIndirect { sig, callee, args, .. } =
+            self.primal.dfg.insts[inst].clone()
+        else {
+            return Ok(());
+        };
+        let Some((allocation, targets)) = crate::callees::indirect_allocators(self.module, &sig)
+        else {
+            return Err(self.unsupported(
+                inst,
+                "a shadow for the pointer an indirect call returns (only calls whose possible \
+                 targets are all C allocators, such as a `malloc` kept in a function pointer, \
+                 get one)",
+            ));
+        };
+        let mut bytes = self.fwd_i64(args[allocation.bytes]);
+        if let Some(count) = allocation.count {
+            let count = self.fwd_i64(args[count]);
+            bytes = self.binary(BinaryOp::Mul, count, bytes);
+        }
+        let align = allocation.align.map(|align| self.fwd_i64(args[align]));
+        let shadow = self.shadow_alloc(bytes, align);
+        let target = self.fwd(callee);
+        let mut known = self.constant(Type::I1, Constant::Int(0));
+        for f in targets {
+            let address = self.constant(Type::PTR, Constant::function(f));
+            let is_it =
+                self.val(InstructionData::Icmp { cond: IntCC::Eq, args: [target, address] });
+            known = self.binary(BinaryOp::Or, known, is_it);
+        }
+        let null = self.constant(Type::PTR, Constant::Int(0));
+        let checked = self.val(InstructionData::Select {
+            flags: adc_ir::InstFlags::empty(),
+            args: [known, shadow, null],
+        });
+        let result = self.primal.dfg.inst_result(inst).expect("the call returns the block");
+        self.set_shadow(result, checked);
+        self.heap_shadows.insert(inst, shadow);
+        Ok(())
+    }
+
     /// A primal integer operand as an `i64` in the forward pass.
     fn fwd_i64(&mut self, value: Value) -> Value {
         let value = self.fwd(value);

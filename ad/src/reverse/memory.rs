@@ -223,6 +223,7 @@ impl<'a> Synth<'a> {
                 }
             }
             I::Call { .. } => self.forward_heap_shadow(inst, needs)?,
+            I::CallIndirect { .. } if needs => self.forward_indirect_allocation(inst)?,
             I::Const { value: Constant::Address { .. }, .. } if needs => {
                 self.forward_global_shadow(inst)?
             }
