@@ -214,11 +214,16 @@ pub fn lower_enzyme_calls(
         }
         nesting::inline_inner_derivatives(module, decoded.function, &report.derivatives);
         let derivative = synth.derivative(module, &decoded.request)?;
+        let shadow_globals = match decoded.mode {
+            DiffMode::Reverse => crate::activity::shadow_globals_of(module, decoded.function),
+            DiffMode::Forward => Vec::new(),
+        };
         let site = Site::inst(module, &module.functions[caller], call);
         let signatures = signatures.refresh(module);
         let api_ret = call_result_type(module, caller, call);
         let mut func = std::mem::take(&mut module.functions[caller]);
-        let result = replace_call(&mut func, signatures, call, &decoded, derivative, api_ret);
+        let target = (derivative, shadow_globals.as_slice());
+        let result = replace_call(&mut func, signatures, call, &decoded, target, api_ret);
         module.functions[caller] = func;
         result.map_err(|reason| bad_call(api_name(decoded.mode), site, reason))?;
         report.calls_lowered += 1;
@@ -1035,9 +1040,10 @@ impl Inserter<'_> {
     }
 
     /// Zeroes the shadow globals a derivative called from user code reaches: it starts a
-    /// differentiation, with no adjoint left in them from an earlier one (a reverse
-    /// derivative zeroes them on entry; a split function cannot, as derivatives call it
-    /// too).
+    /// differentiation, with no adjoint left in them from an earlier one. The call site
+    /// does it, not the derivative, which other derivatives call too (a callee's
+    /// derivative that zeroed them would wipe the adjoints its caller's reverse pass had
+    /// already left there).
     fn zero_shadow_globals(&mut self, globals: &[(GlobalId, u64)]) -> Result<(), String> {
         for &(global, bytes) in globals {
             let address = Constant::Address { symbol: Symbol::Global(global), offset: 0 };
@@ -1176,12 +1182,14 @@ fn path_type(ty: &Type, path: &[u32]) -> Option<Type> {
 }
 
 /// Replaces `call` by a call to `derivative` and adapts its result.
+/// Replaces an API call with a call of `derivative`, zeroing the shadow globals
+/// `derivative` reaches first (see [`Inserter::zero_shadow_globals`]).
 fn replace_call(
     func: &mut Function,
     signatures: &HashMap<FuncId, Signature>,
     call: Inst,
     decoded: &DecodedCall,
-    derivative: FuncId,
+    (derivative, shadow_globals): (FuncId, &[(GlobalId, u64)]),
     api_ret: Option<Type>,
 ) -> Result<(), String> {
     let target_sig = signatures
@@ -1224,6 +1232,7 @@ fn replace_call(
     let loc = func.dfg.debug_locs[call].clone();
     let old_args = func.inst(call).args();
     let mut ins = Inserter { func, signatures, before: call, loc };
+    ins.zero_shadow_globals(shadow_globals)?;
     let mut args = Vec::new();
     for (index, (arg, param_ty)) in decoded.args.iter().zip(&target_sig.params).enumerate() {
         if let (0, Some(size)) = (index, decoded.flags.implicit_sret) {

@@ -7,8 +7,9 @@
 //! generator keeps so that every program is defined and differentiable:
 //! - every index is in bounds: loop variables run to `n` (= `len`) or to `rows <= len`,
 //!   `idx` entries are below `len`, constants are below the length they index;
-//! - local and heap arrays are initialized in full where they are declared, and so are the
-//!   blocks a fresh-block helper mallocs and returns (the caller frees them);
+//! - local, heap and file-scope (`static`) arrays are initialized in full at the start of
+//!   every call (so no state crosses calls), and so are the blocks a fresh-block helper
+//!   mallocs and returns (the caller frees them);
 //! - logarithms, roots and powers take `c + e*e` (positive), divisions divide by
 //!   `c + e*e`; kinks (`fabs`, branches on data) are checked at run time by the probe
 //!   copy of the program, which rejects input points too close to one;
@@ -230,10 +231,21 @@ pub struct Helper {
     pub body: Expr,
 }
 
+/// Where a local array lives.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Placement {
+    Stack,
+    /// malloc/free.
+    Heap,
+    /// A file-scope `static` array: adc gives it a shadow global in reverse and split mode
+    /// (forward mode refuses globals that need one, so such programs have no forward
+    /// request). It is initialized in full on every call, like the others.
+    Global,
+}
+
 #[derive(Clone, Debug)]
 pub struct LocalArray {
-    /// malloc/free (true) or a stack array.
-    pub heap: bool,
+    pub placement: Placement,
     /// Element `i0` of the initialization loop (`Index::Var(0)` is in scope).
     pub init: Expr,
 }
@@ -344,7 +356,8 @@ pub fn generate(seed: u64) -> Program {
         g.loops.push(Bound::N);
         let init = g.expr(1);
         g.loops.pop();
-        locals.push(LocalArray { heap: g.rng.chance(50), init });
+        let placement = if g.rng.chance(50) { Placement::Heap } else { Placement::Stack };
+        locals.push(LocalArray { placement, init });
     }
     // Locals are initialized in declaration order and may read earlier ones only; the
     // generator let them read any, so drop loads of later locals.
@@ -363,6 +376,15 @@ pub fn generate(seed: u64) -> Program {
         requests.push(Request { mode, acts });
     }
     let value_seed = g.rng.next_u64();
+    // Drawn last, so that every earlier choice of a seed stays as it was.
+    for local in locals.iter_mut() {
+        if local.placement == Placement::Stack && g.rng.chance(25) {
+            local.placement = Placement::Global;
+        }
+    }
+    if locals.iter().any(|l| l.placement == Placement::Global) {
+        requests.retain(|r| r.mode != Mode::Forward);
+    }
     Program {
         seed,
         value_seed,

@@ -23,8 +23,8 @@
 use std::fmt::Write;
 
 use super::program::{
-    Act, Base, BinOp, Bound, Expr, Fun, HelperKind, Index, Mode, Op, ParamKind, Prec, Program,
-    Scalar, Stmt,
+    Act, Base, BinOp, Bound, Expr, Fun, HelperKind, Index, Mode, Op, ParamKind, Placement, Prec,
+    Program, Scalar, Stmt,
 };
 use super::rng::Rng;
 
@@ -263,8 +263,12 @@ impl Writer<'_> {
             Base::Param(k) => format!("a{k}"),
             Base::Coef(k) => format!("m{k}->coef"),
             Base::Row(k, r) => format!("rows{k}[{}]", self.index(r)),
-            Base::Local(k) if self.p.locals[*k].heap => format!("heap{k}"),
-            Base::Local(k) => format!("l{k}"),
+            Base::Local(k) => match self.p.locals[*k].placement {
+                Placement::Heap => format!("heap{k}"),
+                Placement::Stack => format!("l{k}"),
+                // Each copy of f (the probe, the double reference) has its own.
+                Placement::Global => format!("g{k}{}", self.suffix),
+            },
         }
     }
 
@@ -470,6 +474,15 @@ impl Writer<'_> {
         }
     }
 
+    /// The file-scope arrays of the locals placed in globals (before `function`).
+    fn globals(&self, out: &mut String, used: &Usage) {
+        for (k, l) in self.p.locals.iter().enumerate() {
+            if used.locals[k] && l.placement == Placement::Global {
+                let _ = writeln!(out, "static real {}[LEN];", self.base(&Base::Local(k)));
+            }
+        }
+    }
+
     fn function(&self, out: &mut String, used: &Usage) {
         let p = self.p;
         let mut params = Vec::new();
@@ -497,10 +510,14 @@ impl Writer<'_> {
                 continue;
             }
             let name = self.base(&Base::Local(k));
-            if l.heap {
-                let _ = writeln!(out, "  real *{name} = malloc(LEN * sizeof(real));");
-            } else {
-                let _ = writeln!(out, "  real {name}[LEN];");
+            match l.placement {
+                Placement::Heap => {
+                    let _ = writeln!(out, "  real *{name} = malloc(LEN * sizeof(real));");
+                }
+                Placement::Stack => {
+                    let _ = writeln!(out, "  real {name}[LEN];");
+                }
+                Placement::Global => {}
             }
             let init = self.expr(&l.init, &[]);
             let _ = writeln!(out, "  for (int i0 = 0; i0 < n; i0++)\n    {name}[i0] = {init};");
@@ -508,7 +525,7 @@ impl Writer<'_> {
         self.stmts(out, &p.body, 0, 1);
         let _ = writeln!(out, "  real result = {};", self.expr(&p.ret, &[]));
         for (k, l) in p.locals.iter().enumerate() {
-            if used.locals[k] && l.heap {
+            if used.locals[k] && l.placement == Placement::Heap {
                 let _ = writeln!(out, "  free(heap{k});");
             }
         }
@@ -591,6 +608,7 @@ pub fn render(p: &Program) -> String {
     );
     let test = Writer { p, suffix: "", probe: false, math: p.prec };
     test.helpers(&mut o, &used);
+    test.globals(&mut o, &used);
     test.function(&mut o, &used);
     let _ = write!(o, "#ifndef FUZZ_PROBE_ONLY\n{WRAPPERS}#endif\n#endif /* kernel */\n");
     o.push_str(
@@ -642,6 +660,7 @@ pub fn render(p: &Program) -> String {
     );
     let probe = Writer { p, suffix: "_probe", probe: true, math: p.prec };
     probe.helpers(&mut probe_src, &used);
+    probe.globals(&mut probe_src, &used);
     probe.function(&mut probe_src, &used);
 
     // The frame: every buffer the arguments point to.
@@ -757,6 +776,7 @@ pub fn render(p: &Program) -> String {
             let copy = Writer { p, suffix: "_ref", probe: false, math: Prec::F64 };
             let mut functions = String::new();
             copy.helpers(&mut functions, &used);
+            copy.globals(&mut functions, &used);
             copy.function(&mut functions, &used);
             let (define, undef): (String, String) = REFERENCE_TYPES
                 .iter()

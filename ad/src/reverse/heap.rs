@@ -33,9 +33,11 @@
 //!
 //! **Globals.** A global the activity analysis shadows (`crate::activity::shadowed_globals`)
 //! has a shadow global `__adc_shadow_<name>` created by the differentiator; its address
-//! is the shadow of the global's address. A top-level derivative zeroes every shadow
-//! global on entry: the shadow of a global is the adjoint of its value at entry, which no
-//! caller reads, and left over from a previous call it would add into this one.
+//! is the shadow of the global's address. An Enzyme API call zeroes the shadow globals
+//! its derivative reaches before calling it (`crate::enzyme_api`): the shadow of a global
+//! is the adjoint of its value at entry, which no caller reads, and left over from a
+//! previous call it would add into this one. The derivative itself does not, as other
+//! derivatives call it too, midway through their reverse pass.
 
 use std::collections::HashSet;
 
@@ -464,25 +466,5 @@ impl<'a> Synth<'a> {
             self.constant(ty, Constant::Address { symbol: Symbol::Global(shadow_global), offset });
         self.set_shadow(result, shadow);
         Ok(())
-    }
-
-    /// Zeroes every shadow global of the module (at the current block: the setup block of
-    /// a top-level derivative).
-    pub(super) fn zero_shadow_globals(&mut self) {
-        let shadows: Vec<(adc_ir::GlobalId, u64)> = self
-            .module
-            .globals
-            .iter()
-            .filter(|(_, g)| g.name.starts_with(SHADOW_GLOBAL_PREFIX))
-            .map(|(id, g)| (id, g.ty.size()))
-            .collect();
-        for (global, size) in shadows {
-            let address = self.constant(
-                Type::PTR,
-                Constant::Address { symbol: Symbol::Global(global), offset: 0 },
-            );
-            let bytes = self.iconst(Type::I64, size as i128);
-            self.memset_zero(address, bytes);
-        }
     }
 }

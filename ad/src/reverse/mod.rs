@@ -335,8 +335,6 @@ fn synthesize_planned(
     synth.bind_parameters(params_block, entry);
     if split {
         synth.begin_split(params_block, layout);
-    } else {
-        synth.zero_shadow_globals();
     }
     synth.emit_forward()?;
     synth.emit_reverse()?;

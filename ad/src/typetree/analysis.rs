@@ -21,7 +21,11 @@
 //! - IR types seed what they are sure of: float scalars/lanes are `Float`, pointers are
 //!   `Pointer`, `i1` is `Integer`. Other integer types say nothing (an `i64` may be a
 //!   `double`). Constants are bit patterns: they keep their seed and take no facts from
-//!   their uses (one `const i64 0` may be stored as a double and used as an index).
+//!   their uses (one `const i64 0` may be stored as a double and used as an index), but
+//!   for the addresses of globals, whose memory is the global's wherever they are used;
+//!   the addresses of one global in a function (`@g`, `@g + 8`) relate as by a
+//!   constant-offset `ptradd` (clang -O2 names `&g[1]` as a constant of its own, and a
+//!   `memset` of `@g` knew nothing of what `g[1]` holds).
 //! - TBAA access names (`"double"`, `"int"`, `"any pointer"`) on loads, stores and
 //!   memcpys seed the accessed bytes.
 //! - Loads and stores unify the value with the pointee at offset 0; `ptradd` by a
@@ -593,9 +597,10 @@ impl Solver<'_> {
         self.func.dfg.value_type(value)
     }
 
-    /// Joins `facts` into `value`'s tree; constants keep their seed (see module docs).
+    /// Joins `facts` into `value`'s tree; constants keep their seed (see module docs),
+    /// but for a global's address, whose memory is the global's wherever it is used.
     fn add(&mut self, value: Value, facts: &TypeTree) -> bool {
-        if facts.is_empty() || self.func.dfg.is_const(value) {
+        if facts.is_empty() || (self.func.dfg.is_const(value) && !self.is_global_address(value)) {
             return false;
         }
         let changed = self.types.values.entry(value).or_default().merge(facts);
@@ -603,6 +608,17 @@ impl Solver<'_> {
             self.grown.push(Grown::Value(self.id, value));
         }
         changed
+    }
+
+    fn is_global_address(&self, value: Value) -> bool {
+        let ValueDef::Result(inst) = self.func.dfg.value_def(value) else { return false };
+        matches!(
+            self.func.inst(inst),
+            InstructionData::Const {
+                value: adc_ir::Constant::Address { symbol: adc_ir::Symbol::Global(_), .. },
+                ..
+            }
+        )
     }
 
     /// Joins `facts` into this function's return tree.
@@ -698,6 +714,9 @@ impl Solver<'_> {
         let result = self.func.dfg.inst_result(inst);
         let data = self.func.inst(inst);
         match (data, result) {
+            (I::Const { .. }, Some(r)) if self.deps.global_links.contains_key(&r) => {
+                self.visit_global_address(r)
+            }
             (I::Const { .. } | I::Fence { .. } | I::Unreachable, _) => false,
             (I::Unary { op, arg, .. }, Some(r)) => {
                 if *op == UnaryOp::Freeze || op.is_float() {
@@ -877,6 +896,17 @@ impl Solver<'_> {
                 self.add(r, &forward) | self.add(arg, &backward)
             }
         }
+    }
+
+    /// `r = @g + k` and the representative `@g + j` of the same global (see
+    /// `FunctionDeps::global_links`): related as by a `ptradd` of `k - j`.
+    fn visit_global_address(&mut self, r: Value) -> bool {
+        let (representative, delta) = self.deps.global_links[&r];
+        let (base_memory, result_memory) = (self.pointee(representative), self.pointee(r));
+        self.add_base(r, BaseType::Pointer)
+            | self.add_base(representative, BaseType::Pointer)
+            | self.add_pointee(r, &base_memory.shifted(delta.saturating_neg()))
+            | self.add_pointee(representative, &result_memory.shifted(delta))
     }
 
     fn visit_ptradd(&mut self, inst: Inst, ptr: Value, offset: Value, r: Value) -> bool {

@@ -9,7 +9,8 @@
 use std::collections::{HashMap, HashSet};
 
 use adc_ir::{
-    BinaryOp, CastOp, FuncId, Function, Inst, InstructionData, Module, UnaryOp, Value, ValueDef,
+    BinaryOp, CastOp, Constant, FuncId, Function, GlobalId, Inst, InstructionData, Module, Symbol,
+    UnaryOp, Value, ValueDef,
 };
 
 /// One defined function's dependencies.
@@ -30,6 +31,11 @@ pub(super) struct FunctionDeps {
     /// The flow-graph cycle (strongly connected component) of each value on an edge:
     /// a branch argument in its parameter's cycle is derived from the parameter.
     pub cycles: HashMap<Value, usize>,
+    /// For each constant address of a global (`@g + k`) but the first of the lowest
+    /// offset, that one (the global's representative here) and `k` minus its offset:
+    /// clang -O2 names `&g[1]` as a constant, unrelated to the `@g` a `memset` takes
+    /// unless the analysis relates them, as if by a constant-offset `ptradd`.
+    pub global_links: HashMap<Value, (Value, i64)>,
 }
 
 /// The dependencies of every defined function of a module.
@@ -99,6 +105,16 @@ fn function_deps(func: &Function) -> FunctionDeps {
     let edges = flow_edges(func);
     deps.cycles = strongly_connected_components(&edges);
     deps.pointer_walks = pointer_walks(func, &deps.cycles);
+    deps.global_links = global_links(func);
+    // A representative that grew re-visits the constants linked to it.
+    for (address, (representative, _)) in &deps.global_links {
+        if let ValueDef::Result(inst) = func.dfg.value_def(*address) {
+            let insts = deps.mentions.entry(*representative).or_default();
+            if !insts.contains(&inst) {
+                insts.push(inst);
+            }
+        }
+    }
     let merges = Merges::of(func);
     deps.merge_sources = merge_sources(func, &merges.incoming, &deps.cycles);
     // A merge's rule reads its sources' trees: a source that grew re-visits the
@@ -115,6 +131,37 @@ fn function_deps(func: &Function) -> FunctionDeps {
         }
     }
     deps
+}
+
+/// The constant addresses of each global in `func`, linked to the one of lowest offset (see
+/// [`FunctionDeps::global_links`]).
+fn global_links(func: &Function) -> HashMap<Value, (Value, i64)> {
+    let mut by_global: HashMap<GlobalId, Vec<(Value, i64)>> = HashMap::new();
+    for (_, inst) in func.layout.insts() {
+        if let (
+            InstructionData::Const {
+                value: Constant::Address { symbol: Symbol::Global(global), offset },
+                ..
+            },
+            Some(r),
+        ) = (func.inst(inst), func.dfg.inst_result(inst))
+        {
+            by_global.entry(*global).or_default().push((r, *offset));
+        }
+    }
+    let mut links = HashMap::new();
+    for addresses in by_global.values() {
+        let Some(&(representative, base)) = addresses.iter().min_by_key(|(_, offset)| *offset)
+        else {
+            continue;
+        };
+        for &(address, offset) in addresses {
+            if address != representative {
+                links.insert(address, (representative, offset - base));
+            }
+        }
+    }
+    links
 }
 
 /// The merges of a function (block parameters, `select` results): the values each can
