@@ -42,8 +42,8 @@
 use std::collections::HashSet;
 
 use adc_ir::{
-    BinaryOp, CastOp, Constant, FuncAttrs, HeapFunction, Inst, InstructionData, IntCC, Symbol,
-    Type, Value, ValueDef,
+    Allocation, BinaryOp, CastOp, Constant, FuncAttrs, HeapFunction, Inst, InstructionData, IntCC,
+    Symbol, Type, Value, ValueDef,
 };
 
 use super::Synth;
@@ -90,13 +90,7 @@ impl<'a> Synth<'a> {
                     return Ok(());
                 }
                 if needs {
-                    let mut bytes = self.fwd_i64(args[a.bytes]);
-                    if let Some(count) = a.count {
-                        let count = self.fwd_i64(args[count]);
-                        bytes = self.binary(BinaryOp::Mul, count, bytes);
-                    }
-                    let align = a.align.map(|align| self.fwd_i64(args[align]));
-                    let shadow = self.shadow_alloc(bytes, align);
+                    let shadow = self.shadow_block_for(a, &args);
                     self.bind_heap_shadow(inst, shadow);
                 }
             }
@@ -126,13 +120,7 @@ impl<'a> Synth<'a> {
                  get one)",
             ));
         };
-        let mut bytes = self.fwd_i64(args[allocation.bytes]);
-        if let Some(count) = allocation.count {
-            let count = self.fwd_i64(args[count]);
-            bytes = self.binary(BinaryOp::Mul, count, bytes);
-        }
-        let align = allocation.align.map(|align| self.fwd_i64(args[align]));
-        let shadow = self.shadow_alloc(bytes, align);
+        let shadow = self.shadow_block_for(allocation, &args);
         let target = self.fwd(callee);
         let mut known = self.constant(Type::I1, Constant::Int(0));
         for f in targets {
@@ -150,6 +138,18 @@ impl<'a> Synth<'a> {
         self.set_shadow(result, checked);
         self.heap_shadows.insert(inst, shadow);
         Ok(())
+    }
+
+    /// A zeroed shadow block for the block an allocator call with operands `args`
+    /// returns: as many bytes (times `calloc`'s count), as aligned.
+    fn shadow_block_for(&mut self, allocation: Allocation, args: &[Value]) -> Value {
+        let mut bytes = self.fwd_i64(args[allocation.bytes]);
+        if let Some(count) = allocation.count {
+            let count = self.fwd_i64(args[count]);
+            bytes = self.binary(BinaryOp::Mul, count, bytes);
+        }
+        let align = allocation.align.map(|align| self.fwd_i64(args[align]));
+        self.shadow_alloc(bytes, align)
     }
 
     /// A primal integer operand as an `i64` in the forward pass.
