@@ -289,6 +289,8 @@ struct Solver<'a> {
     integer_globals: HashMap<Value, GlobalId>,
     /// Globals shadowed from the start (reverse mode, see [`shadowed_globals`]).
     seeded_globals: HashSet<GlobalId>,
+    /// Whether a function, or one it calls, names one of `seeded_globals` (memoised).
+    names_seeded_global: HashMap<FuncId, bool>,
 }
 
 impl<'a> Solver<'a> {
@@ -319,6 +321,7 @@ impl<'a> Solver<'a> {
                 DiffMode::Reverse => shadowed_globals(module),
                 DiffMode::Forward => HashSet::new(),
             },
+            names_seeded_global: HashMap::new(),
         };
         solver.build_classes();
         solver
@@ -741,16 +744,20 @@ impl<'a> Solver<'a> {
 
     /// Up propagation through a call whose callee has `effects`; `may_return_argument`:
     /// the returned pointer may point into the arguments' memory (not an allocator's).
+    /// `reads_shadowed_global`: the callee may read a global shadowed from the start
+    /// (`static double g[4]` read by a helper clang gave no argument for it): its result
+    /// may carry what the global holds.
     fn forward_call(
         &mut self,
         effects: Effects,
         args: &[Value],
         result: Option<Value>,
         may_return_argument: bool,
+        reads_shadowed_global: bool,
     ) -> bool {
         let mut changed = false;
         let any_carry = args.iter().any(|a| self.carries.contains(a));
-        let any_shadowed = args.iter().any(|a| self.is_shadowed(*a));
+        let any_shadowed = args.iter().any(|a| self.is_shadowed(*a)) || reads_shadowed_global;
         if let Some(r) = result {
             if any_carry || (effects.reads() && any_shadowed) {
                 changed |= self.carry(r);
@@ -777,6 +784,38 @@ impl<'a> Solver<'a> {
             }
         }
         changed
+    }
+
+    /// Whether `function`, or a function it calls directly (transitively), names a global
+    /// shadowed from the start.
+    fn reaches_seeded_global(&mut self, function: FuncId) -> bool {
+        if self.seeded_globals.is_empty() {
+            return false;
+        }
+        if let Some(known) = self.names_seeded_global.get(&function) {
+            return *known;
+        }
+        let (mut seen, mut stack, mut found) = (HashSet::from([function]), vec![function], false);
+        while let Some(id) = stack.pop() {
+            let Some(func) = self.module.functions.get(id) else { continue };
+            for (_, inst) in func.layout.insts() {
+                match func.inst(inst) {
+                    InstructionData::Const {
+                        value: Constant::Address { symbol: Symbol::Global(g), .. },
+                        ..
+                    } if self.seeded_globals.contains(g) => found = true,
+                    InstructionData::Call { callee, .. } if seen.insert(*callee) => {
+                        stack.push(*callee)
+                    }
+                    _ => {}
+                }
+            }
+            if found {
+                break;
+            }
+        }
+        self.names_seeded_global.insert(function, found);
+        found
     }
 
     /// Down propagation through a call whose callee has `effects` (see `forward_call`).
@@ -978,11 +1017,17 @@ impl<'a> Solver<'a> {
             (I::Call { callee, args, attrs }, result) => {
                 let effects = self.call_effects(*callee, *attrs);
                 let fresh = HeapFunction::of(&self.module.functions[*callee].name).is_some();
-                changed |= self.forward_call(effects, args, result, !fresh);
+                let global = effects.reads_other && self.reaches_seeded_global(*callee);
+                changed |= self.forward_call(effects, args, result, !fresh, global);
             }
             (I::CallIndirect { sig, args, attrs, .. }, result) => {
                 match self.indirect_call_effects(sig, *attrs) {
-                    Some(effects) => changed |= self.forward_call(effects, args, result, true),
+                    Some(effects) => {
+                        let candidates = crate::callees::indirect_call_candidates(self.module, sig);
+                        let global = effects.reads_other
+                            && candidates.into_iter().any(|f| self.reaches_seeded_global(f));
+                        changed |= self.forward_call(effects, args, result, true, global)
+                    }
                     // No known target: anything may happen to every pointer argument.
                     None if args.iter().any(|a| self.is_live_operand(*a)) => {
                         if let Some(r) = result {
