@@ -89,12 +89,14 @@ const MIXED_ACTIVITY_MERGE: &str = "a pointer loaded from memory that has a shad
      argument's), where the derivative needs to know which one it holds; passing that \
      argument as `enzyme_dup` avoids it";
 
-/// Name prefix of the shadow of a global: `__adc_shadow_<name>`.
-pub const SHADOW_GLOBAL_PREFIX: &str = "__adc_shadow_";
 use crate::request::{
     has_float, may_carry_float_bits, ArgActivity, DiffMode, DiffRequest, RetActivity,
 };
 use crate::typetree::{BaseType, TypeAnalysis};
+use globals::{globals_reached, holds_integers_only};
+pub use globals::{
+    shadow_globals_of, shadowed_globals, shadowed_globals_reached, SHADOW_GLOBAL_PREFIX,
+};
 
 /// What the activity analysis and the synthesis need to know of the whole module, computed
 /// once per module state (one synthesis and the split functions it queues) rather than
@@ -786,8 +788,8 @@ impl<'a> Solver<'a> {
         changed
     }
 
-    /// Whether `function`, or a function it calls directly (transitively), names a global
-    /// shadowed from the start.
+    /// Whether `function`, or a function it reaches, names a global shadowed from the
+    /// start.
     fn reaches_seeded_global(&mut self, function: FuncId) -> bool {
         if self.seeded_globals.is_empty() {
             return false;
@@ -795,25 +797,8 @@ impl<'a> Solver<'a> {
         if let Some(known) = self.names_seeded_global.get(&function) {
             return *known;
         }
-        let (mut seen, mut stack, mut found) = (HashSet::from([function]), vec![function], false);
-        while let Some(id) = stack.pop() {
-            let Some(func) = self.module.functions.get(id) else { continue };
-            for (_, inst) in func.layout.insts() {
-                match func.inst(inst) {
-                    InstructionData::Const {
-                        value: Constant::Address { symbol: Symbol::Global(g), .. },
-                        ..
-                    } if self.seeded_globals.contains(g) => found = true,
-                    InstructionData::Call { callee, .. } if seen.insert(*callee) => {
-                        stack.push(*callee)
-                    }
-                    _ => {}
-                }
-            }
-            if found {
-                break;
-            }
-        }
+        let seeded = &self.seeded_globals;
+        let found = !globals_reached(self.module, function, |g| seeded.contains(&g)).is_empty();
         self.names_seeded_global.insert(function, found);
         found
     }
@@ -850,7 +835,11 @@ impl<'a> Solver<'a> {
     /// `None` when there is none to know them by.
     fn indirect_call_effects(&self, sig: &Signature, attrs: FuncAttrs) -> Option<Effects> {
         let candidates = crate::callees::indirect_call_candidates(self.module, sig);
-        candidates.into_iter().map(|f| self.call_effects(f, attrs)).reduce(Effects::union)
+        self.joined_effects(&candidates, attrs)
+    }
+
+    fn joined_effects(&self, candidates: &[FuncId], attrs: FuncAttrs) -> Option<Effects> {
+        candidates.iter().map(|f| self.call_effects(*f, attrs)).reduce(Effects::union)
     }
 
     /// A pointer a call returns may point into the memory of its pointer arguments (a
@@ -1021,9 +1010,9 @@ impl<'a> Solver<'a> {
                 changed |= self.forward_call(effects, args, result, !fresh, global);
             }
             (I::CallIndirect { sig, args, attrs, .. }, result) => {
-                match self.indirect_call_effects(sig, *attrs) {
+                let candidates = crate::callees::indirect_call_candidates(self.module, sig);
+                match self.joined_effects(&candidates, *attrs) {
                     Some(effects) => {
-                        let candidates = crate::callees::indirect_call_candidates(self.module, sig);
                         let global = effects.reads_other
                             && candidates.into_iter().any(|f| self.reaches_seeded_global(f));
                         changed |= self.forward_call(effects, args, result, true, global)
@@ -1255,175 +1244,6 @@ fn moves_bits(op: BinaryOp) -> bool {
     )
 }
 
-/// The mutable globals of `module` that may carry derivatives in reverse mode: defined
-/// (not declared), not constant, in the default address space, not themselves shadows,
-/// with floats in their type, and
-/// written by some function of the module that is not synthesized (`__adc_*`): a store,
-/// copy, set or atomic through an address derived from the global (offsets, casts,
-/// selects, block parameters), or that address passed to a call or stored into memory,
-/// where anything may write through it.
-pub fn shadowed_globals(module: &Module) -> HashSet<GlobalId> {
-    let candidates: HashSet<GlobalId> = module
-        .globals
-        .iter()
-        .filter(|(_, g)| {
-            // Other address spaces (GPU shared memory) keep the per-function rule.
-            !g.constant
-                && g.addr_space == 0
-                && g.init.is_some()
-                && !g.name.starts_with(SHADOW_GLOBAL_PREFIX)
-                && (has_float(&g.ty) || is_byte_storage(&g.ty))
-        })
-        .map(|(id, _)| id)
-        .collect();
-    let mut written = HashSet::new();
-    if candidates.is_empty() {
-        return written;
-    }
-    for (_, func) in module.functions.iter() {
-        if func.is_declaration() || func.name.starts_with("__adc_") {
-            continue;
-        }
-        for (global, derived) in global_addresses(func, &candidates) {
-            if writes_through(func, &derived) {
-                written.insert(global);
-            }
-        }
-    }
-    written
-}
-
-/// The shadow globals of what `function` reaches (the differentiator declares them), with
-/// their sizes: what a derivative called from user code starts by zeroing.
-pub fn shadow_globals_of(module: &Module, function: FuncId) -> Vec<(GlobalId, u64)> {
-    shadowed_globals_reached(module, function)
-        .into_iter()
-        .filter_map(|global| {
-            let primal = &module.globals[global];
-            let name = format!("{}{}", SHADOW_GLOBAL_PREFIX, primal.name);
-            module.global_by_name(&name).map(|shadow| (shadow, primal.ty.size()))
-        })
-        .collect()
-}
-
-/// The globals with shadows that `function` or a function it calls, directly or not,
-/// names.
-pub fn shadowed_globals_reached(module: &Module, function: FuncId) -> Vec<GlobalId> {
-    use InstructionData as I;
-    let shadowed = shadowed_globals(module);
-    if shadowed.is_empty() {
-        return Vec::new();
-    }
-    let (mut seen, mut stack, mut named) = (vec![function], vec![function], Vec::new());
-    while let Some(id) = stack.pop() {
-        let func = &module.functions[id];
-        for (_, inst) in func.layout.insts() {
-            match func.inst(inst) {
-                I::Call { callee, .. } if !seen.contains(callee) => {
-                    seen.push(*callee);
-                    stack.push(*callee);
-                }
-                I::Const { value: Constant::Address { symbol, .. }, .. } => match symbol {
-                    Symbol::Global(g) if shadowed.contains(g) && !named.contains(g) => {
-                        named.push(*g)
-                    }
-                    Symbol::Func(f) if !seen.contains(f) => {
-                        seen.push(*f);
-                        stack.push(*f);
-                    }
-                    _ => {}
-                },
-                _ => {}
-            }
-        }
-    }
-    named
-}
-
-/// A type of integers only: no floats, no pointers, and not a `char` array (see
-/// [`is_byte_storage`]).
-fn holds_integers_only(ty: &Type) -> bool {
-    !has_float(ty) && !crate::request::has_pointer(ty) && !is_byte_storage(ty)
-}
-
-/// A `char` array: storage of no declared type, which a program may hand out as memory
-/// for doubles (an arena that a custom allocator, registered with Enzyme's
-/// `__enzyme_allocation_like`, carves up).
-fn is_byte_storage(ty: &Type) -> bool {
-    matches!(ty, Type::Array(element, _) if **element == Type::I8)
-}
-
-/// For each candidate global that `func` names, the values derived from its address.
-fn global_addresses(
-    func: &Function,
-    candidates: &HashSet<GlobalId>,
-) -> HashMap<GlobalId, HashSet<Value>> {
-    use InstructionData as I;
-    let mut derived: HashMap<GlobalId, HashSet<Value>> = HashMap::new();
-    for (_, inst) in func.layout.insts() {
-        if let I::Const { value: Constant::Address { symbol: Symbol::Global(g), .. }, .. } =
-            func.inst(inst)
-        {
-            if let (true, Some(r)) = (candidates.contains(g), func.dfg.inst_result(inst)) {
-                derived.entry(*g).or_default().insert(r);
-            }
-        }
-    }
-    for values in derived.values_mut() {
-        loop {
-            let before = values.len();
-            for (_, inst) in func.layout.insts() {
-                let data = func.inst(inst);
-                let result = func.dfg.inst_result(inst);
-                match (data, result) {
-                    (I::PtrAdd { ptr: base, .. }, Some(r))
-                    | (I::Cast { arg: base, .. }, Some(r))
-                        if values.contains(base) =>
-                    {
-                        values.insert(r);
-                    }
-                    (I::Select { args, .. }, Some(r))
-                        if values.contains(&args[1]) || values.contains(&args[2]) =>
-                    {
-                        values.insert(r);
-                    }
-                    _ => {
-                        for target in data.branch_targets() {
-                            let params = func.dfg.block_params(target.block);
-                            for (arg, param) in target.args.iter().zip(params) {
-                                if values.contains(arg) {
-                                    values.insert(*param);
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-            if values.len() == before {
-                break;
-            }
-        }
-    }
-    derived
-}
-
-/// Whether some instruction of `func` may write through one of `addresses`.
-fn writes_through(func: &Function, addresses: &HashSet<Value>) -> bool {
-    use InstructionData as I;
-    func.layout.insts().any(|(_, inst)| match func.inst(inst) {
-        I::Store { value, ptr, .. } => addresses.contains(ptr) || addresses.contains(value),
-        I::MemCopy { dst, .. } | I::MemSet { dst, .. } => addresses.contains(dst),
-        I::AtomicRmw { ptr, .. } | I::CmpXchg { ptr, .. } => addresses.contains(ptr),
-        I::Call { args, .. } | I::CallIndirect { args, .. } => {
-            args.iter().any(|a| addresses.contains(a))
-        }
-        // The caller may write through a returned address (a bump allocator's pointer
-        // into its arena).
-        I::Return { value: Some(v) } => addresses.contains(v),
-        _ => false,
-    })
-}
-
 /// Removes the shadows of addresses held as integers (`ptrtoint`) whose uses never need
 /// one: comparisons (clang's vectorizer alias checks compare addresses), and integer
 /// arithmetic or casts whose results need no shadow either. Anything else that uses them
@@ -1607,5 +1427,6 @@ pub fn check_store_into_argument(
     ))
 }
 
+mod globals;
 #[cfg(test)]
 mod tests;
