@@ -62,19 +62,41 @@ impl FunctionPass for Scalarize {
     }
 }
 
-/// Whether any instruction of `func` produces or consumes a vector of floats: what makes a
-/// scalarized copy worth differentiating.
-pub fn has_float_vectors(func: &Function) -> bool {
+/// How `func` computes with vectors of floats.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FloatVectorCensus {
+    /// Instructions that produce or consume a vector of floats.
+    pub instructions: usize,
+    /// Of those, the lane moves: `insertlane`, `extractlane` and `shuffle`.
+    pub lane_moves: usize,
+}
+
+/// Counts the instructions of `func` that produce or consume vectors of floats, and the
+/// lane moves among them: loop-vectorized code is mostly vector loads, stores and
+/// arithmetic, while straight-line (SLP) vectorization builds its vectors lane by lane.
+pub fn float_vector_census(func: &Function) -> FloatVectorCensus {
     let float_vector = |v: Value| {
         let ty = func.dfg.value_type(v);
         ty.is_vector() && ty.lane_type().is_float()
     };
-    func.layout.blocks().iter().any(|&b| {
-        func.layout.block_insts(b).iter().any(|&inst| {
-            func.dfg.inst_result(inst).is_some_and(float_vector)
-                || func.dfg.insts[inst].args().into_iter().any(float_vector)
-        })
-    })
+    let mut census = FloatVectorCensus::default();
+    for (_, inst) in func.layout.insts() {
+        let data = &func.dfg.insts[inst];
+        if func.dfg.inst_result(inst).is_some_and(float_vector)
+            || data.args().into_iter().any(float_vector)
+        {
+            census.instructions += 1;
+            if matches!(
+                data,
+                InstructionData::InsertLane { .. }
+                    | InstructionData::ExtractLane { .. }
+                    | InstructionData::Shuffle { .. }
+            ) {
+                census.lane_moves += 1;
+            }
+        }
+    }
+    census
 }
 
 /// Splits every vector of `func` into lanes when all of them can be (see the module
