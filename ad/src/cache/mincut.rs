@@ -10,7 +10,9 @@
 //!   decision, an address) has `out -> sink` (∞);
 //! - a value that can be recomputed (a pure instruction; a load from memory nothing in the
 //!   function may write, per alias analysis) has `operand.out -> in` (∞) for each operand;
-//! - a value that cannot (a load from overwritten memory, a call result, a block
+//! - a block parameter of a merge the reverse pass decides by one condition
+//!   (`merges`) is recomputed from that condition and the two values it selects;
+//! - a value that cannot (a load from overwritten memory, a call result, another block
 //!   parameter that is not a counted induction variable) has `source -> in` (∞): it
 //!   exists only if stored;
 //! - a value available for free in the reverse pass (a constant, a parameter of the
@@ -137,6 +139,8 @@ impl CachePlan<'_> {
                     || (!self.split && self.info.defined_once_before_exit(block))
                 {
                     Origin::Free
+                } else if let Some(m) = self.merged_param(value) {
+                    Origin::Recompute(vec![m.cond, m.when_true, m.when_false])
                 } else {
                     Origin::StoreOnly
                 }

@@ -45,6 +45,7 @@
 mod cost;
 mod cse;
 mod loop_ivs;
+mod merges;
 mod mincut;
 mod options;
 mod primal_info;
@@ -234,6 +235,11 @@ impl<'a> CachePlan<'a> {
             return Strategy::Direct;
         } else if loop_slot.is_some() {
             return Strategy::IvSlot;
+        } else if let Some(param) = primal {
+            let stored = self.store_instead.contains(&param);
+            if !stored && self.merged_param(param).is_some() {
+                return Strategy::Recompute;
+            }
         }
         if self.info.loops.depth(block) == 0 {
             Strategy::Slot

@@ -7,7 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use adc_ir::{Block, Inst, InstructionData, Value, ValueDef};
+use adc_ir::{Block, Inst, InstFlags, InstructionData, Value, ValueDef};
 
 use super::loop_ivs::LoopIvState;
 use super::tape::TapeStore;
@@ -155,7 +155,7 @@ impl<'a> Synth<'a> {
 
     fn recompute(&mut self, value: Value) -> Value {
         let ValueDef::Result(inst) = self.f.dfg.value_def(value) else {
-            unreachable!("only instruction results are recomputed")
+            return self.recompute_merged_param(value);
         };
         let mut data = self.f.dfg.insts[inst].clone();
         // The operands of a recomputed shadow (an address the reverse pass accumulates
@@ -171,6 +171,22 @@ impl<'a> Synth<'a> {
             self.cache.stats.recomputed += 1;
         }
         self.val(data)
+    }
+
+    /// A parameter of a merge decided by one condition (`crate::cache::MergedParam`): the
+    /// `select` of the values its two edges pass.
+    fn recompute_merged_param(&mut self, value: Value) -> Value {
+        let primal = self.primal_of(value).expect("a recomputed parameter is a primal one");
+        let merged = self.plan.merged_param(primal).expect("planned as a merged parameter");
+        self.cache.recompute_depth += 1;
+        let [cond, when_true, when_false] =
+            [merged.cond, merged.when_true, merged.when_false].map(|p| self.primal_in_reverse(p));
+        self.cache.recompute_depth -= 1;
+        self.cache.stats.recomputed += 1;
+        self.val(InstructionData::Select {
+            flags: InstFlags::empty(),
+            args: [cond, when_true, when_false],
+        })
     }
 
     /// Where the forward pass must insert code right after `value` is defined.

@@ -44,7 +44,7 @@ impl<'a> Synth<'a> {
     /// Whether the forward pass must tape which incoming edge of `target` it took.
     fn is_merge(&self, target: EdgeTarget) -> bool {
         self.plan.info.incoming.get(&target).is_some_and(|edges| edges.len() > 1)
-            && self.decider(target).is_none()
+            && self.plan.decider(target).is_none()
             && self.header_decider(target).is_none()
             && self.decision_tree(target).is_none()
     }
@@ -54,83 +54,6 @@ impl<'a> Synth<'a> {
             EdgeTarget::Block(block) => self.plan.loop_decider(block),
             EdgeTarget::Exit => None,
         }
-    }
-
-    /// The `brif` that decides edge `e`: `e` leaves that `brif`'s block directly, or leaves
-    /// a block whose only way in is one target of that `brif`. Returns the block and the
-    /// target index (0: condition true).
-    fn edge_decision(&self, target: EdgeTarget, e: Edge) -> Option<(Block, usize)> {
-        let is_brif = |block: Block| {
-            self.primal
-                .terminator(block)
-                .is_some_and(|t| matches!(self.primal.dfg.insts[t], InstructionData::Brif { .. }))
-        };
-        if matches!(target, EdgeTarget::Block(_)) && is_brif(e.from) {
-            return Some((e.from, e.succ_index));
-        }
-        let way_in = self.plan.info.incoming.get(&EdgeTarget::Block(e.from))?;
-        let [only] = way_in.as_slice() else { return None };
-        is_brif(only.from).then_some((only.from, only.succ_index))
-    }
-
-    /// For a merge point with two incoming edges that one `brif` chooses between (an
-    /// if/else diamond, a triangle, two returns): the condition, and the index of the
-    /// edge taken when it is true. The reverse pass recomputes (or reads the cached)
-    /// condition instead of taping the edge.
-    fn decider(&self, target: EdgeTarget) -> Option<(Value, usize)> {
-        let edges = self.plan.info.incoming.get(&target)?;
-        let [e0, e1] = edges.as_slice() else { return None };
-        let (block, k0, k1) =
-            match (self.edge_decision(target, *e0), self.edge_decision(target, *e1)) {
-                (Some((p0, k0)), Some((p1, k1))) if p0 == p1 => (p0, k0, k1),
-                // Both arms belong to the `brif` of one block: `target`'s immediate dominator.
-                _ => {
-                    let (block, k0) = self.dominating_arm(target, *e0)?;
-                    (block, k0, self.dominating_arm(target, *e1)?.1)
-                }
-            };
-        if k0 == k1 {
-            return None;
-        }
-        let term = self.primal.terminator(block)?;
-        let InstructionData::Brif { cond, .. } = self.primal.dfg.insts[term] else { return None };
-        Some((cond, if k0 == 0 { 0 } else { 1 }))
-    }
-
-    /// The arm of the `brif` ending `target`'s immediate dominator `D` that edge `e` comes
-    /// through, when that is fixed by dominance: `e` leaves `D` itself, or its source is
-    /// dominated by an arm `S` entered only from `D` (or along back edges from blocks `S`
-    /// dominates). Then the last execution of `D` before `e` chose `S`: a path that
-    /// reached `e`'s source after choosing the other arm, without passing `D` again, would
-    /// also avoid `S` (nothing else leads into it first), so `S` would not dominate the
-    /// source. This covers merges whose arms contain loops
-    /// (`if (col + 1 < d) { for row ... }` in GMM's triangle), which `edge_decision`, one
-    /// block deep, does not.
-    fn dominating_arm(&self, target: EdgeTarget, e: Edge) -> Option<(Block, usize)> {
-        let EdgeTarget::Block(block) = target else { return None };
-        let d = self.plan.info.domtree.idom(block)?;
-        let term = self.primal.terminator(d)?;
-        let InstructionData::Brif { then_dest, else_dest, .. } = &self.primal.dfg.insts[term]
-        else {
-            return None;
-        };
-        if e.from == d {
-            return Some((d, e.succ_index));
-        }
-        for (k, arm) in [then_dest.block, else_dest.block].into_iter().enumerate() {
-            // Entered only from `D`, or along back edges from blocks it dominates (the
-            // arm may be a loop header): those cannot be reached without passing it.
-            let entered_from_d =
-                self.plan.info.incoming.get(&EdgeTarget::Block(arm)).is_some_and(|way_in| {
-                    way_in
-                        .iter()
-                        .all(|w| w.from == d || self.plan.info.domtree.dominates(arm, w.from))
-                });
-            if arm != block && entered_from_d && self.plan.info.domtree.dominates(arm, e.from) {
-                return Some((d, k));
-            }
-        }
-        None
     }
 
     /// For a merge whose edges the immediate dominator `D`'s `brif` splits by arm, and
@@ -159,7 +82,7 @@ impl<'a> Synth<'a> {
         let (cond, d_targets) = self.brif_parts(d)?;
         let mut groups: [Vec<usize>; 2] = [Vec::new(), Vec::new()];
         for (index, edge) in edges.iter().enumerate() {
-            match self.dominating_arm(target, *edge) {
+            match self.plan.dominating_arm(target, *edge) {
                 Some((_, k)) => groups[k].push(index),
                 None => {
                     groups[0].push(index);
@@ -381,7 +304,7 @@ impl<'a> Synth<'a> {
                 let dest = BlockCall::new(self.rev_entry[&edge.from], Vec::new());
                 self.ins(InstructionData::Jump { dest });
             }
-            _ if self.decider(target).is_none()
+            _ if self.plan.decider(target).is_none()
                 && self.header_decider(target).is_none()
                 && self.decision_tree(target).is_some() =>
             {
@@ -389,7 +312,7 @@ impl<'a> Synth<'a> {
                 self.leave_by_decision(target, &edges, &tree, adjoints);
             }
             _ => {
-                let decider = match (self.decider(target), self.header_decider(target)) {
+                let decider = match (self.plan.decider(target), self.header_decider(target)) {
                     (Some((cond, then_edge)), _) => Some((self.primal_in_reverse(cond), then_edge)),
                     (None, Some(header)) => Some((self.came_from_latch(header), header.latch_edge)),
                     (None, None) => None,
