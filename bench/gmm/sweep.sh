@@ -3,9 +3,12 @@
 # bitcode as the runner uses) on ADBench inputs, with the peak heap growth of one gradient
 # (tapes, shadows, scratch; bench/programs/heap_meter.c). Checks the gradient against
 # central finite differences first.
-# Usage: [REPS=n] [ROUNDS=n] bench/gmm/sweep.sh [adc] [input files...]
+# Usage: [REPS=n] [ROUNDS=n] [BITCODE=scalar|default] [INPUTS=all] bench/gmm/sweep.sh [adc] [input files...]
 #   default adc: target/debug/adc (the code adc emits does not depend on its own profile);
-#   default inputs: d in {2,10,20,64} x K in {5,25,50,200} under ../shared/data/adbench/gmm/1k.
+#   default inputs: d in {2,10,20,64} x K in {5,25,50,200} under ../shared/data/adbench/gmm/1k
+#   (INPUTS=all: every file there);
+#   BITCODE=scalar (default): clang -O2 -fno-vectorize -fno-slp-vectorize -fno-unroll-loops;
+#   BITCODE=default: plain clang -O2 (vectorized and unrolled, as users compile).
 # Times are process CPU seconds per repetition, the best over ROUNDS runs of REPS each.
 # ADC_FLAGS: extra `adc build` flags for both programs (ADC_FLAGS=--passes=-tape-reuse).
 set -euo pipefail
@@ -14,7 +17,11 @@ root="$here/../.."
 adc="${1:-$root/target/debug/adc}"
 shift || true
 cc="${CLANG:-clang-19}"
-flags=(-O2 -fno-vectorize -fno-slp-vectorize -fno-unroll-loops)
+case "${BITCODE:-scalar}" in
+  scalar) flags=(-O2 -fno-vectorize -fno-slp-vectorize -fno-unroll-loops) ;;
+  default) flags=(-O2) ;;
+  *) echo "BITCODE must be scalar or default" >&2; exit 2 ;;
+esac
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 src="$root/bench/programs/gmm.c"
@@ -29,7 +36,9 @@ cc "$work/grad.o" "$work/heap_meter.o" -lm \
 cc "$work/primal.o" -lm -o "$work/primal"
 data="$root/../shared/data/adbench/gmm/1k"
 inputs=("$@")
-if [ ${#inputs[@]} -eq 0 ]; then
+if [ ${#inputs[@]} -eq 0 ] && [ "${INPUTS:-}" = all ]; then
+  inputs=("$data"/gmm_d*_K*.txt)
+elif [ ${#inputs[@]} -eq 0 ]; then
   for d in 2 10 20 64; do
     for k in 5 25 50 200; do
       [ -f "$data/gmm_d${d}_K${k}.txt" ] && inputs+=("$data/gmm_d${d}_K${k}.txt")
