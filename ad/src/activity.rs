@@ -46,9 +46,11 @@
 //! - **Active** values carry and reach; a pointer is active when its class is shadowed and
 //!   useful ([`Activity::needs_shadow`]). An instruction is active when its result is,
 //!   when it writes shadowed memory (a store of float data or of a shadowed pointer — even
-//!   an inactive value, whose shadow must be zeroed — a copy, a memset, an atomic), or
-//!   when it is a call with an active argument. A `readnone` call whose arguments are
-//!   inactive is inactive.
+//!   an inactive value, whose shadow must be zeroed — a copy, a memset, an atomic), when
+//!   it is a call with an active argument, or a call whose callee may write a global
+//!   shadowed from the start (reverse mode: a helper updating `static double g[4]` in
+//!   place, with no argument for it). A `readnone` call whose arguments are inactive is
+//!   inactive.
 //!
 //! **Globals.** Constant globals (and mutable ones nothing writes) are inactive: what
 //! they hold is a constant of the program. In reverse mode a mutable global (defined in
@@ -1189,7 +1191,17 @@ impl<'a> Solver<'a> {
         changed
     }
 
-    fn finish(self) -> Activity {
+    /// Whether a call to `callee` may write a global shadowed from the start (a helper
+    /// updating `static double g[4]` that clang gave no argument for): the derivative
+    /// must run the callee's reverse even when none of its arguments is active, or the
+    /// adjoints flowing through the global skip what the callee did to it.
+    fn writes_seeded_global(&mut self, callee: FuncId, attrs: FuncAttrs) -> bool {
+        !self.output_only(callee)
+            && self.call_effects(callee, attrs).writes_other
+            && self.reaches_seeded_global(callee)
+    }
+
+    fn finish(mut self) -> Activity {
         let func = self.func;
         let mut shadowed_values = HashSet::new();
         for (value, _) in func.dfg.values.iter() {
@@ -1216,8 +1228,15 @@ impl<'a> Solver<'a> {
                     I::AtomicRmw { ptr, .. } | I::CmpXchg { ptr, .. } => needs(ptr),
                     I::MemCopy { dst, src, .. } => needs(dst) || needs(src),
                     I::MemSet { dst, .. } => needs(dst),
-                    I::Call { args, .. } | I::CallIndirect { args, .. } => {
+                    I::Call { callee, args, attrs } => {
                         args.iter().any(|a| active_values.contains(a))
+                            || self.writes_seeded_global(*callee, *attrs)
+                    }
+                    I::CallIndirect { sig, args, attrs, .. } => {
+                        args.iter().any(|a| active_values.contains(a))
+                            || crate::callees::indirect_call_candidates(self.module, sig)
+                                .into_iter()
+                                .any(|f| self.writes_seeded_global(f, *attrs))
                     }
                     I::Return { value: Some(v) } => active_values.contains(v),
                     _ => false,

@@ -225,8 +225,9 @@ impl<'a> Synth<'a> {
         let function = &self.module.functions[*callee];
         let name = function.name.as_str();
         // A call with nothing active going in still needs the callee's derivative when the
-        // pointer it returns needs a shadow (a helper returning a block it allocated), or
-        // when its result is active (a helper reading a global shadowed from the start).
+        // pointer it returns needs a shadow (a helper returning a block it allocated), when
+        // its result is active (a helper reading a global shadowed from the start), or when
+        // the callee writes such a global (the activity marks the call active).
         let result = self.primal.dfg.inst_result(inst);
         let active_result = result
             .is_some_and(|r| self.activity.needs_shadow(r) || self.activity.is_active_value(r));
@@ -234,7 +235,9 @@ impl<'a> Synth<'a> {
             || is_allocator(name)
             || is_inactive_library(name)
             || self.facts.registrations.is_inactive(*callee)
-            || !(active_result || args.iter().any(|a| self.operand_is_active(*a)))
+            || !(active_result
+                || self.activity.is_active_inst(inst)
+                || args.iter().any(|a| self.operand_is_active(*a)))
         {
             return Ok(None);
         }

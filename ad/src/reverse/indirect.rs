@@ -55,13 +55,15 @@ impl<'a> Synth<'a> {
         else {
             return Ok(None);
         };
-        // An active result with nothing active going in: the target reads a global
-        // shadowed from the start. (A returned pointer that needs a shadow is an
-        // allocation's, see `heap`.)
+        // An active result, or an active call, with nothing active going in: a target
+        // reads or writes a global shadowed from the start. (A returned pointer that needs
+        // a shadow is an allocation's, see `heap`.)
         let result = self.primal.dfg.inst_result(inst);
         let active_result = result
             .is_some_and(|r| self.activity.is_active_value(r) && !self.activity.needs_shadow(r));
-        if !active_result && !args.iter().any(|a| self.operand_is_active(*a)) {
+        let writes_global = self.activity.is_active_inst(inst)
+            && !result.is_some_and(|r| self.activity.needs_shadow(r));
+        if !active_result && !writes_global && !args.iter().any(|a| self.operand_is_active(*a)) {
             return Ok(None);
         }
         if sig.varargs {
