@@ -4,7 +4,9 @@
  * the reverse pass skipped the helper's adjoint and d/dx[3] came out 1 instead of
  * 1 + 2 x[3] at -O1 and -O2, with no error (gradient fuzzer seed 210872). A call whose
  * callee may write a global shadowed from the start is active. Checked in reverse and
- * split mode, and through a function pointer. */
+ * split mode, through a function pointer, for a helper that only overwrites the global
+ * (its adjoint must be dropped, not passed on to x) and for one that reaches the global
+ * through another helper. */
 #include "enzyme.h"
 
 typedef struct {
@@ -32,6 +34,32 @@ double f(const double *x, int n) {
     g[i] = x[i];
   square_in_place(n);
   return g[3] + g[1];
+}
+
+__attribute__((noinline)) static void reset(int n) {
+  for (int k = 0; k < n; k++)
+    g[k] = 1.0;
+}
+
+__attribute__((noinline)) static void square_twice(int n) {
+  square_in_place(n);
+  square_in_place(n);
+}
+
+/* g[3] is overwritten by a constant: only x[2] has a derivative. */
+double overwritten(const double *x, int n) {
+  for (int i = 0; i < n; i++)
+    g[i] = x[i];
+  reset(n);
+  return g[3] + x[2];
+}
+
+/* Through two calls of the squaring helper: d/dx of (x + x^2) + (x + x^2)^2. */
+double nested(const double *x, int n) {
+  for (int i = 0; i < n; i++)
+    g[i] = x[i];
+  square_twice(n);
+  return g[3];
 }
 
 void (*volatile update)(int) = square_in_place;
@@ -71,5 +99,19 @@ int main(void) {
   double px[4] = {0};
   __enzyme_autodiff((void *)through_pointer, enzyme_dup, x, px, enzyme_const, 4);
   check_all("indirect", x, px);
+
+  double ox[4] = {0};
+  __enzyme_autodiff((void *)overwritten, enzyme_dup, x, ox, enzyme_const, 4);
+  for (int i = 0; i < 4; i++) {
+    char what[64];
+    snprintf(what, sizeof what, "overwritten d/dx[%d]", i);
+    check(what, ox[i], i == 2 ? 1.0 : 0.0, EXACT_TOL);
+  }
+
+  double nx[4] = {0};
+  __enzyme_autodiff((void *)nested, enzyme_dup, x, nx, enzyme_const, 4);
+  double y = x[3] + x[3] * x[3];
+  check("nested d/dx[3]", nx[3], (1 + 2 * y) * (1 + 2 * x[3]), EXACT_TOL);
+  check("nested d/dx[0]", nx[0], 0.0, EXACT_TOL);
   return check_done();
 }
