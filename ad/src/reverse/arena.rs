@@ -12,9 +12,12 @@
 //!   bytes)` bumps `used` (16-byte granules) and starts a new chunk when one is full;
 //!   `__adc_arena_release(arena)` frees the chunks and empties the header.
 //! - **Who owns one**: a derivative that makes split calls keeps a header in an entry
-//!   `alloca` and releases it at its final return; a split function keeps one in its
-//!   frame (zeroed by the forward phase) and releases it at the end of its reverse phase,
-//!   after the reverse phases of its callees.
+//!   `alloca` and releases it at its final return; a split function keeps one as the
+//!   last field of its frame (emptied where the frame of a root is made: `malloc`ed, or
+//!   the caller's memory) and releases it at the end of its reverse phase, after the
+//!   reverse phases of its callees. A frame from an arena is never a root, so it leaves
+//!   that field out (FFT's leaves and inner calls: 64 bytes instead of 88) and releases
+//!   null, which does nothing.
 //! - **Who uses it**: split functions take the arena to allocate their frame from as a
 //!   parameter (before the frame pointer). A call passes its own arena when it was given
 //!   null (it is the root of its tree: a derivative, or a split function called by user
@@ -29,8 +32,9 @@
 
 use adc_ir::builder::FunctionBuilder;
 use adc_ir::{
-    AtomicRmwOp, BinaryOp, BlockCall, Constant, FuncAttrs, FuncId, Function, GlobalId, InstFlags,
-    InstructionData, IntCC, Linkage, Module, Ordering, Signature, Symbol, Type, Value,
+    AtomicRmwOp, BinaryOp, BlockCall, Constant, FuncAttrs, FuncId, Function, GlobalId, Inst,
+    InstFlags, InstructionData, IntCC, Linkage, Module, Ordering, Signature, Symbol, Type, Value,
+    ValueDef,
 };
 
 use super::Synth;
@@ -39,7 +43,7 @@ use super::Synth;
 /// `malloc(bytes)` when the arena is null.
 pub const ARENA_ALLOC: &str = "__adc_arena_alloc";
 /// `__adc_arena_release(ptr arena)`: frees every chunk (or keeps the largest, see
-/// [`ARENA_CACHE`]); the arena is empty again.
+/// [`ARENA_CACHE`]); the arena is empty again. Nothing for a null arena.
 pub const ARENA_RELEASE: &str = "__adc_arena_release";
 /// The module global (`ptr`, zero-initialised) holding a chunk kept for the next call
 /// (with `tape-reuse`, as `tape_reuse` keeps tape buffers): an arena's
@@ -212,12 +216,19 @@ fn arena_release_body(module: &Module, free: FuncId, cache: Option<GlobalId>) ->
     let lookup = |id: FuncId| signatures.get(&id).cloned();
     let mut b = FunctionBuilder::new(&mut f, &lookup);
     let entry = b.create_entry_block();
-    let [walk, free_one, done] = [(); 3].map(|_| b.create_block());
+    let [start, walk, free_one, done, skip] = [(); 5].map(|_| b.create_block());
     let arena = b.func.dfg.block_params(entry)[0];
     let chunk = b.append_block_param(walk, Type::PTR);
 
+    // A null header: a split function's frame from an arena, which has none.
     b.switch_to_block(entry);
     let null = b.constant(Type::PTR, Constant::Int(0));
+    let no_header = b.icmp(IntCC::Eq, arena, null);
+    b.brif(no_header, BlockCall::new(skip, Vec::new()), BlockCall::new(start, Vec::new()));
+    b.switch_to_block(skip);
+    b.ret(None);
+
+    b.switch_to_block(start);
     let newest = b.load(Type::PTR, arena, 8);
     match cache {
         // The newest chunk is the largest: offered to the slot, the older ones freed.
@@ -294,34 +305,27 @@ impl<'a> Synth<'a> {
         if self.runtime.arena.is_none() {
             return self.constant(Type::PTR, Constant::Int(0));
         }
-        let header_ty = Type::array(Type::I64, ARENA_HEADER_BYTES / 8);
-        let header = self.new_slot(header_ty);
-        // Emptied where tape headers are initialized: the forward phase of a split
-        // function (its setup block also runs in the reverse phase), else the setup block.
+        let header = match self.split.as_ref().map(|s| (s.frame, s.root_frames.clone())) {
+            // A split function: the last field of its frame, emptied where the frame of a
+            // root is made (frames from an arena leave it out).
+            Some((frame, root_frames)) => {
+                let header = self.frame_tail_address(None, frame);
+                for (block, root_frame) in root_frames {
+                    let before = self.f.layout.last_inst(block).expect("a terminator");
+                    let header = self.frame_tail_address(Some(before), root_frame);
+                    self.empty_arena_header(Some(before), header);
+                }
+                header
+            }
+            // A derivative: an entry `alloca`, emptied in the setup block.
+            None => {
+                let header_ty = Type::array(Type::I64, ARENA_HEADER_BYTES / 8);
+                let header = self.new_slot(header_ty);
+                self.empty_arena_header(None, header);
+                header
+            }
+        };
         let null = self.setup_constant(Type::PTR, Constant::Int(0));
-        let zero = self.setup_constant(Type::I64, Constant::Int(0));
-        self.ins_tape_init(InstructionData::Store {
-            value: null,
-            ptr: header,
-            align: 8,
-            volatile: false,
-        });
-        for offset in [8, 16] {
-            let offset = self.setup_constant(Type::I64, Constant::Int(offset));
-            let ptr = self
-                .ins_setup(InstructionData::PtrAdd {
-                    flags: InstFlags::empty(),
-                    ptr: header,
-                    offset,
-                })
-                .expect("ptradd has a result");
-            self.ins_tape_init(InstructionData::Store {
-                value: zero,
-                ptr,
-                align: 8,
-                volatile: false,
-            });
-        }
         let for_calls = match self.split.as_ref().map(|s| s.arena) {
             // The arena given, or this one when none was (the root of its call tree).
             Some(given) => {
@@ -340,19 +344,104 @@ impl<'a> Synth<'a> {
         for_calls
     }
 
+    /// The address of the own arena header in a split function's `frame`: its last
+    /// field, at an offset `finish_split` fixes. Emitted before `before`, else in the
+    /// setup block.
+    fn frame_tail_address(&mut self, before: Option<Inst>, frame: Value) -> Value {
+        let offset = InstructionData::Const { ty: Type::I64, value: Constant::Int(0) };
+        let offset = match before {
+            Some(at) => self.ins_before(at, offset),
+            None => self.ins_setup(offset),
+        }
+        .expect("const has a result");
+        let ValueDef::Result(offset_inst) = self.f.dfg.value_def(offset) else {
+            unreachable!("a const is an instruction result")
+        };
+        if let Some(split) = self.split.as_mut() {
+            split.arena_header_offsets.push(offset_inst);
+            split.arena_header_bytes = ARENA_HEADER_BYTES;
+        }
+        let address = InstructionData::PtrAdd { flags: InstFlags::empty(), ptr: frame, offset };
+        match before {
+            Some(at) => self.ins_before(at, address),
+            None => self.ins_setup(address),
+        }
+        .expect("ptradd has a result")
+    }
+
+    /// Stores an empty arena header `{null, 0, 0}` at `header`, before `before` or in the
+    /// setup block.
+    fn empty_arena_header(&mut self, before: Option<Inst>, header: Value) {
+        let emit = |synth: &mut Self, data: InstructionData| match before {
+            Some(at) => synth.ins_before(at, data),
+            None => synth.ins_setup(data),
+        };
+        let null = emit(self, InstructionData::Const { ty: Type::PTR, value: Constant::Int(0) })
+            .expect("const has a result");
+        let zero = emit(self, InstructionData::Const { ty: Type::I64, value: Constant::Int(0) })
+            .expect("const has a result");
+        for (offset, value) in [(0, null), (8, zero), (16, zero)] {
+            let ptr = if offset == 0 {
+                header
+            } else {
+                let offset = emit(
+                    self,
+                    InstructionData::Const { ty: Type::I64, value: Constant::Int(offset) },
+                )
+                .expect("const has a result");
+                emit(
+                    self,
+                    InstructionData::PtrAdd { flags: InstFlags::empty(), ptr: header, offset },
+                )
+                .expect("ptradd has a result")
+            };
+            emit(self, InstructionData::Store { value, ptr, align: 8, volatile: false });
+        }
+    }
+
     /// Before the final return: releases this function's own arena, after the reverse
-    /// phases of the calls that allocated from it (empty when it was not their root).
+    /// phases of the calls that allocated from it (empty when it was not their root). A
+    /// split function's frame from an arena has no own header: it passes null, which the
+    /// release ignores.
     pub(super) fn release_own_arena(&mut self) {
         let (Some(own), Some(arena)) = (self.own_arena, self.runtime.arena) else { return };
         let Some(ret) = self.cache.final_return else { return };
         if self.f.layout.inst_block(ret).is_none() {
             return;
         }
+        let header = match self.split.as_ref().map(|s| s.frame) {
+            Some(frame) => {
+                let emit =
+                    |synth: &mut Self, data| synth.ins_before(ret, data).expect("has a result");
+                let load =
+                    InstructionData::Load { ty: Type::I64, ptr: frame, align: 8, volatile: false };
+                let flag = emit(self, load);
+                let in_arena = emit(
+                    self,
+                    InstructionData::Const {
+                        ty: Type::I64,
+                        value: Constant::int(&Type::I64, super::split::FRAME_IN_ARENA),
+                    },
+                );
+                let from_arena =
+                    emit(self, InstructionData::Icmp { cond: IntCC::Eq, args: [flag, in_arena] });
+                let null =
+                    emit(self, InstructionData::Const { ty: Type::PTR, value: Constant::Int(0) });
+                emit(
+                    self,
+                    InstructionData::Select {
+                        flags: InstFlags::empty(),
+                        args: [from_arena, null, own.header],
+                    },
+                )
+            }
+            None => own.header,
+        };
         self.ins_before(
             ret,
             InstructionData::Call {
                 callee: arena.release,
-                args: vec![own.header],
+                args: vec![header],
                 attrs: FuncAttrs::empty(),
             },
         );
@@ -457,5 +546,16 @@ mod tests {
         let big = alloc(&mut interp, 10_000) - 16;
         assert_ne!(big, second);
         assert!(interp.read(&Val::Ptr(second), &Type::I64, 1).is_err());
+    }
+
+    #[test]
+    fn releasing_a_null_arena_does_nothing() {
+        // A split function's frame from an arena has no own header and passes null.
+        for keep_chunk in [false, true] {
+            let (module, arena) = helpers(keep_chunk);
+            let mut interp = Interpreter::new(&module).expect("interpreter");
+            let result = interp.call(arena.release, &[Val::Ptr(0)]);
+            assert!(result.is_ok(), "release(null) must not touch memory: {result:?}");
+        }
     }
 }

@@ -10,12 +10,13 @@
 //!     brif (%tape == null), adc_alloc, adc_caller_frame
 //! adc_alloc:                      ; a fresh frame: from the caller's arena if it gave one
 //!     brif (%arena == null), adc_heap_frame, adc_arena_frame
-//! adc_heap_frame:                 ; owned (freed by the reverse phase)
-//!     %m = call @malloc(FRAME_SIZE); store i64 1, %m; jump adc_setup(%m)
+//! adc_heap_frame:                 ; owned (freed by the reverse phase); a root
+//!     %m = call @malloc(FRAME_SIZE); store i64 1, %m; [empty own arena]; jump adc_setup(%m)
 //! adc_arena_frame:                ; released with the arena by the call tree's root
-//!     %m = call @__adc_arena_alloc(%arena, FRAME_SIZE); store i64 2, %m; jump adc_setup(%m)
-//! adc_caller_frame:               ; the caller's memory (`enzyme_allocated`), not owned
-//!     store i64 0, %tape; jump adc_setup(%tape)
+//!     %m = call @__adc_arena_alloc(%arena, FRAME_SIZE - own arena header)
+//!     store i64 2, %m; jump adc_setup(%m)
+//! adc_caller_frame:               ; the caller's memory (`enzyme_allocated`), not owned; a root
+//!     store i64 0, %tape; [empty own arena]; jump adc_setup(%tape)
 //! adc_setup(%frame):              ; both phases: adjoint slots, frame addresses
 //!     brif %phase, adc_reverse_start, adc_fwd_init
 //! adc_fwd_init:                   ; forward phase: tape headers start empty
@@ -60,7 +61,7 @@ pub(crate) const FRAME_HEADER_BYTES: u64 = 8;
 const FRAME_OWNED: i128 = 1;
 /// Ownership flag of a frame (and tape buffers) from the caller's arena
 /// (`reverse::arena`): released with the arena, never freed one by one.
-const FRAME_IN_ARENA: i128 = 2;
+pub(crate) const FRAME_IN_ARENA: i128 = 2;
 
 impl<'a> Synth<'a> {
     /// The (not yet zeroed) shadow of a primal `alloca` of `bytes` bytes: a stack slot of
@@ -215,6 +216,7 @@ impl<'a> Synth<'a> {
             adc_ir::ValueDef::Result(inst) => inst,
             adc_ir::ValueDef::Param(..) => unreachable!("a const is an instruction result"),
         };
+        let mut arena_frame_size = None;
         if let Some(frame_arena) = self.runtime.arena {
             let from_arena = self.f.dfg.make_block();
             self.f.dfg.set_block_name(from_arena, "adc_arena_frame");
@@ -230,9 +232,14 @@ impl<'a> Synth<'a> {
             });
             // Released with the arena by the root of the call tree: not owned.
             self.cur = from_arena;
+            let arena_size = self.iconst(Type::I64, 1);
+            arena_frame_size = match self.f.dfg.value_def(arena_size) {
+                adc_ir::ValueDef::Result(inst) => Some(inst),
+                adc_ir::ValueDef::Param(..) => unreachable!("a const is an instruction result"),
+            };
             let fresh = self.val(InstructionData::Call {
                 callee: frame_arena.alloc,
-                args: vec![arena, size],
+                args: vec![arena, arena_size],
                 attrs: FuncAttrs::empty(),
             });
             let in_arena = self.iconst(Type::I64, FRAME_IN_ARENA);
@@ -248,6 +255,7 @@ impl<'a> Synth<'a> {
         let owned = self.iconst(Type::I64, FRAME_OWNED);
         self.store(owned, fresh);
         self.ins(InstructionData::Jump { dest: BlockCall::new(self.setup, vec![fresh]) });
+        let root_frames = vec![(caller_frame, tape), (self.cur, fresh)];
         self.cur = self.setup;
 
         if let Some(ty) = layout.ret.clone() {
@@ -264,6 +272,10 @@ impl<'a> Synth<'a> {
             fwd_init,
             reverse_start,
             frame_size,
+            arena_frame_size,
+            root_frames,
+            arena_header_offsets: Vec::new(),
+            arena_header_bytes: 0,
             frame_bytes: FRAME_HEADER_BYTES,
             layout,
         });
@@ -377,11 +389,25 @@ impl<'a> Synth<'a> {
     pub(super) fn finish_split(&mut self) {
         self.hoist_static_allocas();
         let Some(split) = self.split.as_ref() else { return };
-        let (frame, frame_size, bytes) = (split.frame, split.frame_size, split.frame_bytes);
-        self.f.dfg.insts[frame_size] = InstructionData::Const {
-            ty: Type::I64,
-            value: Constant::int(&Type::I64, bytes as i128),
+        let (frame, frame_size, slots_end) = (split.frame, split.frame_size, split.frame_bytes);
+        // The own arena header, if any, goes last: frames from an arena stop before it.
+        let header_at = slots_end.div_ceil(8) * 8;
+        let bytes = if split.arena_header_offsets.is_empty() {
+            slots_end
+        } else {
+            header_at + split.arena_header_bytes
         };
+        let i64_const = |value: u64| InstructionData::Const {
+            ty: Type::I64,
+            value: Constant::int(&Type::I64, value as i128),
+        };
+        for offset in split.arena_header_offsets.clone() {
+            self.f.dfg.insts[offset] = i64_const(header_at);
+        }
+        if let Some(arena_size) = split.arena_frame_size {
+            self.f.dfg.insts[arena_size] = i64_const(slots_end);
+        }
+        self.f.dfg.insts[frame_size] = i64_const(bytes);
         self.cache.stats.frame_bytes = bytes;
         let Some(ret) = self.cache.final_return else { return };
         if self.f.layout.inst_block(ret).is_none() {
