@@ -34,7 +34,6 @@ use adc_ir::builder::FunctionBuilder;
 use adc_ir::{
     AtomicRmwOp, BinaryOp, BlockCall, Constant, FuncAttrs, FuncId, Function, GlobalId, Inst,
     InstFlags, InstructionData, IntCC, Linkage, Module, Ordering, Signature, Symbol, Type, Value,
-    ValueDef,
 };
 
 use super::Synth;
@@ -305,15 +304,13 @@ impl<'a> Synth<'a> {
         if self.runtime.arena.is_none() {
             return self.constant(Type::PTR, Constant::Int(0));
         }
-        let header = match self.split.as_ref().map(|s| (s.frame, s.root_frames.clone())) {
+        let header = match self.split {
             // A split function: the last field of its frame, emptied where the frame of a
             // root is made (frames from an arena leave it out).
-            Some((frame, root_frames)) => {
-                let header = self.frame_tail_address(None, frame);
-                for (block, root_frame) in root_frames {
-                    let before = self.f.layout.last_inst(block).expect("a terminator");
-                    let header = self.frame_tail_address(Some(before), root_frame);
-                    self.empty_arena_header(Some(before), header);
+            Some(_) => {
+                let (header, at_roots) = self.root_frame_slot(ARENA_HEADER_BYTES);
+                for (before, root_header) in at_roots {
+                    self.empty_arena_header(Some(before), root_header);
                 }
                 header
             }
@@ -342,31 +339,6 @@ impl<'a> Synth<'a> {
         };
         self.own_arena = Some(OwnArena { header, for_calls });
         for_calls
-    }
-
-    /// The address of the own arena header in a split function's `frame`: its last
-    /// field, at an offset `finish_split` fixes. Emitted before `before`, else in the
-    /// setup block.
-    fn frame_tail_address(&mut self, before: Option<Inst>, frame: Value) -> Value {
-        let offset = InstructionData::Const { ty: Type::I64, value: Constant::Int(0) };
-        let offset = match before {
-            Some(at) => self.ins_before(at, offset),
-            None => self.ins_setup(offset),
-        }
-        .expect("const has a result");
-        let ValueDef::Result(offset_inst) = self.f.dfg.value_def(offset) else {
-            unreachable!("a const is an instruction result")
-        };
-        if let Some(split) = self.split.as_mut() {
-            split.arena_header_offsets.push(offset_inst);
-            split.arena_header_bytes = ARENA_HEADER_BYTES;
-        }
-        let address = InstructionData::PtrAdd { flags: InstFlags::empty(), ptr: frame, offset };
-        match before {
-            Some(at) => self.ins_before(at, address),
-            None => self.ins_setup(address),
-        }
-        .expect("ptradd has a result")
     }
 
     /// Stores an empty arena header `{null, 0, 0}` at `header`, before `before` or in the
@@ -409,32 +381,8 @@ impl<'a> Synth<'a> {
         if self.f.layout.inst_block(ret).is_none() {
             return;
         }
-        let header = match self.split.as_ref().map(|s| s.frame) {
-            Some(frame) => {
-                let emit =
-                    |synth: &mut Self, data| synth.ins_before(ret, data).expect("has a result");
-                let load =
-                    InstructionData::Load { ty: Type::I64, ptr: frame, align: 8, volatile: false };
-                let flag = emit(self, load);
-                let in_arena = emit(
-                    self,
-                    InstructionData::Const {
-                        ty: Type::I64,
-                        value: Constant::int(&Type::I64, super::split::FRAME_IN_ARENA),
-                    },
-                );
-                let from_arena =
-                    emit(self, InstructionData::Icmp { cond: IntCC::Eq, args: [flag, in_arena] });
-                let null =
-                    emit(self, InstructionData::Const { ty: Type::PTR, value: Constant::Int(0) });
-                emit(
-                    self,
-                    InstructionData::Select {
-                        flags: InstFlags::empty(),
-                        args: [from_arena, null, own.header],
-                    },
-                )
-            }
+        let header = match self.split {
+            Some(_) => self.root_only(own.header, ret),
             None => own.header,
         };
         self.ins_before(

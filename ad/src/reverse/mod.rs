@@ -90,17 +90,16 @@ pub(crate) struct SplitMode {
     /// The `const i64` giving the frame's size, patched once all slots are known.
     pub frame_size: Inst,
     /// The `const i64` size of a frame from the caller's arena (patched with
-    /// `frame_size`): such a frame is never a call tree's root, so it leaves out the own
-    /// arena header, the frame's last field (see `reverse::arena`).
+    /// `frame_size`): such a frame is never a call tree's root, so it leaves out the
+    /// root-only slot at the frame's end (the own arena header, see `reverse::arena`).
     pub arena_frame_size: Option<Inst>,
     /// The frames of the allocation paths that make this invocation a call tree's root
-    /// (`malloc`ed, or the caller's memory), with their blocks: the own arena header is
-    /// emptied there.
+    /// (`malloc`ed, or the caller's memory), with their blocks.
     pub root_frames: Vec<(Block, Value)>,
-    /// The `const i64` offsets of the own arena header (patched to the frame's end), and
-    /// its size.
-    pub arena_header_offsets: Vec<Inst>,
-    pub arena_header_bytes: u64,
+    /// The `const i64` offsets of the root-only slot (patched to the frame's end), and its
+    /// size (`Synth::root_frame_slot`).
+    pub root_slot_offsets: Vec<Inst>,
+    pub root_slot_bytes: u64,
     pub frame_bytes: u64,
     pub layout: SplitLayout,
 }

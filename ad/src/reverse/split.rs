@@ -61,7 +61,7 @@ pub(crate) const FRAME_HEADER_BYTES: u64 = 8;
 const FRAME_OWNED: i128 = 1;
 /// Ownership flag of a frame (and tape buffers) from the caller's arena
 /// (`reverse::arena`): released with the arena, never freed one by one.
-pub(crate) const FRAME_IN_ARENA: i128 = 2;
+const FRAME_IN_ARENA: i128 = 2;
 
 impl<'a> Synth<'a> {
     /// The (not yet zeroed) shadow of a primal `alloca` of `bytes` bytes: a stack slot of
@@ -110,6 +110,25 @@ impl<'a> Synth<'a> {
     /// Split mode: `free(data)` when the frame's ownership flag `cond` `flag` holds (else
     /// `free(null)`, which does nothing), before `before` or at `self.cur`.
     fn free_by_frame_flag(&mut self, data: Value, cond: IntCC, flag: i128, before: Option<Inst>) {
+        let to_free = self.select_by_frame_flag(data, cond, flag, before);
+        self.free_before(to_free, before);
+    }
+
+    /// Split mode: `data` in the frame of a call tree's root, null in a frame from an
+    /// arena (before `before`).
+    pub(crate) fn root_only(&mut self, data: Value, before: Inst) -> Value {
+        self.select_by_frame_flag(data, IntCC::Ne, FRAME_IN_ARENA, Some(before))
+    }
+
+    /// Split mode: `data` when the frame's ownership flag `cond` `flag` holds, else null,
+    /// before `before` or at `self.cur`.
+    fn select_by_frame_flag(
+        &mut self,
+        data: Value,
+        cond: IntCC,
+        flag: i128,
+        before: Option<Inst>,
+    ) -> Value {
         let frame = self.split.as_ref().expect("split functions only").frame;
         let mut emit = |data: InstructionData| match before {
             Some(at) => self.ins_before(at, data).expect("has a result"),
@@ -121,9 +140,7 @@ impl<'a> Synth<'a> {
             emit(InstructionData::Const { ty: Type::I64, value: Constant::int(&Type::I64, flag) });
         let holds = emit(InstructionData::Icmp { cond, args: [owned, flag] });
         let null = emit(InstructionData::Const { ty: Type::PTR, value: Constant::Int(0) });
-        let to_free =
-            emit(InstructionData::Select { flags: InstFlags::empty(), args: [holds, data, null] });
-        self.free_before(to_free, before);
+        emit(InstructionData::Select { flags: InstFlags::empty(), args: [holds, data, null] })
     }
 
     /// `free(data)` before `before`, or at `self.cur`.
@@ -274,8 +291,8 @@ impl<'a> Synth<'a> {
             frame_size,
             arena_frame_size,
             root_frames,
-            arena_header_offsets: Vec::new(),
-            arena_header_bytes: 0,
+            root_slot_offsets: Vec::new(),
+            root_slot_bytes: 0,
             frame_bytes: FRAME_HEADER_BYTES,
             layout,
         });
@@ -295,6 +312,45 @@ impl<'a> Synth<'a> {
             })
             .expect("const has a result");
         self.ins_setup(InstructionData::PtrAdd { flags: InstFlags::empty(), ptr: frame, offset })
+    }
+
+    /// Split mode: `bytes` after every other slot of the frame, which only the frames of
+    /// call-tree roots have (`malloc`ed, or the caller's memory): frames from an arena
+    /// stop before it. Its address in the setup block, and in each root's allocation
+    /// block with the instruction to emit before there. One such slot per frame.
+    pub(crate) fn root_frame_slot(&mut self, bytes: u64) -> (Value, Vec<(Inst, Value)>) {
+        let split = self.split.as_mut().expect("split functions only");
+        debug_assert!(split.root_slot_offsets.is_empty(), "one root-only slot per frame");
+        split.root_slot_bytes = bytes;
+        let (frame, root_frames) = (split.frame, split.root_frames.clone());
+        let in_setup = self.frame_tail_address(None, frame);
+        let mut at_roots = Vec::new();
+        for (block, root_frame) in root_frames {
+            let before = self.f.layout.last_inst(block).expect("a terminator");
+            at_roots.push((before, self.frame_tail_address(Some(before), root_frame)));
+        }
+        (in_setup, at_roots)
+    }
+
+    /// The address of the root-only slot in `frame`, at an offset `finish_split` fixes;
+    /// emitted before `before`, else in the setup block.
+    fn frame_tail_address(&mut self, before: Option<Inst>, frame: Value) -> Value {
+        let offset = InstructionData::Const { ty: Type::I64, value: Constant::Int(0) };
+        let offset = match before {
+            Some(at) => self.ins_before(at, offset),
+            None => self.ins_setup(offset),
+        }
+        .expect("const has a result");
+        let adc_ir::ValueDef::Result(offset_inst) = self.f.dfg.value_def(offset) else {
+            unreachable!("a const is an instruction result")
+        };
+        self.split.as_mut().expect("split functions only").root_slot_offsets.push(offset_inst);
+        let address = InstructionData::PtrAdd { flags: InstFlags::empty(), ptr: frame, offset };
+        match before {
+            Some(at) => self.ins_before(at, address),
+            None => self.ins_setup(address),
+        }
+        .expect("ptradd has a result")
     }
 
     /// Code that initializes tape headers: forward phase only in split mode (the reverse
@@ -390,19 +446,19 @@ impl<'a> Synth<'a> {
         self.hoist_static_allocas();
         let Some(split) = self.split.as_ref() else { return };
         let (frame, frame_size, slots_end) = (split.frame, split.frame_size, split.frame_bytes);
-        // The own arena header, if any, goes last: frames from an arena stop before it.
-        let header_at = slots_end.div_ceil(8) * 8;
-        let bytes = if split.arena_header_offsets.is_empty() {
+        // The root-only slot, if any, goes last: frames from an arena stop before it.
+        let root_slot_at = slots_end.div_ceil(8) * 8;
+        let bytes = if split.root_slot_offsets.is_empty() {
             slots_end
         } else {
-            header_at + split.arena_header_bytes
+            root_slot_at + split.root_slot_bytes
         };
         let i64_const = |value: u64| InstructionData::Const {
             ty: Type::I64,
             value: Constant::int(&Type::I64, value as i128),
         };
-        for offset in split.arena_header_offsets.clone() {
-            self.f.dfg.insts[offset] = i64_const(header_at);
+        for offset in split.root_slot_offsets.clone() {
+            self.f.dfg.insts[offset] = i64_const(root_slot_at);
         }
         if let Some(arena_size) = split.arena_frame_size {
             self.f.dfg.insts[arena_size] = i64_const(slots_end);
