@@ -29,8 +29,6 @@ declare -A EXPECTED_FAILURES=(
   ["CppSugar/gh_issue_1785-O2"]="does not compile with Enzyme's header (XFAIL upstream)"
   # Not supported by adc yet (issue 26).
   ["ReverseMode/invsqrt-O2"]="clang -O2 inlines Q_rsqrt, so its registered gradient no longer applies and the bit hack is differentiated"
-  ["ReverseMode/mycos-O0"]="fourth-order reverse (the third works): the third derivative copies the growing tape of the second, whose records mix doubles and pointers, with a run-time length (docs/src/ad.md, nested API calls)"
-  ["ReverseMode/mycos-O2"]="fourth-order reverse (the third works): the third derivative copies the growing tape of the second, whose records mix doubles and pointers, with a run-time length (docs/src/ad.md, nested API calls)"
   ["ForwardMode/customfwd-O2"]="clang -O2 inlines square_, so its registered (deliberately wrong) derivative no longer applies: adc returns the true derivative 6 where the test expects the registration's 100"
 )
 

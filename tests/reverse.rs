@@ -57,9 +57,18 @@ const SUITES: &[(&str, usize)] = &[("reverse", 4), ("forward", 4), ("split", 4),
 const SPILLED_CXX_TUPLES: &str = "without adc's pipelines, clang -O0 passes the C++ API's \
      markers through references to argument tuples spilled to the stack, which the API \
      lowering does not follow (issue 26)";
+/// Differentiated before any pipeline ran, the primal's own loads, stores and tapes stay
+/// in the code the outer levels differentiate again.
+const UNOPTIMIZED_FOURTH_ORDER: &str = "without the pre-AD pipeline, the third level's tapes \
+     of unoptimized code hold integers, doubles and pointers in records whose fields the \
+     type analysis cannot tell apart (a clear error in ddd_cos); series_sin's third \
+     derivative at x < 0 is NaN there: pow's exponent, loaded from a tape that also holds \
+     active values, counts as active, and its zero adjoint times log(x) gives NaN (issue 26)";
 const KNOWN_FAILURES: &[(&str, &str)] = &[
     ("O0-ad-before-opt/cxx/07_enzyme_header", SPILLED_CXX_TUPLES),
     ("O0-ad-before-opt/cxx/08_reverse_with_primal_global", SPILLED_CXX_TUPLES),
+    ("O0-ad-before-opt/124_fourth_order_reverse", UNOPTIMIZED_FOURTH_ORDER),
+    ("O2-ad-before-opt/124_fourth_order_reverse", UNOPTIMIZED_FOURTH_ORDER),
 ];
 
 /// The `.c` and `.cpp` programs of one suite, sorted.

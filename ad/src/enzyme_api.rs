@@ -212,7 +212,7 @@ pub fn lower_enzyme_calls(
             }
             continue;
         }
-        nesting::inline_inner_derivatives(module, decoded.function, &report.derivatives);
+        nesting::inline_inner_derivatives(module, decoded.function, &report.derivatives)?;
         let derivative = synth.derivative(module, &decoded.request)?;
         let shadow_globals = match decoded.mode {
             DiffMode::Reverse => crate::activity::shadow_globals_of(module, decoded.function),

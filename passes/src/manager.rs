@@ -450,13 +450,30 @@ impl PassManager {
     pub fn run(&self, module: &mut Module) -> (Report, Result<(), PassError>) {
         let mut report = Report { options: self.options.clone(), ..Report::default() };
         let mut analyses = AnalysisManager::new();
-        let result = self.run_inner(module, &mut analyses, &mut report);
+        let result = self.run_inner(module, None, &mut analyses, &mut report);
         (report, result)
     }
 
+    /// Runs the function passes of the sequence on `function` alone and skips the module
+    /// passes: for a caller that changed one function in the middle of a larger job (the
+    /// Enzyme API lowering cleans up a function it inlined inner derivatives into before
+    /// differentiating it again).
+    pub fn run_on_function(
+        &self,
+        module: &mut Module,
+        function: FuncId,
+    ) -> (Report, Result<(), PassError>) {
+        let mut report = Report { options: self.options.clone(), ..Report::default() };
+        let mut analyses = AnalysisManager::new();
+        let result = self.run_inner(module, Some(function), &mut analyses, &mut report);
+        (report, result)
+    }
+
+    /// Every pass in order, or with `only`, the function passes on that function.
     fn run_inner(
         &self,
         module: &mut Module,
+        only: Option<FuncId>,
         analyses: &mut AnalysisManager,
         report: &mut Report,
     ) -> Result<(), PassError> {
@@ -465,6 +482,9 @@ impl PassManager {
             let index = position + 1;
             let pass = (info.create)();
             let name = info.name;
+            if only.is_some() && matches!(pass, AnyPass::Module(_)) {
+                continue;
+            }
             let mut record = PassRecord {
                 index,
                 name,
@@ -503,8 +523,11 @@ impl PassManager {
                     preserved
                 }
                 AnyPass::Function(p) => {
+                    let ids: Vec<FuncId> = match only {
+                        Some(id) => vec![id],
+                        None => module.functions.keys().collect(),
+                    };
                     let mut overall = PreservedAnalyses::All;
-                    let ids: Vec<FuncId> = module.functions.keys().collect();
                     for id in ids {
                         if module.functions[id].is_declaration() {
                             continue;
@@ -686,6 +709,21 @@ mod tests {
         assert!(report.output.contains("BISECT: NOT running pass (2) breaker"));
         assert!(report.output.contains("; *** IR after pass counter (1) ***"));
         assert!(!report.passes[1].ran);
+    }
+
+    #[test]
+    fn run_on_function_touches_that_function_and_skips_module_passes() {
+        let text = "func internal @unused(%v0: f64) -> f64 {\n^bb0:\n  %v1 = fadd f64 %v0, %v0\n  ret %v1\n}\n\nfunc @kept(%v0: f64) -> f64 {\n^bb0:\n  ret %v0\n}\n";
+        let mut module = adc_ir::text::parse_module(text).unwrap();
+        let kept = module.function_by_name("kept").unwrap();
+        // global-dce would delete the unused internal function: as a module pass it is
+        // skipped.
+        let global_dce = crate::lookup("global-dce").unwrap();
+        let manager = PassManager::new(vec![global_dce, &COUNTER], Options::default());
+        let (report, result) = manager.run_on_function(&mut module, kept);
+        assert!(result.is_ok());
+        assert!(module.function_by_name("unused").is_some());
+        assert_eq!(report.stat("counter", "instructions seen"), 1, "only @kept's `ret`");
     }
 
     #[test]

@@ -9,7 +9,8 @@ use std::collections::HashSet;
 use adc_ir::{FuncId, InstructionData, Module};
 
 use super::is_api_function;
-use crate::callees::TAPE_PUSH;
+use crate::callees::{TAPE_GIVE, TAPE_PUSH, TAPE_TAKE};
+use crate::error::{AdError, AdErrorKind, Site};
 
 /// Whether `function`, or a defined function it calls directly or through other calls,
 /// still contains a call to an API entry point.
@@ -47,7 +48,13 @@ const MAX_INLINED: usize = 20_000;
 /// its `realloc` then grows a block held in the tape header's first field, which the
 /// outer derivative shadows like any block a local slot holds. Derivatives that call
 /// themselves stay calls.
-pub(super) fn inline_inner_derivatives(module: &mut Module, function: FuncId, inner: &[FuncId]) {
+///
+/// The inlined body is cleaned up with [`CLEANUP`] before it is differentiated again.
+pub(super) fn inline_inner_derivatives(
+    module: &mut Module,
+    function: FuncId,
+    inner: &[FuncId],
+) -> Result<(), AdError> {
     let mut copied = 0;
     while copied < MAX_INLINED {
         let func = &module.functions[function];
@@ -61,10 +68,63 @@ pub(super) fn inline_inner_derivatives(module: &mut Module, function: FuncId, in
             }
             _ => None,
         });
-        let Some((call, callee)) = site else { return };
+        let Some((call, callee)) = site else { break };
         let body = module.functions[callee].clone();
         copied +=
             adc_passes::inline::inline_call(&mut module.functions[function], call, &body).max(1);
+    }
+    if copied == 0 {
+        return Ok(());
+    }
+    allocate_inlined_tapes_afresh(module, function);
+    clean_up(module, function)
+}
+
+/// What runs on a function after inner derivatives were inlined into it: the inlined
+/// derivative is fresh synthesis output (the post-AD pipeline runs once every request is
+/// lowered), whose tape offsets, shadow addresses and constants are computed inside its
+/// loops. Differentiated as they are, the next level tapes them per iteration, next to
+/// the doubles, in records whose fields it then cannot tell apart when a level above
+/// differentiates those tapes again (fourth derivatives, Enzyme's `mycos`). After these
+/// passes, loop-invariant addresses sit outside the loops and offsets are induction
+/// variables, which the cache planner recomputes.
+const CLEANUP: &[&str] =
+    &["simplify-cfg", "sroa", "mem2reg", "sccp", "simplify-cfg", "gvn", "licm", "dse", "dce"];
+
+fn clean_up(module: &mut Module, function: FuncId) -> Result<(), AdError> {
+    let name = module.functions[function].name.clone();
+    let internal =
+        |what: String| AdError::new(Site::function(&name), AdErrorKind::Internal { what });
+    let passes: Vec<_> = CLEANUP
+        .iter()
+        .map(|name| adc_passes::lookup(name))
+        .collect::<Result<_, _>>()
+        .map_err(|e| internal(e.to_string()))?;
+    let manager = adc_passes::PassManager::new(passes, Default::default());
+    let (_, result) = manager.run_on_function(module, function);
+    result.map_err(|e| internal(format!("cleaning up the inlined inner derivatives: {e}")))
+}
+
+/// Turns the inlined tape buffers kept across calls (`__adc_tape_take(slot, bytes)`,
+/// `__adc_tape_give(slot, data)`, see `reverse::tape_reuse`) back into `malloc(bytes)` and
+/// `free(data)`. The outer derivative differentiates the allocation like any other, while
+/// the slot, a global holding a pointer, would need a shadow no derivative can have. Both
+/// calls of a buffer come from the same inlined body, so the pairs stay matched; the
+/// inner derivative itself keeps its slots for its other callers.
+fn allocate_inlined_tapes_afresh(module: &mut Module, function: FuncId) {
+    let by_name = |name: &str| module.function_by_name(name);
+    let (Some(take), Some(give)) = (by_name(TAPE_TAKE), by_name(TAPE_GIVE)) else { return };
+    // The helpers are defined with `malloc` and `free` declared beside them.
+    let (Some(malloc), Some(free)) = (by_name("malloc"), by_name("free")) else { return };
+    let func = &mut module.functions[function];
+    let calls: Vec<_> = func.layout.insts().map(|(_, inst)| inst).collect();
+    for inst in calls {
+        if let InstructionData::Call { callee, args, .. } = &mut func.dfg.insts[inst] {
+            if (*callee == take || *callee == give) && args.len() == 2 {
+                *callee = if *callee == take { malloc } else { free };
+                args.remove(0);
+            }
+        }
     }
 }
 
