@@ -71,6 +71,28 @@ const KNOWN_FAILURES: &[(&str, &str)] = &[
     ("O2-ad-before-opt/124_fourth_order_reverse", UNOPTIMIZED_FOURTH_ORDER),
 ];
 
+/// Programs that fail under one cache-planner setting only (`ADC_CACHE`, which
+/// scripts/test-cache-switches.sh sets), at every level: (setting, program, reason).
+const KNOWN_FAILURES_UNDER_SETTING: &[(&str, &str, &str)] = &[(
+    "-cache-ivs",
+    "124_fourth_order_reverse",
+    "with induction variables taped instead of counted, the first level's tape records \
+     hold i64 counters beside doubles at run-time offsets, and the third level refuses the \
+     second level's memset of their shadow (\"cannot deduce the type of the copied bytes\"): \
+     the type analysis keeps no per-field facts for such records (issue 26)",
+)];
+
+/// Why the trial `name` of `program` is expected to fail, if it is.
+fn known_failure(name: &str, program: &str) -> Option<&'static str> {
+    let setting = std::env::var("ADC_CACHE").unwrap_or_default();
+    KNOWN_FAILURES.iter().find(|(n, _)| *n == name).map(|(_, why)| *why).or_else(|| {
+        KNOWN_FAILURES_UNDER_SETTING
+            .iter()
+            .find(|(s, p, _)| *s == setting && *p == program)
+            .map(|(_, _, why)| *why)
+    })
+}
+
 /// The `.c` and `.cpp` programs of one suite, sorted.
 fn programs_of(dir: &Path) -> Vec<PathBuf> {
     let mut programs: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -110,7 +132,7 @@ fn main() {
                     stem: stem.clone(),
                 };
                 let name = format!("{level}/{prefix}{stem}");
-                let known = KNOWN_FAILURES.iter().any(|(n, _)| *n == name);
+                let known = known_failure(&name, &stem).is_some();
                 let trial = Trial::test(name, move || case.run());
                 trials.push(if known {
                     trial.with_kind("known failure").with_ignored_flag(true)
@@ -170,8 +192,14 @@ fn leak_check_trials(dir: &Path, include: &Path, out_root: &Path, clang: bool) -
                 dir: out_root.join("leak"),
                 stem: stem.clone(),
             };
-            Trial::test(format!("leak/{stem}"), move || case.run_under_valgrind())
-                .with_ignored_flag(!(clang && valgrind))
+            let name = format!("leak/{stem}");
+            let known = known_failure(&name, &stem).is_some();
+            let trial = Trial::test(name, move || case.run_under_valgrind());
+            if known {
+                trial.with_kind("known failure").with_ignored_flag(true)
+            } else {
+                trial.with_ignored_flag(!(clang && valgrind))
+            }
         })
         .collect()
 }
