@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 
 settings=("$@")
 if [ ${#settings[@]} -eq 0 ]; then
-  settings=(heuristic -cache-ivs -cache-licm -cache-cse -cache-records -tape-reuse)
+  settings=(heuristic -cache-ivs -cache-licm -cache-cse -cache-records -tape-reuse +tapes-by-kind)
 fi
 
 cargo build --locked --workspace --tests --quiet

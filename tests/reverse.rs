@@ -57,40 +57,14 @@ const SUITES: &[(&str, usize)] = &[("reverse", 4), ("forward", 4), ("split", 4),
 const SPILLED_CXX_TUPLES: &str = "without adc's pipelines, clang -O0 passes the C++ API's \
      markers through references to argument tuples spilled to the stack, which the API \
      lowering does not follow (issue 26)";
-/// Differentiated before any pipeline ran, the primal's own loads, stores and tapes stay
-/// in the code the outer levels differentiate again.
-const UNOPTIMIZED_FOURTH_ORDER: &str = "without the pre-AD pipeline, the third level's tapes \
-     of unoptimized code hold integers, doubles and pointers in records whose fields the \
-     type analysis cannot tell apart (a clear error in ddd_cos); series_sin's third \
-     derivative at x < 0 is NaN there: pow's exponent, loaded from a tape that also holds \
-     active values, counts as active, and its zero adjoint times log(x) gives NaN (issue 26)";
 const KNOWN_FAILURES: &[(&str, &str)] = &[
     ("O0-ad-before-opt/cxx/07_enzyme_header", SPILLED_CXX_TUPLES),
     ("O0-ad-before-opt/cxx/08_reverse_with_primal_global", SPILLED_CXX_TUPLES),
-    ("O0-ad-before-opt/124_fourth_order_reverse", UNOPTIMIZED_FOURTH_ORDER),
-    ("O2-ad-before-opt/124_fourth_order_reverse", UNOPTIMIZED_FOURTH_ORDER),
 ];
 
-/// Programs that fail under one cache-planner setting only (`ADC_CACHE`, which
-/// scripts/test-cache-switches.sh sets), at every level: (setting, program, reason).
-const KNOWN_FAILURES_UNDER_SETTING: &[(&str, &str, &str)] = &[(
-    "-cache-ivs",
-    "124_fourth_order_reverse",
-    "with induction variables taped instead of counted, the first level's tape records \
-     hold i64 counters beside doubles at run-time offsets, and the third level refuses the \
-     second level's memset of their shadow (\"cannot deduce the type of the copied bytes\"): \
-     the type analysis keeps no per-field facts for such records (issue 26)",
-)];
-
-/// Why the trial `name` of `program` is expected to fail, if it is.
-fn known_failure(name: &str, program: &str) -> Option<&'static str> {
-    let setting = std::env::var("ADC_CACHE").unwrap_or_default();
-    KNOWN_FAILURES.iter().find(|(n, _)| *n == name).map(|(_, why)| *why).or_else(|| {
-        KNOWN_FAILURES_UNDER_SETTING
-            .iter()
-            .find(|(s, p, _)| *s == setting && *p == program)
-            .map(|(_, _, why)| *why)
-    })
+/// Why the trial `name` is expected to fail, if it is.
+fn known_failure(name: &str) -> Option<&'static str> {
+    KNOWN_FAILURES.iter().find(|(n, _)| *n == name).map(|(_, why)| *why)
 }
 
 /// The `.c` and `.cpp` programs of one suite, sorted.
@@ -132,7 +106,7 @@ fn main() {
                     stem: stem.clone(),
                 };
                 let name = format!("{level}/{prefix}{stem}");
-                let known = known_failure(&name, &stem).is_some();
+                let known = known_failure(&name).is_some();
                 let trial = Trial::test(name, move || case.run());
                 trials.push(if known {
                     trial.with_kind("known failure").with_ignored_flag(true)
@@ -193,7 +167,7 @@ fn leak_check_trials(dir: &Path, include: &Path, out_root: &Path, clang: bool) -
                 stem: stem.clone(),
             };
             let name = format!("leak/{stem}");
-            let known = known_failure(&name, &stem).is_some();
+            let known = known_failure(&name).is_some();
             let trial = Trial::test(name, move || case.run_under_valgrind());
             if known {
                 trial.with_kind("known failure").with_ignored_flag(true)

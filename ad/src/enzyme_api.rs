@@ -181,6 +181,8 @@ pub fn lower_enzyme_calls(
     calls.sort_by_key(|(caller, call)| {
         split_api::entry_of(module, *caller, *call) != Some(split_api::SplitEntry::AugmentSize)
     });
+    let differentiated = calls.iter().filter_map(|(c, i)| decode_call(module, *c, *i).ok());
+    let differentiated_again = nesting::reached_from(module, differentiated.map(|d| d.function));
     let mut pending: std::collections::VecDeque<(FuncId, Inst)> = calls.into();
     // Innermost first (see `nesting.rs`); when every pending call waits for another one (a
     // cycle), they are lowered anyway and synthesis reports what it cannot differentiate.
@@ -213,7 +215,11 @@ pub fn lower_enzyme_calls(
             continue;
         }
         nesting::inline_inner_derivatives(module, decoded.function, &report.derivatives)?;
-        let derivative = synth.derivative(module, &decoded.request)?;
+        let derivative = if differentiated_again.contains(&caller) {
+            synth.derivative_to_differentiate_again(module, &decoded.request)?
+        } else {
+            synth.derivative(module, &decoded.request)?
+        };
         let shadow_globals = match decoded.mode {
             DiffMode::Reverse => crate::activity::shadow_globals_of(module, decoded.function),
             DiffMode::Forward => Vec::new(),

@@ -161,6 +161,17 @@ pub trait Synthesize {
         request: &DiffRequest,
     ) -> Result<FuncId, crate::AdError>;
 
+    /// The derivative of a request that another request differentiates again (a higher
+    /// derivative): synthesizers may lay it out for that; by default the same as
+    /// [`Self::derivative`].
+    fn derivative_to_differentiate_again(
+        &mut self,
+        module: &mut adc_ir::Module,
+        request: &DiffRequest,
+    ) -> Result<FuncId, crate::AdError> {
+        self.derivative(module, request)
+    }
+
     /// Where GPU derivatives keep tapes of run-time size.
     fn device_tape_space(&self) -> DeviceTapeSpace {
         DeviceTapeSpace::default()

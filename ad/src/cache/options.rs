@@ -40,6 +40,14 @@ pub struct CacheOptions {
     /// Tape memory kept across calls (`tape-reuse`): each heap tape allocation site keeps
     /// its buffer in a module global for the next call instead of freeing it.
     pub tape_reuse: bool,
+    /// Tapes by kind (`tapes-by-kind`, off by default, on for a derivative that another
+    /// request differentiates again): the active floats, the pointers and the other
+    /// values a block tapes go to three records, each in allocations of its own. The next
+    /// level's analyses then see each tape hold one kind: its type analysis needs no
+    /// per-field facts for records at run-time offsets, and its activity analysis leaves
+    /// memory that only passive values were stored into unshadowed, so values loaded
+    /// from it (a `pow` exponent) carry no derivative whose zero adjoint meets a NaN.
+    pub tapes_by_kind: bool,
 }
 
 impl Default for CacheOptions {
@@ -51,6 +59,7 @@ impl Default for CacheOptions {
             records: true,
             cse: true,
             tape_reuse: true,
+            tapes_by_kind: false,
         }
     }
 }
@@ -62,6 +71,7 @@ pub const TOGGLES: &[(&str, &str)] = &[
     ("cache-records", "one tape record per iteration, one allocation per loop nest, stack tapes"),
     ("cache-cse", "equal values share one cache entry; memory already cached is not cached again"),
     ("tape-reuse", "heap tape buffers are kept for the next call instead of freed"),
+    ("tapes-by-kind", "active floats, pointers and other taped values in separate tapes"),
 ];
 
 impl CacheOptions {
@@ -77,7 +87,8 @@ impl CacheOptions {
                 if !self.set_toggle(name, on) {
                     return Err(format!(
                         "unknown cache setting `{word}` (valid: heuristic, mincut, \
-                         -cache-ivs, -cache-licm, -cache-records, -cache-cse, -tape-reuse)"
+                         -cache-ivs, -cache-licm, -cache-records, -cache-cse, -tape-reuse, \
+                         +tapes-by-kind)"
                     ));
                 }
             }
@@ -104,6 +115,7 @@ impl CacheOptions {
             "cache-records" => &mut self.records,
             "cache-cse" => &mut self.cse,
             "tape-reuse" => &mut self.tape_reuse,
+            "tapes-by-kind" => &mut self.tapes_by_kind,
             _ => return false,
         };
         *field = on;
@@ -138,6 +150,9 @@ impl fmt::Display for CacheOptions {
                 write!(f, ",-{name}")?;
             }
         }
+        if self.tapes_by_kind {
+            write!(f, ",+tapes-by-kind")?;
+        }
         Ok(())
     }
 }
@@ -167,6 +182,9 @@ mod tests {
         assert_eq!(o.to_string(), "mincut,-cache-licm,-cache-records,-cache-cse,-tape-reuse");
         o.apply("+tape-reuse").unwrap();
         assert!(o.tape_reuse);
+        o.apply("+tapes-by-kind").unwrap();
+        assert!(o.tapes_by_kind);
+        assert_eq!(o.to_string(), "mincut,-cache-licm,-cache-records,-cache-cse,+tapes-by-kind");
     }
 
     #[test]

@@ -111,6 +111,20 @@ impl Synthesize for Differentiator {
         self.options.device_tapes
     }
 
+    /// With tapes by kind (`CacheOptions::tapes_by_kind`), which the next level's
+    /// analyses can tell apart.
+    fn derivative_to_differentiate_again(
+        &mut self,
+        module: &mut Module,
+        request: &DiffRequest,
+    ) -> Result<FuncId, AdError> {
+        let options = self.options.cache;
+        self.options.cache.tapes_by_kind = true;
+        let derivative = self.derivative(module, request);
+        self.options.cache = options;
+        derivative
+    }
+
     fn derivative(
         &mut self,
         module: &mut Module,

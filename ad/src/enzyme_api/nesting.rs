@@ -15,6 +15,37 @@ use crate::error::{AdError, AdErrorKind, Site};
 /// Whether `function`, or a defined function it calls directly or through other calls,
 /// still contains a call to an API entry point.
 pub(super) fn reaches_api_call(module: &Module, function: FuncId) -> bool {
+    reaches(module, function, |callee| is_api_function(module, callee))
+}
+
+/// The functions that a differentiated function (`differentiated`, those of every API
+/// call) is or reaches through direct calls: the derivatives called from them are
+/// differentiated again (higher derivatives). Computed once, before any call is lowered.
+pub(super) fn reached_from(
+    module: &Module,
+    differentiated: impl Iterator<Item = FuncId>,
+) -> HashSet<FuncId> {
+    let mut seen = HashSet::new();
+    let mut work: Vec<FuncId> = differentiated.collect();
+    while let Some(id) = work.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        let Some(func) = module.functions.get(id) else { continue };
+        for (_, inst) in func.layout.insts() {
+            if let InstructionData::Call { callee, .. } = func.inst(inst) {
+                if module.functions.get(*callee).is_some_and(|f| !f.is_declaration()) {
+                    work.push(*callee);
+                }
+            }
+        }
+    }
+    seen
+}
+
+/// Whether `function` or a defined function it reaches through direct calls calls a
+/// function for which `target` holds.
+fn reaches(module: &Module, function: FuncId, target: impl Fn(FuncId) -> bool) -> bool {
     let mut seen = HashSet::new();
     let mut work = vec![function];
     while let Some(id) = work.pop() {
@@ -24,7 +55,7 @@ pub(super) fn reaches_api_call(module: &Module, function: FuncId) -> bool {
         let Some(func) = module.functions.get(id) else { continue };
         for (_, inst) in func.layout.insts() {
             if let InstructionData::Call { callee, .. } = func.inst(inst) {
-                if is_api_function(module, *callee) {
+                if target(*callee) {
                     return true;
                 }
                 if module.functions.get(*callee).is_some_and(|f| !f.is_declaration()) {

@@ -66,6 +66,18 @@ pub(crate) struct Tape {
     id: usize,
 }
 
+/// What a tape holds, when tapes are kept apart by kind (`CacheOptions::tapes_by_kind`;
+/// otherwise every tape is `Mixed`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+enum TapeKind {
+    Mixed,
+    /// Floats that carry a derivative.
+    ActiveFloats,
+    Pointers,
+    /// Integers, and floats that carry no derivative.
+    Passive,
+}
+
 #[derive(Clone, Debug)]
 struct Field {
     value: Value,
@@ -104,6 +116,8 @@ struct TapeInfo {
     storage: TapeStorage,
     /// Index in `TapeStore::allocations` of the shared allocation it lives in.
     allocation: Option<usize>,
+    /// Tapes of different kinds never share a record or an allocation.
+    kind: TapeKind,
 }
 
 impl TapeInfo {
@@ -130,8 +144,8 @@ pub(crate) struct TapeStore {
     infos: Vec<TapeInfo>,
     /// The tape and field offset of each taped forward value.
     values: HashMap<Value, (Tape, u64)>,
-    /// The record tape each forward block pushes.
-    records: HashMap<Block, Tape>,
+    /// The record tape each forward block pushes (one per kind of value).
+    records: HashMap<(Block, TapeKind), Tape>,
     control: Option<Tape>,
     /// The slot of each merge point outside loops (`None`: the forward exit).
     control_slots: HashMap<Option<Block>, Value>,
@@ -392,7 +406,13 @@ impl<'a> Synth<'a> {
     /// the primal `block` is presized when the trip counts around it are known on entry
     /// (its buffer is set in `finish_tapes`); `elem` is the element of exit and control
     /// tapes (records grow field by field).
-    fn new_tape(&mut self, role: TapeRole, elem: Option<&Type>, block: Option<Block>) -> Tape {
+    fn new_tape(
+        &mut self,
+        role: TapeRole,
+        elem: Option<&Type>,
+        block: Option<Block>,
+        kind: TapeKind,
+    ) -> Tape {
         let header_ty = Type::structure(vec![Type::PTR, Type::I64, Type::I64], false);
         let header = self.new_slot(header_ty);
         let capacity = block.and_then(|b| self.capacity_in_setup(b));
@@ -425,6 +445,7 @@ impl<'a> Synth<'a> {
             nest,
             storage: if capacity.is_some() { TapeStorage::Heap } else { TapeStorage::Growing },
             allocation: None,
+            kind,
         });
         Tape { header, id }
     }
@@ -432,7 +453,34 @@ impl<'a> Synth<'a> {
     /// The exit tape of an inner loop's counted value: one entry per execution of the
     /// parent loop's `header`.
     pub(crate) fn new_exit_tape(&mut self, ty: &Type, header: Block) -> Tape {
-        self.new_tape(TapeRole::Exit, Some(ty), Some(header))
+        let kind = self.integer_tape_kind();
+        self.new_tape(TapeRole::Exit, Some(ty), Some(header), kind)
+    }
+
+    /// The kind of the exit and control tapes (integers).
+    fn integer_tape_kind(&self) -> TapeKind {
+        if self.plan.options.tapes_by_kind {
+            TapeKind::Passive
+        } else {
+            TapeKind::Mixed
+        }
+    }
+
+    /// Which tape kind a forward value goes to. A value without a primal (synthesized
+    /// code) counts as an active float unless it is a pointer: the next level then
+    /// shadows it, which is never wrong.
+    fn tape_kind(&self, value: Value) -> TapeKind {
+        if !self.plan.options.tapes_by_kind {
+            return TapeKind::Mixed;
+        }
+        let ty = self.ty(value);
+        if ty.lane_type().is_ptr() {
+            return TapeKind::Pointers;
+        }
+        match self.primal_of(value) {
+            Some(primal) if !self.activity.is_active_value(primal) => TapeKind::Passive,
+            _ => TapeKind::ActiveFloats,
+        }
     }
 
     /// The tape (and field offset in its record) holding a forward value of a loop.
@@ -447,12 +495,13 @@ impl<'a> Synth<'a> {
         }
         .expect("a taped value is defined in a laid-out block");
         let shared = self.plan.options.records;
-        let tape = match self.cache.tape_store.records.get(&forward_block) {
+        let kind = self.tape_kind(value);
+        let tape = match self.cache.tape_store.records.get(&(forward_block, kind)) {
             Some(tape) if shared => tape.clone(),
             _ => {
-                let tape = self.new_tape(TapeRole::Record, None, Some(block));
+                let tape = self.new_tape(TapeRole::Record, None, Some(block), kind);
                 self.cache.tape_store.infos[tape.id].push_block = Some(forward_block);
-                self.cache.tape_store.records.insert(forward_block, tape.clone());
+                self.cache.tape_store.records.insert((forward_block, kind), tape.clone());
                 self.cache.tape_store.pops.push((block, tape.clone()));
                 self.cache.stats.tapes += 1;
                 tape
@@ -561,7 +610,8 @@ impl<'a> Synth<'a> {
         if let Some(tape) = &self.cache.tape_store.control {
             return tape.clone();
         }
-        let tape = self.new_tape(TapeRole::Control, Some(&Type::I64), None);
+        let kind = self.integer_tape_kind();
+        let tape = self.new_tape(TapeRole::Control, Some(&Type::I64), None, kind);
         self.cache.tape_store.control = Some(tape.clone());
         tape
     }
@@ -675,19 +725,21 @@ impl<'a> Synth<'a> {
     /// Buffers of presized tapes, in the setup block: one per loop nest (records on) or
     /// one per tape; a stack array when the bytes are a small constant.
     fn allocate_tapes(&mut self) {
-        let mut groups: Vec<(Option<LoopId>, Vec<usize>)> = Vec::new();
+        // Tapes of one loop nest and kind share an allocation.
+        type Group = (Option<LoopId>, TapeKind);
+        let mut groups: Vec<(Group, Vec<usize>)> = Vec::new();
         for (id, info) in self.cache.tape_store.infos.iter().enumerate() {
             if info.storage == TapeStorage::Growing {
                 continue;
             }
-            let key = info.nest;
+            let key = (info.nest, info.kind);
             match groups.iter_mut().find(|(k, _)| *k == key && self.plan.options.records) {
                 Some((_, members)) => members.push(id),
                 None => groups.push((key, vec![id])),
             }
         }
         let mut stack_bytes = 0u64;
-        for (nest, members) in groups {
+        for ((nest, _), members) in groups {
             let infos = &self.cache.tape_store.infos;
             let constant_bytes: Option<u64> = members.iter().try_fold(0u64, |total, &id| {
                 let info = &infos[id];
