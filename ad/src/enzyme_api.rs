@@ -168,6 +168,7 @@ pub fn lower_enzyme_calls(
     synth: &mut dyn Synthesize,
 ) -> Result<LoweringReport, AdError> {
     let mut report = LoweringReport::default();
+    retyped_calls::make_retyped_api_calls_direct(module);
     let mut calls = find_api_calls(module);
     if let Some(&(caller, call)) = calls.first() {
         // Malformed custom-derivative registrations are reported even where unused, at
@@ -1398,6 +1399,7 @@ fn is_used(func: &Function, value: Value) -> bool {
 mod cxx_api;
 mod iteration_count;
 mod nesting;
+mod retyped_calls;
 mod scalar_copy;
 mod specialize;
 mod split_api;

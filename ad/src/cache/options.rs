@@ -47,6 +47,8 @@ pub struct CacheOptions {
     /// per-field facts for records at run-time offsets, and its activity analysis leaves
     /// memory that only passive values were stored into unshadowed, so values loaded
     /// from it (a `pow` exponent) carry no derivative whose zero adjoint meets a NaN.
+    /// Off by default: the extra records and allocations cost GMM's gradient 25% (10k
+    /// points, clang-14 -O2 bitcode: 69 ms against 55 ms).
     pub tapes_by_kind: bool,
 }
 

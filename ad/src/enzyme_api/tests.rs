@@ -633,3 +633,25 @@ fn run_time_pointers_and_unused_parameters_stay_unbound() {
     assert_eq!(report, SpecializeReport::default());
     assert!(!print_module(&module).contains(".for."));
 }
+
+/// Called through another prototype (a cast, or files that declare the entry point
+/// differently), the call is an indirect call of the entry point's address; it is lowered
+/// like a direct one.
+#[test]
+fn an_api_call_through_another_prototype_is_lowered() {
+    let (module, result, synth) = lower(
+        "func @g(%x: f64) -> {f64, f64} {
+^entry:
+  %fp = const ptr @mul
+  %api = const ptr @__enzyme_autodiff
+  %r = call_indirect fn(ptr, ...) -> {f64, f64} %api(%fp, %x, %x)
+  ret %r
+}",
+    );
+    assert_eq!(result.expect("lowered").calls_lowered, 1);
+    assert_eq!(synth.requests[0].args, [ArgActivity::Active, ArgActivity::Active]);
+    let text = print_module(&module);
+    assert!(!text.contains("call_indirect"), "{text}");
+    let pair = run(&module, "g", &[Val::F64(3.0)]);
+    assert_eq!(pair, Some(Val::Aggregate(vec![Val::F64(3.0), Val::F64(6.0)])), "{text}");
+}
