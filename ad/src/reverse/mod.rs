@@ -275,6 +275,19 @@ fn synthesize_planned(
             AdErrorKind::Unsupported { what: "a branch back to the entry block".into() },
         ));
     }
+    if let Some((from, to)) = plan.info.irreducible_edge(primal) {
+        let label = |b: Block| primal.dfg.block_name(b).map_or(b.to_string(), str::to_string);
+        let what = format!(
+            "irreducible control flow: the cycle through ^{} is also entered elsewhere, as \
+             the branch back to it from ^{} shows (a `goto` into a loop, or code \
+             synthesized for a loop with several exits); only loops with one entry are \
+             reversed",
+            label(to),
+            label(from)
+        );
+        let at = primal.terminator(from).map_or_else(site, |t| Site::inst(module, primal, t));
+        return Err(AdError::new(at, AdErrorKind::Unsupported { what }));
+    }
     // A split function whose caller needs the returned pointer's shadow (`RetActivity::
     // Dup`) returns it: the returned block needs a shadow even when nothing active is
     // stored into it here (an allocator function), see `control::forward_terminator`.
