@@ -627,7 +627,9 @@ impl Synth<'_> {
                     what: format!(
                         "a pointer without shadow memory ({}) where a shadow is needed: it \
                          flows together with, or is stored into, memory whose derivative is \
-                         tracked",
+                         tracked (clang -O2 merges `c ? &a[i] : &b[j]` into one pointer); \
+                         when it points into an `enzyme_const` argument, passing that \
+                         argument as `enzyme_dup` avoids it",
                         self.describe_value(primal)
                     ),
                 },

@@ -141,7 +141,7 @@ impl<'a> Synth<'a> {
                 ty,
             } if needs => {
                 let base = self.forward_shadow_of_operand(arg);
-                let base = base.ok_or_else(|| self.unsupported(inst, "a shadow of the operand"))?;
+                let base = base.ok_or_else(|| self.unsupported(inst, MIXED_ACTIVITY_BASE))?;
                 let shadow = self.val(I::Cast { op, arg: base, ty });
                 self.set_shadow(result.expect("cast has a result"), shadow);
             }
@@ -157,7 +157,7 @@ impl<'a> Synth<'a> {
             }
             I::Load { ty, ptr, align, volatile } if needs => {
                 let base = self.forward_shadow_of_operand(ptr);
-                let base = base.ok_or_else(|| self.unsupported(inst, "a shadow of the address"))?;
+                let base = base.ok_or_else(|| self.unsupported(inst, MIXED_ACTIVITY_BASE))?;
                 let shadow = self.val(I::Load { ty, ptr: base, align, volatile });
                 self.set_shadow(result.expect("load has a result"), shadow);
             }
