@@ -15,7 +15,7 @@ use crate::error::{AdError, AdErrorKind, Site};
 /// Whether `function`, or a defined function it calls directly or through other calls,
 /// still contains a call to an API entry point.
 pub(super) fn reaches_api_call(module: &Module, function: FuncId) -> bool {
-    reaches(module, function, |callee| is_api_function(module, callee))
+    walk_calls(module, vec![function], |callee| is_api_function(module, callee)).is_none()
 }
 
 /// The functions that a differentiated function (`differentiated`, those of every API
@@ -25,29 +25,18 @@ pub(super) fn reached_from(
     module: &Module,
     differentiated: impl Iterator<Item = FuncId>,
 ) -> HashSet<FuncId> {
-    let mut seen = HashSet::new();
-    let mut work: Vec<FuncId> = differentiated.collect();
-    while let Some(id) = work.pop() {
-        if !seen.insert(id) {
-            continue;
-        }
-        let Some(func) = module.functions.get(id) else { continue };
-        for (_, inst) in func.layout.insts() {
-            if let InstructionData::Call { callee, .. } = func.inst(inst) {
-                if module.functions.get(*callee).is_some_and(|f| !f.is_declaration()) {
-                    work.push(*callee);
-                }
-            }
-        }
-    }
-    seen
+    walk_calls(module, differentiated.collect(), |_| false).unwrap_or_default()
 }
 
-/// Whether `function` or a defined function it reaches through direct calls calls a
-/// function for which `target` holds.
-fn reaches(module: &Module, function: FuncId, target: impl Fn(FuncId) -> bool) -> bool {
+/// The defined functions reachable from `starts` through direct calls (`starts`
+/// included), or `None` as soon as a call's callee satisfies `stop`.
+fn walk_calls(
+    module: &Module,
+    starts: Vec<FuncId>,
+    stop: impl Fn(FuncId) -> bool,
+) -> Option<HashSet<FuncId>> {
     let mut seen = HashSet::new();
-    let mut work = vec![function];
+    let mut work = starts;
     while let Some(id) = work.pop() {
         if !seen.insert(id) {
             continue;
@@ -55,8 +44,8 @@ fn reaches(module: &Module, function: FuncId, target: impl Fn(FuncId) -> bool) -
         let Some(func) = module.functions.get(id) else { continue };
         for (_, inst) in func.layout.insts() {
             if let InstructionData::Call { callee, .. } = func.inst(inst) {
-                if target(*callee) {
-                    return true;
+                if stop(*callee) {
+                    return None;
                 }
                 if module.functions.get(*callee).is_some_and(|f| !f.is_declaration()) {
                     work.push(*callee);
@@ -64,7 +53,7 @@ fn reaches(module: &Module, function: FuncId, target: impl Fn(FuncId) -> bool) -
             }
         }
     }
-    false
+    Some(seen)
 }
 
 /// Most instructions inlined into one function differentiated again.
