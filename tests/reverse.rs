@@ -62,11 +62,6 @@ const KNOWN_FAILURES: &[(&str, &str)] = &[
     ("O0-ad-before-opt/cxx/08_reverse_with_primal_global", SPILLED_CXX_TUPLES),
 ];
 
-/// Why the trial `name` is expected to fail, if it is.
-fn known_failure(name: &str) -> Option<&'static str> {
-    KNOWN_FAILURES.iter().find(|(n, _)| *n == name).map(|(_, why)| *why)
-}
-
 /// The `.c` and `.cpp` programs of one suite, sorted.
 fn programs_of(dir: &Path) -> Vec<PathBuf> {
     let mut programs: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -106,7 +101,7 @@ fn main() {
                     stem: stem.clone(),
                 };
                 let name = format!("{level}/{prefix}{stem}");
-                let known = known_failure(&name).is_some();
+                let known = KNOWN_FAILURES.iter().any(|(n, _)| *n == name);
                 let trial = Trial::test(name, move || case.run());
                 trials.push(if known {
                     trial.with_kind("known failure").with_ignored_flag(true)
@@ -166,14 +161,8 @@ fn leak_check_trials(dir: &Path, include: &Path, out_root: &Path, clang: bool) -
                 dir: out_root.join("leak"),
                 stem: stem.clone(),
             };
-            let name = format!("leak/{stem}");
-            let known = known_failure(&name).is_some();
-            let trial = Trial::test(name, move || case.run_under_valgrind());
-            if known {
-                trial.with_kind("known failure").with_ignored_flag(true)
-            } else {
-                trial.with_ignored_flag(!(clang && valgrind))
-            }
+            Trial::test(format!("leak/{stem}"), move || case.run_under_valgrind())
+                .with_ignored_flag(!(clang && valgrind))
         })
         .collect()
 }

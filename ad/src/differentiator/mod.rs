@@ -112,7 +112,9 @@ impl Synthesize for Differentiator {
     }
 
     /// With tapes by kind (`CacheOptions::tapes_by_kind`), which the next level's
-    /// analyses can tell apart.
+    /// analyses can tell apart. Derivatives are memoised per request, so a request met
+    /// first outside a nest keeps its shared records when it is met again inside one
+    /// (still correct, only without the separation), and the other way round.
     fn derivative_to_differentiate_again(
         &mut self,
         module: &mut Module,
