@@ -804,19 +804,26 @@ impl<'a> Synth<'a> {
                     (base, TapeStorage::Heap)
                 }
             };
-            for (&id, offset) in members.iter().zip(offsets) {
+            for (index, (&id, offset)) in members.iter().zip(offsets).enumerate() {
+                let first = index == 0;
                 let (header, capacity) = {
                     let info = &self.cache.tape_store.infos[id];
                     (info.header, info.capacity.expect("presized").value)
                 };
                 let capacity_offset = self.setup_const(Type::I64, TAPE_CAPACITY_OFFSET);
                 let cap_ptr = self.setup_ptradd(header, capacity_offset);
-                let data = self
-                    .ins_allocation(
+                // The first member starts at the block itself: a derivative of this one
+                // then sees the allocation's own pointer reach `__adc_tape_push`'s
+                // `realloc` (records off), not an offset from it.
+                let data = if first {
+                    base
+                } else {
+                    self.ins_allocation(
                         at,
                         InstructionData::PtrAdd { flags: InstFlags::empty(), ptr: base, offset },
                     )
-                    .expect("ptradd has a result");
+                    .expect("ptradd has a result")
+                };
                 for (value, ptr) in [(data, header), (capacity, cap_ptr)] {
                     self.ins_allocation(
                         at,
