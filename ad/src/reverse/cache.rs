@@ -218,15 +218,30 @@ impl<'a> Synth<'a> {
         slot
     }
 
-    /// Memory for one `ty` that both passes reach: a frame slot in a split function (its
-    /// reverse phase is another invocation), an `alloca` in the setup block otherwise.
+    /// Memory for one `ty` that both passes reach: an `alloca` in the setup block; in a
+    /// split function (whose reverse phase is another invocation) also a frame slot that
+    /// the forward phase copies it to when it returns and the reverse phase reads it back
+    /// from (`Synth::mirror_slots`), so that within each phase the slot is a local the
+    /// post-AD pipeline keeps in registers. GPU split functions use the frame slot itself:
+    /// their tape pushes onto local headers are rewritten to thread-local buffers
+    /// (`gpu_tapes`), which must not be left to outlive the forward phase.
     pub(crate) fn new_slot(&mut self, ty: adc_ir::Type) -> Value {
-        if let Some(slot) = self.frame_slot(ty.size(), ty.align()) {
-            return slot;
+        let mirrored = self.split.is_some() && !self.is_gpu_code();
+        if !mirrored {
+            if let Some(slot) = self.frame_slot(ty.size(), ty.align()) {
+                return slot;
+            }
         }
         let align = ty.align() as u32;
-        self.ins_setup(InstructionData::Alloca { ty, count: None, align })
-            .expect("alloca has a result")
+        let local = self
+            .ins_setup(InstructionData::Alloca { ty: ty.clone(), count: None, align })
+            .expect("alloca has a result");
+        if mirrored {
+            let in_frame = self.frame_slot(ty.size(), ty.align()).expect("a split function");
+            let split = self.split.as_mut().expect("a split function");
+            split.mirrored_slots.push((local, in_frame, ty));
+        }
+        local
     }
 
     /// Adds the planner's decision for a forward value to the report.

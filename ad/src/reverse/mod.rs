@@ -101,6 +101,9 @@ pub(crate) struct SplitMode {
     pub root_slot_offsets: Vec<Inst>,
     pub root_slot_bytes: u64,
     pub frame_bytes: u64,
+    /// Slots each phase keeps in a local `alloca` (promoted to registers by the post-AD
+    /// pipeline) and the frame holds between the phases: (local, frame address, type).
+    pub mirrored_slots: Vec<(Value, Value, Type)>,
     pub layout: SplitLayout,
 }
 

@@ -18,12 +18,15 @@
 //! adc_caller_frame:               ; the caller's memory (`enzyme_allocated`), not owned; a root
 //!     store i64 0, %tape; [empty own arena]; jump adc_setup(%tape)
 //! adc_setup(%frame):              ; both phases: adjoint slots, frame addresses
-//!     brif %phase, adc_reverse_start, adc_fwd_init
-//! adc_fwd_init:                   ; forward phase: tape headers start empty
+//!     brif %phase, adc_restore_slots, adc_fwd_init
+//! adc_fwd_init:                   ; forward phase: slots start at zero, tape headers empty
 //!     jump <forward entry>
 //! ... forward pass ...
 //! adc_forward_exit(result, [result shadow]):
+//!     [copy each slot into the frame]
 //!     ret {result, [shadow], %frame, zeros}
+//! adc_restore_slots:              ; reverse phase: each slot back from the frame
+//!     jump adc_reverse_start
 //! adc_reverse_start: ... reverse pass ... free tapes, release own arena, free %frame
 //!     ret {zeros, %frame, adjoints}
 //! ```
@@ -294,6 +297,7 @@ impl<'a> Synth<'a> {
             root_slot_offsets: Vec::new(),
             root_slot_bytes: 0,
             frame_bytes: FRAME_HEADER_BYTES,
+            mirrored_slots: Vec::new(),
             layout,
         });
     }
@@ -413,6 +417,111 @@ impl<'a> Synth<'a> {
         acc
     }
 
+    /// Split mode: connects the local copy of each slot with its frame slot
+    /// (`Synth::new_slot`). The forward phase starts its locals at zero (so that copying
+    /// one its path never wrote reads no uninitialized memory), and copies them into the
+    /// frame before it returns; the reverse phase copies them back in a block of its own
+    /// between the phase dispatch and its first block. Copies go scalar by scalar, which
+    /// leaves the locals promotable.
+    fn mirror_slots(&mut self) {
+        let Some(split) = self.split.as_mut() else { return };
+        let slots = std::mem::take(&mut split.mirrored_slots);
+        let (fwd_init, reverse_start) = (split.fwd_init, split.reverse_start);
+        if slots.is_empty() {
+            return;
+        }
+        let parts: Vec<(Value, Value, u64, Type, u32)> = slots
+            .iter()
+            .flat_map(|(local, in_frame, ty)| {
+                scalar_parts(ty, 0).into_iter().map(|(offset, part)| {
+                    // What the slot's alignment guarantees at this offset (packed fields).
+                    let at_offset =
+                        if offset == 0 { u64::MAX } else { 1 << offset.trailing_zeros() };
+                    let align = part.align().min(ty.align()).min(at_offset).max(1) as u32;
+                    (*local, *in_frame, offset, part, align)
+                })
+            })
+            .collect();
+        let zero_before = self.f.layout.first_inst(fwd_init).expect("fwd_init ends in a jump");
+        let copy_out_before =
+            self.f.layout.last_inst(self.forward_exit).expect("the forward exit returns");
+        let restore = self.f.dfg.make_block();
+        self.f.dfg.set_block_name(restore, "adc_restore_slots");
+        self.f.layout.insert_block_before(restore, reverse_start);
+        let jump = InstructionData::Jump { dest: BlockCall::new(reverse_start, Vec::new()) };
+        let copy_in_before = self.ins_in(restore, jump);
+        for (local, in_frame, offset, ty, align) in parts {
+            let zero = self
+                .ins_before(
+                    zero_before,
+                    InstructionData::Const { ty: ty.clone(), value: Constant::Zero },
+                )
+                .expect("const has a result");
+            let at = self.offset_address(zero_before, local, offset);
+            self.store_before(zero_before, zero, at, align);
+            let (from, to) = (
+                self.offset_address(copy_out_before, local, offset),
+                self.offset_address(copy_out_before, in_frame, offset),
+            );
+            let value = self.load_before(copy_out_before, &ty, from, align);
+            self.store_before(copy_out_before, value, to, align);
+            let (from, to) = (
+                self.offset_address(copy_in_before, in_frame, offset),
+                self.offset_address(copy_in_before, local, offset),
+            );
+            let value = self.load_before(copy_in_before, &ty, from, align);
+            self.store_before(copy_in_before, value, to, align);
+        }
+        // The phase dispatch in the setup block enters the reverse phase through the copies.
+        let dispatch = self.f.layout.last_inst(self.setup).expect("the setup block branches");
+        if let InstructionData::Brif { then_dest, .. } = &mut self.f.dfg.insts[dispatch] {
+            if then_dest.block == reverse_start {
+                then_dest.block = restore;
+            }
+        }
+    }
+
+    /// `base + offset`, emitted before `before` (`base` itself at offset 0).
+    fn offset_address(&mut self, before: Inst, base: Value, offset: u64) -> Value {
+        if offset == 0 {
+            return base;
+        }
+        let offset = self
+            .ins_before(
+                before,
+                InstructionData::Const {
+                    ty: Type::I64,
+                    value: Constant::int(&Type::I64, offset as i128),
+                },
+            )
+            .expect("const has a result");
+        self.ins_before(
+            before,
+            InstructionData::PtrAdd { flags: InstFlags::empty(), ptr: base, offset },
+        )
+        .expect("ptradd has a result")
+    }
+
+    fn load_before(&mut self, before: Inst, ty: &Type, ptr: Value, align: u32) -> Value {
+        self.ins_before(
+            before,
+            InstructionData::Load { ty: ty.clone(), ptr, align, volatile: false },
+        )
+        .expect("load has a result")
+    }
+
+    fn store_before(&mut self, before: Inst, value: Value, ptr: Value, align: u32) {
+        self.ins_before(before, InstructionData::Store { value, ptr, align, volatile: false });
+    }
+
+    /// Appends `data` to the empty block `block` and returns the new instruction.
+    fn ins_in(&mut self, block: Block, data: InstructionData) -> Inst {
+        let saved = std::mem::replace(&mut self.cur, block);
+        self.ins(data);
+        self.cur = saved;
+        self.f.layout.last_inst(block).expect("just appended")
+    }
+
     /// Split mode: moves the fixed-size allocas of the blocks that run once per
     /// activation — adjoint slots in the setup block, the primal entry block's locals in
     /// its forward clone — into the function's entry block. The backend gives an entry
@@ -443,6 +552,7 @@ impl<'a> Synth<'a> {
     /// fixes the frame size in the forward phase's allocation and in the statistics, and
     /// hoists the static allocas.
     pub(super) fn finish_split(&mut self) {
+        self.mirror_slots();
         self.hoist_static_allocas();
         let Some(split) = self.split.as_ref() else { return };
         let (frame, frame_size, slots_end) = (split.frame, split.frame_size, split.frame_bytes);
@@ -472,4 +582,19 @@ impl<'a> Synth<'a> {
         // A frame in caller memory (flag 0) or in an arena is left alone.
         self.free_by_frame_flag(frame, IntCC::Eq, FRAME_OWNED, Some(ret));
     }
+}
+
+/// The scalars and vectors a value of `ty` consists of, with their byte offsets from
+/// `base`: aggregates field by field, element by element.
+fn scalar_parts(ty: &Type, base: u64) -> Vec<(u64, Type)> {
+    if !ty.is_aggregate() {
+        return vec![(base, ty.clone())];
+    }
+    let mut parts = Vec::new();
+    let mut index = 0;
+    while let (Some(offset), Some(element)) = (ty.element_offset(index), ty.element_type(index)) {
+        parts.extend(scalar_parts(element, base + offset));
+        index += 1;
+    }
+    parts
 }
