@@ -472,11 +472,21 @@ impl<'a> Synth<'a> {
             let value = self.load_before(copy_in_before, &ty, from, align);
             self.store_before(copy_in_before, value, to, align);
         }
-        // The phase dispatch in the setup block enters the reverse phase through the copies.
-        let dispatch = self.f.layout.last_inst(self.setup).expect("the setup block branches");
-        if let InstructionData::Brif { then_dest, .. } = &mut self.f.dfg.insts[dispatch] {
-            if then_dest.block == reverse_start {
-                then_dest.block = restore;
+        // Every way into the reverse phase (the phase dispatch) goes through the copies.
+        let terminators: Vec<Inst> = self
+            .f
+            .layout
+            .blocks()
+            .iter()
+            .copied()
+            .filter(|&block| block != restore)
+            .filter_map(|block| self.f.layout.last_inst(block))
+            .collect();
+        for term in terminators {
+            for target in self.f.dfg.insts[term].branch_targets_mut() {
+                if target.block == reverse_start {
+                    target.block = restore;
+                }
             }
         }
     }
