@@ -17,8 +17,9 @@ use adc_ir::{
 };
 
 use crate::alias::{decompose, Base};
+use crate::domtree::DominatorTree;
 use crate::ivs::InductionVars;
-use crate::loops::LoopInfo;
+use crate::loops::irreducible_edge;
 use crate::manager::{
     AnalysisManager, ModuleAnalysis, ModuleContext, ModulePass, Pass, PreservedAnalyses,
 };
@@ -314,37 +315,13 @@ impl ModuleAnalysis for ModuleEffects {
 
 /// Whether every cycle of the CFG is a natural loop with a proved trip count.
 fn loops_terminate(module: &Module, id: FuncId, func: &Function, am: &mut AnalysisManager) -> bool {
-    let loops = am.function::<LoopInfo>(module, id, func);
     let ivs = am.function::<InductionVars>(module, id, func);
     if ivs.loops.iter().any(|l| l.trip_count.is_none()) {
         return false;
     }
-    // A cycle that is not a natural loop (irreducible) has a back edge in a DFS whose
-    // target is no loop header.
-    let Some(entry) = func.entry_block() else { return true };
-    let mut on_stack = std::collections::HashSet::new();
-    let mut done = std::collections::HashSet::new();
-    let mut stack = vec![(entry, 0usize)];
-    on_stack.insert(entry);
-    while let Some((block, next)) = stack.last_mut() {
-        let block = *block;
-        let succs = func.successors(block);
-        if let Some(&succ) = succs.get(*next) {
-            *next += 1;
-            if on_stack.contains(&succ) {
-                if !loops.is_header(succ) {
-                    return false;
-                }
-            } else if done.insert(succ) {
-                on_stack.insert(succ);
-                stack.push((succ, 0));
-            }
-        } else {
-            on_stack.remove(&block);
-            stack.pop();
-        }
-    }
-    true
+    // A cycle that is not a natural loop (irreducible) has no trip count either.
+    let dt = am.function::<DominatorTree>(module, id, func);
+    irreducible_edge(func, &dt).is_none()
 }
 
 /// Direct callees of a function, each once.

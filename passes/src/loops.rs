@@ -219,6 +219,20 @@ impl LoopInfo {
     }
 }
 
+/// An edge that closes a cycle its target does not dominate, as (source, target): the
+/// cycle is entered at more than one block (irreducible control flow), so it is no
+/// natural loop. Every such cycle has an edge that retreats in reverse post-order to a
+/// block not dominating its source; `None` when every cycle is a natural loop.
+pub fn irreducible_edge(func: &Function, dt: &DominatorTree) -> Option<(Block, Block)> {
+    let order: HashMap<Block, usize> = dt.rpo().iter().enumerate().map(|(i, b)| (*b, i)).collect();
+    dt.rpo().iter().find_map(|&from| {
+        func.successors(from).into_iter().find_map(|to| {
+            let retreating = order.get(&to).is_some_and(|&t| t <= order[&from]);
+            (retreating && !dt.dominates(to, from)).then_some((from, to))
+        })
+    })
+}
+
 impl FunctionAnalysis for LoopInfo {
     const NAME: &'static str = "loops";
     const DEPENDS_ON: DependsOn = DependsOn::Cfg;

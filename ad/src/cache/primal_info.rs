@@ -43,20 +43,6 @@ impl PrimalInfo {
         PrimalInfo { domtree, loops, ivs, rpo, returns, incoming }
     }
 
-    /// An edge that closes a cycle its target does not dominate (irreducible control flow:
-    /// the cycle is entered at more than one block), as (source, target). The reverse pass
-    /// reverses natural loops only; such a cycle is neither a loop nor run once.
-    pub fn irreducible_edge(&self, func: &Function) -> Option<(Block, Block)> {
-        let order: HashMap<Block, usize> =
-            self.rpo.iter().enumerate().map(|(i, b)| (*b, i)).collect();
-        self.rpo.iter().find_map(|&from| {
-            func.successors(from).into_iter().find_map(|to| {
-                let retreating = order.get(&to).is_some_and(|&t| t <= order[&from]);
-                (retreating && !self.domtree.dominates(to, from)).then_some((from, to))
-            })
-        })
-    }
-
     /// Whether a value defined in `block` is computed exactly once before the forward exit,
     /// so that its forward SSA value can be used directly by the reverse pass.
     pub fn defined_once_before_exit(&self, block: Block) -> bool {

@@ -278,7 +278,7 @@ fn synthesize_planned(
             AdErrorKind::Unsupported { what: "a branch back to the entry block".into() },
         ));
     }
-    if let Some((from, to)) = plan.info.irreducible_edge(primal) {
+    if let Some((from, to)) = adc_passes::loops::irreducible_edge(primal, &plan.info.domtree) {
         let label = |b: Block| primal.dfg.block_name(b).map_or(b.to_string(), str::to_string);
         let what = format!(
             "irreducible control flow: the cycle through ^{} is also entered elsewhere, as \
@@ -588,6 +588,30 @@ impl<'a> Synth<'a> {
         let inst = self.f.dfg.make_inst(data, ty);
         self.f.layout.insert_inst_before(inst, before);
         self.f.dfg.inst_result(inst)
+    }
+
+    /// Runs `emit`, which appends at `self.cur`, so that its code lands right before
+    /// `at`: `at` and the instructions after it leave their block meanwhile.
+    pub(crate) fn emit_before(&mut self, at: Inst, emit: impl FnOnce(&mut Self)) {
+        let Some(block) = self.f.layout.inst_block(at) else { return };
+        let index = self.f.layout.inst_index(at).unwrap_or(0);
+        let moved: Vec<Inst> = self.f.layout.block_insts(block)[index..].to_vec();
+        for &inst in &moved {
+            self.f.layout.remove_inst(inst);
+        }
+        let saved = std::mem::replace(&mut self.cur, block);
+        emit(self);
+        self.cur = saved;
+        for inst in moved {
+            self.f.layout.append_inst(inst, block);
+        }
+    }
+
+    /// Emits `emit` at the end of `block`, before its terminator.
+    pub(crate) fn at_end_of(&mut self, block: Block, emit: impl FnOnce(&mut Self)) {
+        if let Some(term) = self.f.layout.last_inst(block) {
+            self.emit_before(term, emit);
+        }
     }
 
     /// Inserts an instruction at the end of the setup block (before its terminator).

@@ -430,7 +430,7 @@ impl<'a> Synth<'a> {
         if slots.is_empty() {
             return;
         }
-        let parts: Vec<(Value, Value, u64, Type, u32)> = slots
+        let parts: Vec<SlotPart> = slots
             .iter()
             .flat_map(|(local, in_frame, ty)| {
                 scalar_parts(ty, 0).into_iter().map(|(offset, part)| {
@@ -438,40 +438,37 @@ impl<'a> Synth<'a> {
                     let at_offset =
                         if offset == 0 { u64::MAX } else { 1 << offset.trailing_zeros() };
                     let align = part.align().min(ty.align()).min(at_offset).max(1) as u32;
-                    (*local, *in_frame, offset, part, align)
+                    SlotPart { local: *local, in_frame: *in_frame, offset, ty: part, align }
                 })
             })
             .collect();
-        let zero_before = self.f.layout.first_inst(fwd_init).expect("fwd_init ends in a jump");
-        let copy_out_before =
-            self.f.layout.last_inst(self.forward_exit).expect("the forward exit returns");
+        let first = self.f.layout.first_inst(fwd_init).expect("fwd_init ends in a jump");
+        self.emit_before(first, |s| {
+            for part in &parts {
+                let zero = s.constant(part.ty.clone(), Constant::Zero);
+                let at = s.part_address(part.local, part.offset);
+                s.ins(InstructionData::Store {
+                    value: zero,
+                    ptr: at,
+                    align: part.align,
+                    volatile: false,
+                });
+            }
+        });
+        self.at_end_of(self.forward_exit, |s| {
+            for part in &parts {
+                s.copy_part(part, part.local, part.in_frame);
+            }
+        });
         let restore = self.f.dfg.make_block();
         self.f.dfg.set_block_name(restore, "adc_restore_slots");
         self.f.layout.insert_block_before(restore, reverse_start);
-        let jump = InstructionData::Jump { dest: BlockCall::new(reverse_start, Vec::new()) };
-        let copy_in_before = self.ins_in(restore, jump);
-        for (local, in_frame, offset, ty, align) in parts {
-            let zero = self
-                .ins_before(
-                    zero_before,
-                    InstructionData::Const { ty: ty.clone(), value: Constant::Zero },
-                )
-                .expect("const has a result");
-            let at = self.offset_address(zero_before, local, offset);
-            self.store_before(zero_before, zero, at, align);
-            let (from, to) = (
-                self.offset_address(copy_out_before, local, offset),
-                self.offset_address(copy_out_before, in_frame, offset),
-            );
-            let value = self.load_before(copy_out_before, &ty, from, align);
-            self.store_before(copy_out_before, value, to, align);
-            let (from, to) = (
-                self.offset_address(copy_in_before, in_frame, offset),
-                self.offset_address(copy_in_before, local, offset),
-            );
-            let value = self.load_before(copy_in_before, &ty, from, align);
-            self.store_before(copy_in_before, value, to, align);
+        let saved = std::mem::replace(&mut self.cur, restore);
+        for part in &parts {
+            self.copy_part(part, part.in_frame, part.local);
         }
+        self.ins(InstructionData::Jump { dest: BlockCall::new(reverse_start, Vec::new()) });
+        self.cur = saved;
         // Every way into the reverse phase (the phase dispatch) goes through the copies.
         let terminators: Vec<Inst> = self
             .f
@@ -491,45 +488,26 @@ impl<'a> Synth<'a> {
         }
     }
 
-    /// `base + offset`, emitted before `before` (`base` itself at offset 0).
-    fn offset_address(&mut self, before: Inst, base: Value, offset: u64) -> Value {
+    /// `base + offset` at `self.cur` (`base` itself at offset 0).
+    fn part_address(&mut self, base: Value, offset: u64) -> Value {
         if offset == 0 {
             return base;
         }
-        let offset = self
-            .ins_before(
-                before,
-                InstructionData::Const {
-                    ty: Type::I64,
-                    value: Constant::int(&Type::I64, offset as i128),
-                },
-            )
-            .expect("const has a result");
-        self.ins_before(
-            before,
-            InstructionData::PtrAdd { flags: InstFlags::empty(), ptr: base, offset },
-        )
-        .expect("ptradd has a result")
+        let offset = self.iconst(Type::I64, offset as i128);
+        self.ptradd(base, offset)
     }
 
-    fn load_before(&mut self, before: Inst, ty: &Type, ptr: Value, align: u32) -> Value {
-        self.ins_before(
-            before,
-            InstructionData::Load { ty: ty.clone(), ptr, align, volatile: false },
-        )
-        .expect("load has a result")
-    }
-
-    fn store_before(&mut self, before: Inst, value: Value, ptr: Value, align: u32) {
-        self.ins_before(before, InstructionData::Store { value, ptr, align, volatile: false });
-    }
-
-    /// Appends `data` to the empty block `block` and returns the new instruction.
-    fn ins_in(&mut self, block: Block, data: InstructionData) -> Inst {
-        let saved = std::mem::replace(&mut self.cur, block);
-        self.ins(data);
-        self.cur = saved;
-        self.f.layout.last_inst(block).expect("just appended")
+    /// At `self.cur`: one scalar part of a slot from the copy at `from` to the one at `to`.
+    fn copy_part(&mut self, part: &SlotPart, from: Value, to: Value) {
+        let (from, to) = (self.part_address(from, part.offset), self.part_address(to, part.offset));
+        let load = InstructionData::Load {
+            ty: part.ty.clone(),
+            ptr: from,
+            align: part.align,
+            volatile: false,
+        };
+        let value = self.val(load);
+        self.ins(InstructionData::Store { value, ptr: to, align: part.align, volatile: false });
     }
 
     /// Split mode: moves the fixed-size allocas of the blocks that run once per
@@ -592,6 +570,16 @@ impl<'a> Synth<'a> {
         // A frame in caller memory (flag 0) or in an arena is left alone.
         self.free_by_frame_flag(frame, IntCC::Eq, FRAME_OWNED, Some(ret));
     }
+}
+
+/// One scalar or vector of a mirrored slot (`Synth::mirror_slots`): its offset in both
+/// copies of the slot, its type, and the alignment its accesses may claim.
+struct SlotPart {
+    local: Value,
+    in_frame: Value,
+    offset: u64,
+    ty: Type,
+    align: u32,
 }
 
 /// The scalars and vectors a value of `ty` consists of, with their byte offsets from

@@ -531,20 +531,10 @@ impl<'a> Synth<'a> {
 
     /// Forward code before `at`: pushes `value` onto an exit or control tape.
     pub(crate) fn push_before(&mut self, at: Inst, tape: &Tape, value: Value) {
-        let Some(block) = self.f.layout.inst_block(at) else { return };
-        let insts = self.f.layout.block_insts(block);
-        let index = self.f.layout.inst_index(at).unwrap_or(0);
-        let moved: Vec<Inst> = insts[index..].to_vec();
-        for &inst in &moved {
-            self.f.layout.remove_inst(inst);
-        }
-        let saved = std::mem::replace(&mut self.cur, block);
-        let addr = self.push_element(tape);
-        self.store(value, addr);
-        self.cur = saved;
-        for inst in moved {
-            self.f.layout.append_inst(inst, block);
-        }
+        self.emit_before(at, |s| {
+            let addr = s.push_element(tape);
+            s.store(value, addr);
+        });
     }
 
     /// Forward code at `self.cur`: reserves the next element of a tape, returns its
@@ -682,16 +672,6 @@ impl<'a> Synth<'a> {
         self.free_tapes();
         self.report_tapes();
         self.cur = saved;
-    }
-
-    /// Emits `emit` at the end of `block`, before its terminator.
-    fn at_end_of(&mut self, block: Block, emit: impl FnOnce(&mut Self)) {
-        let Some(term) = self.f.layout.last_inst(block) else { return };
-        self.f.layout.remove_inst(term);
-        let saved = std::mem::replace(&mut self.cur, block);
-        emit(self);
-        self.cur = saved;
-        self.f.layout.append_inst(term, block);
     }
 
     /// One push per record, before the terminator of the forward block defining it.
