@@ -92,7 +92,9 @@ impl<'a> Synth<'a> {
             I::ExtractLane { vector, index } => {
                 let d = self.take_adjoint(result);
                 let index = self.primal_in_reverse(index);
-                let ty = self.primal.dfg.value_type(vector).clone();
+                // An integer vector carrying float bits has a float vector adjoint.
+                let ty = self.adjoint_type(vector);
+                let d = self.reinterpret(d, ty.lane_type().clone());
                 let zero = self.zero(&ty);
                 let whole = self.val(I::InsertLane { vector: zero, value: d, index });
                 self.add_adjoint(vector, whole);
@@ -102,8 +104,9 @@ impl<'a> Synth<'a> {
                 let d = self.take_adjoint(result);
                 let index = self.primal_in_reverse(index);
                 let lane = self.val(I::ExtractLane { vector: d, index });
+                let lane = self.reinterpret(lane, self.adjoint_type(value));
                 self.add_adjoint(value, lane);
-                let lane_ty = self.primal.dfg.value_type(value).clone();
+                let lane_ty = self.ty(d).lane_type().clone();
                 let zero = self.zero(&lane_ty);
                 let rest = self.val(I::InsertLane { vector: d, value: zero, index });
                 self.add_adjoint(vector, rest);
@@ -111,7 +114,7 @@ impl<'a> Synth<'a> {
             }
             I::Shuffle { args: [a, b], mask } => {
                 let d = self.take_adjoint(result);
-                let a_ty = self.primal.dfg.value_type(a).clone();
+                let a_ty = self.adjoint_type(a);
                 let width = u32::from(a_ty.lanes() as u16) as usize;
                 let mut da = self.zero(&a_ty);
                 let mut db = self.zero(&a_ty);
@@ -120,6 +123,7 @@ impl<'a> Synth<'a> {
                     let source = source as usize;
                     let out_index = self.iconst(Type::I64, lane as i128);
                     let contribution = self.val(I::ExtractLane { vector: d, index: out_index });
+                    let contribution = self.reinterpret(contribution, a_ty.lane_type().clone());
                     let (target, lane_in) =
                         if source < width { (&mut da, source) } else { (&mut db, source - width) };
                     let in_index = self.iconst(Type::I64, lane_in as i128);

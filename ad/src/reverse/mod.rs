@@ -783,7 +783,7 @@ impl<'a> Synth<'a> {
     }
 
     /// `value`'s bits as type `ty` (a bitcast, none when the types agree).
-    fn reinterpret(&mut self, value: Value, ty: Type) -> Value {
+    pub(super) fn reinterpret(&mut self, value: Value, ty: Type) -> Value {
         if self.ty(value) == ty {
             return value;
         }
