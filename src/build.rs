@@ -50,6 +50,9 @@ pub struct BuildOptions {
     /// Differentiate scalarized copies of vectorized functions (`scalarize-vectors`, on
     /// unless `--passes=-scalarize-vectors`).
     pub scalarize_vectors: bool,
+    /// Reverse mode differentiates the scalar fallback of loops LLVM vectorized
+    /// (`devectorize-loops`, on unless `--passes=-devectorize-loops`).
+    pub devectorize_loops: bool,
 }
 
 /// Why a build failed.
@@ -169,11 +172,15 @@ pub fn build(
         phases
             .time("specialize-args", || adc_ad::enzyme_api::specialize_function_arguments(module));
     }
-    if options.scalarize_vectors {
+    if options.scalarize_vectors || options.devectorize_loops {
         // After specialization (a specialized copy is what the call differentiates now)
         // and before the pre-AD pipeline, which cleans the lanes up.
+        let copy_options = adc_ad::enzyme_api::ScalarCopyOptions {
+            scalarize: options.scalarize_vectors,
+            devectorize_loops: options.devectorize_loops,
+        };
         phases.time("scalarize-vectors", || {
-            adc_ad::enzyme_api::scalarize_differentiated_functions(module)
+            adc_ad::enzyme_api::scalarize_differentiated_functions(module, copy_options)
         });
     }
     let mut differentiate = |module: &mut Module, phases: &mut PhaseTimes| {
@@ -310,6 +317,7 @@ mod tests {
             flush_denormals: false,
             specialize_args: true,
             scalarize_vectors: true,
+            devectorize_loops: true,
         }
     }
 

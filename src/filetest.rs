@@ -394,6 +394,7 @@ fn ptx_of(mut module: Module) -> Result<String, String> {
         flush_denormals: false,
         specialize_args: true,
         scalarize_vectors: true,
+        devectorize_loops: true,
     };
     let mut synth = adc_ad::Differentiator::new(Default::default());
     let built = crate::build::build(&mut module, "filetest", &options, &mut synth)

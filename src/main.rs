@@ -213,6 +213,7 @@ fn run(command: Command) -> Result<ExitCode> {
             let mut forward_options = adc_ad::forward::ForwardOptions::default();
             let mut specialize_args = true;
             let mut scalarize_vectors = true;
+            let mut devectorize_loops = true;
             if let Some(list) = pass_args.passes.take() {
                 pass_args.passes = forward_options
                     .split_toggles(&list)
@@ -221,6 +222,7 @@ fn run(command: Command) -> Result<ExitCode> {
                         let api_toggles = adc_ad::enzyme_api::TOGGLES;
                         adc_ad::toggles::take(&rest, api_toggles, |name, on| match name {
                             "specialize-args" => specialize_args = on,
+                            "devectorize-loops" => devectorize_loops = on,
                             _ => scalarize_vectors = on,
                         })
                     });
@@ -246,6 +248,7 @@ fn run(command: Command) -> Result<ExitCode> {
                 flush_denormals,
                 specialize_args,
                 scalarize_vectors,
+                devectorize_loops,
             };
             let name = input.file_stem().and_then(|s| s.to_str()).unwrap_or("module");
             let mut synth = adc_ad::Differentiator::new(adc_ad::DifferentiatorOptions {

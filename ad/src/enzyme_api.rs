@@ -1407,5 +1407,5 @@ mod split_api;
 mod tests;
 mod width;
 
-pub use scalar_copy::{scalarize_differentiated_functions, ScalarCopyReport};
+pub use scalar_copy::{scalarize_differentiated_functions, ScalarCopyOptions, ScalarCopyReport};
 pub use specialize::{specialize_function_arguments, SpecializeReport, TOGGLES};

@@ -31,6 +31,9 @@ pub struct InstExtra {
     pub tbaa: Option<Arc<str>>,
     /// The template of a call to inline assembly (llvm-ir keeps only its type).
     pub asm: Option<Arc<str>>,
+    /// A loop latch branch whose `!llvm.loop` says `llvm.loop.isvectorized`: LLVM's loop
+    /// vectorizer made this loop (a vector loop, or the scalar loop it falls back to).
+    pub loop_vectorized: bool,
 }
 
 /// Side information for one module; `Extras::default()` is "nothing known".
@@ -211,13 +214,16 @@ unsafe fn md_operands(node: LLVMValueRef) -> Vec<LLVMValueRef> {
 
 struct Collector {
     tbaa_kind: u32,
+    loop_kind: u32,
     visited: HashSet<LLVMValueRef>,
     extras: Extras,
 }
 
 unsafe fn collect(context: LLVMContextRef, module: LLVMModuleRef) -> Extras {
     let tbaa_kind = LLVMGetMDKindIDInContext(context, c"tbaa".as_ptr(), 4);
-    let mut c = Collector { tbaa_kind, visited: HashSet::new(), extras: Extras::default() };
+    let loop_kind = LLVMGetMDKindIDInContext(context, c"llvm.loop".as_ptr(), 9);
+    let mut c =
+        Collector { tbaa_kind, loop_kind, visited: HashSet::new(), extras: Extras::default() };
 
     let mut global = LLVMGetFirstGlobal(module);
     while !global.is_null() {
@@ -299,6 +305,14 @@ impl Collector {
                 _ => ops.first().and_then(|op| md_string(*op)),
             };
             extra.tbaa = name.map(Arc::from);
+        }
+        if LLVMGetInstructionOpcode(inst) == LLVMOpcode::LLVMBr {
+            let node = LLVMGetMetadata(inst, self.loop_kind);
+            // `!{self, !{!"llvm.loop.isvectorized", i32 1}, ...}`.
+            extra.loop_vectorized = md_operands(node).into_iter().skip(1).any(|property| {
+                md_operands(property).first().and_then(|name| md_string(*name)).as_deref()
+                    == Some("llvm.loop.isvectorized")
+            });
         }
         if LLVMGetInstructionOpcode(inst) == LLVMOpcode::LLVMCall {
             let callee = LLVMGetCalledValue(inst);

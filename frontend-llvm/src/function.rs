@@ -417,7 +417,8 @@ impl<'m, 'a> FuncCtx<'m, 'a> {
             T::IndirectBr(_) => return Err("indirectbr (computed goto) is not supported".into()),
             T::CallBr(_) => return Err("callbr (asm goto) is not supported".into()),
         };
-        self.ins(data);
+        let (inst, _) = self.ins(data);
+        self.func.dfg.loop_vectorized[inst] = self.extra.loop_vectorized;
         Ok(splits.into_iter().map(|(_, b)| b).collect())
     }
 

@@ -231,6 +231,7 @@ mod pipeline {
             )
             .into());
         }
+        devectorized_matches(case, module, &expected)?;
         *passed = 5;
 
         let native = build_and_run(case, module, "adc")?;
@@ -245,6 +246,39 @@ mod pipeline {
             return Ok(());
         }
         optimized(case, module, &expected, passed)
+    }
+
+    /// Every loop LLVM vectorized replaced by its scalar fallback
+    /// (`adc_passes::devectorize`, what reverse mode differentiates) prints the same as
+    /// the native program: the importer's `llvm.loop.isvectorized` marks and the guard it
+    /// picks must make a legal run. Skipped under fast-math, where the vector loop's
+    /// reassociated sums may round differently from the scalar loop.
+    fn devectorized_matches(
+        case: &Case,
+        module: &adc_ir::Module,
+        expected: &str,
+    ) -> Result<(), String> {
+        if case.flags.contains(&"-ffast-math") {
+            return Ok(());
+        }
+        let mut devectorized = module.clone();
+        let mut rewritten = 0;
+        for func in devectorized.functions.values_mut() {
+            rewritten += adc_passes::devectorize::take_scalar_fallbacks(func);
+        }
+        if rewritten == 0 {
+            return Ok(());
+        }
+        adc_ir::verify::verify_module(&devectorized)
+            .map_err(|d| format!("verifier after devectorizing: {d}"))?;
+        let output = interpret_main(&devectorized)
+            .map_err(|e| format!("interpreter on the devectorized module: {e}"))?;
+        if output != expected {
+            return Err(format!(
+                "the devectorized module ({rewritten} loops) prints differently:\n  native: {expected:?}\n  interp: {output:?}"
+            ));
+        }
+        Ok(())
     }
 
     /// What `main` prints in the interpreter (`main(1, {"prog"})` when it takes argv).

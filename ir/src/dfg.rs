@@ -76,6 +76,11 @@ pub struct DataFlowGraph {
     /// instead of at every offset of the object. Not printed; dropping it only loses
     /// precision.
     pub index_bounds: SecondaryMap<Inst, Option<(u64, u64)>>,
+    /// A loop latch branch that LLVM's loop vectorizer made (`llvm.loop.isvectorized`):
+    /// the latch of a vector loop, or of the scalar loop it falls back to. Reverse mode
+    /// differentiates such a loop nest through its scalar fallback
+    /// (`adc_passes::devectorize`). Not printed; dropping it only loses that choice.
+    pub loop_vectorized: SecondaryMap<Inst, bool>,
     /// Where each instruction was written, when parsed from text.
     pub inst_spans: SecondaryMap<Inst, TextSpan>,
     pub block_spans: SecondaryMap<Block, TextSpan>,

@@ -9,6 +9,7 @@
 pub mod alias;
 pub mod cfg;
 pub mod dce;
+pub mod devectorize;
 pub mod domtree;
 pub mod dse;
 pub mod effects;

@@ -131,15 +131,21 @@ fn reachable(func: &Function) -> HashSet<Block> {
     seen
 }
 
-fn remove_unreachable(func: &mut Function, s: &mut Stats) -> bool {
+/// Removes the blocks the entry does not reach; returns how many.
+pub(crate) fn remove_unreachable_blocks(func: &mut Function) -> usize {
     let live = reachable(func);
     let dead: Vec<Block> =
         func.layout.blocks().iter().copied().filter(|b| !live.contains(b)).collect();
     for &b in &dead {
         func.layout.remove_block(b);
     }
-    s.unreachable += dead.len() as u64;
-    !dead.is_empty()
+    dead.len()
+}
+
+fn remove_unreachable(func: &mut Function, s: &mut Stats) -> bool {
+    let removed = remove_unreachable_blocks(func);
+    s.unreachable += removed as u64;
+    removed > 0
 }
 
 /// The argument passed to parameter `index` of `block` on edge `(pred, k)`.

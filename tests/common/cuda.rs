@@ -70,6 +70,7 @@ pub fn build_cuda(file: &str, scratch: &Path) -> (Module, BuildOutput) {
         flush_denormals: false,
         specialize_args: true,
         scalarize_vectors: true,
+        devectorize_loops: true,
     };
     let mut synth = adc_ad::Differentiator::default();
     match build(&mut module, file, &options, &mut synth) {

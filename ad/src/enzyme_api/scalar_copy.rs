@@ -1,5 +1,5 @@
-//! Differentiating vectorized functions as scalar code (`scalarize-vectors`), before the
-//! pre-AD pipeline.
+//! Differentiating vectorized functions as scalar code (`scalarize-vectors`,
+//! `devectorize-loops`), before the pre-AD pipeline.
 //!
 //! clang -O2 vectorizes by default, so the functions users differentiate arrive with
 //! `<2 x f64>` loads, shuffles and reductions. Reverse mode of vector code keeps vector
@@ -15,9 +15,18 @@
 //! split into its lanes (`adc_passes::scalarize`), named `<f>.scalar`; the primal keeps
 //! its vectors, and the post-AD `vectorize` pass packs simple loops of the derivative again.
 //!
-//! A function is copied only when it computes with float vectors, at least 15% of
-//! those instructions are lane moves ([`LANE_MOVE_SHARE`], between the two groups), and every vector in it has a
-//! lane-wise form; otherwise the call differentiates it as it is, vectors and all.
+//! A function is scalarized only when it computes with float vectors, at least 15% of
+//! those instructions are lane moves ([`LANE_MOVE_SHARE`], between the two groups), and
+//! every vector in it has a lane-wise form.
+//!
+//! Loops LLVM's loop vectorizer made are a second matter: whether kept as vectors or
+//! split into lanes, the reverse sweep runs the vector loop, its middle block and the
+//! scalar remainder, two loop nests where the source had one. For reverse mode the copy
+//! takes each such loop's scalar fallback instead (`adc_passes::devectorize`): GMM's
+//! gradient from clang -O2 bitcode went from 1.18x to [TBD] of its time from scalar
+//! bitcode. Forward mode keeps the vector loops (tangents vectorize as the primal does).
+//!
+//! Without either change the call differentiates the function as it is, vectors and all.
 //! Split-mode entry points are left alone (the augmented forward and the reverse call
 //! must name the same function), as are functions with a registered custom derivative.
 
@@ -28,13 +37,34 @@ use adc_ir::{FuncId, Linkage, Module};
 use super::specialize::point_call_at;
 use super::{decode_call, find_api_calls, split_api};
 use crate::custom::Registrations;
+use crate::request::DiffMode;
 
-/// The toggle (`--passes=-scalarize-vectors` differentiates vector code as it is).
+/// The toggle of lane splitting (`--passes=-scalarize-vectors` differentiates vector code
+/// as it is).
 pub const TOGGLE: &str = "scalarize-vectors";
+
+/// The toggle of taking vectorized loops' scalar fallbacks in reverse mode
+/// (`--passes=-devectorize-loops` differentiates the vector loops).
+pub const DEVECTORIZE_TOGGLE: &str = "devectorize-loops";
 
 /// The share of lane moves among a function's float vector instructions from which its
 /// derivative is synthesized from a scalarized copy (see the module documentation).
 pub const LANE_MOVE_SHARE: f64 = 0.15;
+
+/// Which rewrites the copies get (each on unless toggled off).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct ScalarCopyOptions {
+    /// Split every vector into lanes where lane moves make vector adjoints costly.
+    pub scalarize: bool,
+    /// Reverse mode: take the scalar fallback of loops LLVM vectorized.
+    pub devectorize_loops: bool,
+}
+
+impl Default for ScalarCopyOptions {
+    fn default() -> Self {
+        ScalarCopyOptions { scalarize: true, devectorize_loops: true }
+    }
+}
 
 /// Whether `function`'s vectors are built lane by lane enough that its scalarized copy
 /// differentiates faster than its vector code.
@@ -47,19 +77,24 @@ fn worth_scalarizing(function: &adc_ir::Function) -> bool {
 /// What the rewrite did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ScalarCopyReport {
-    /// The scalarized copies made, in creation order.
+    /// The copies made, in creation order.
     pub copies: Vec<FuncId>,
     /// API calls that now differentiate a copy.
     pub calls_rewritten: usize,
+    /// Vectorized loops whose scalar fallback the copies take.
+    pub loops_devectorized: usize,
 }
 
 /// Rewrites every `__enzyme_autodiff`/`__enzyme_fwddiff` call of a function that computes
-/// with float vectors to differentiate a scalarized copy of it.
-pub fn scalarize_differentiated_functions(module: &mut Module) -> ScalarCopyReport {
+/// with float vectors to differentiate a scalar copy of it.
+pub fn scalarize_differentiated_functions(
+    module: &mut Module,
+    options: ScalarCopyOptions,
+) -> ScalarCopyReport {
     let mut report = ScalarCopyReport::default();
     let Ok(registrations) = Registrations::read(module) else { return report };
-    // `None`: the function cannot be scalarized (looked at once).
-    let mut copies: HashMap<FuncId, Option<FuncId>> = HashMap::new();
+    // Per function and mode (reverse or not); `None`: the copy would equal the function.
+    let mut copies: HashMap<(FuncId, bool), Option<FuncId>> = HashMap::new();
     for (caller, call) in find_api_calls(module) {
         if split_api::entry_of(module, caller, call).is_some() {
             continue;
@@ -67,13 +102,14 @@ pub fn scalarize_differentiated_functions(module: &mut Module) -> ScalarCopyRepo
         let Ok(decoded) = decode_call(module, caller, call) else { continue };
         let function = decoded.function;
         let target = &module.functions[function];
-        if target.is_declaration()
-            || registrations.is_registered(function)
-            || !worth_scalarizing(target)
-        {
+        if target.is_declaration() || registrations.is_registered(function) {
             continue;
         }
-        let copy = *copies.entry(function).or_insert_with(|| scalar_copy(module, function));
+        let reverse = decoded.mode == DiffMode::Reverse;
+        let copy = *copies.entry((function, reverse)).or_insert_with(|| {
+            let devectorize = options.devectorize_loops && reverse;
+            scalar_copy(module, function, options.scalarize, devectorize, &mut report)
+        });
         let Some(copy) = copy else { continue };
         if !report.copies.contains(&copy) {
             report.copies.push(copy);
@@ -85,13 +121,25 @@ pub fn scalarize_differentiated_functions(module: &mut Module) -> ScalarCopyRepo
     report
 }
 
-/// An internal copy of `function` with its vectors split, or `None` when some vector has
-/// no lane-wise form.
-fn scalar_copy(module: &mut Module, function: FuncId) -> Option<FuncId> {
+/// An internal copy of `function` with its vectorized loops' scalar fallbacks taken
+/// (`devectorize`) and its vectors split where that pays (`scalarize`), or `None` when
+/// neither changed anything.
+fn scalar_copy(
+    module: &mut Module,
+    function: FuncId,
+    scalarize: bool,
+    devectorize: bool,
+    report: &mut ScalarCopyReport,
+) -> Option<FuncId> {
     let mut copy = module.functions[function].clone();
-    if adc_passes::scalarize::scalarize(&mut copy) == 0 {
+    let devectorized =
+        if devectorize { adc_passes::devectorize::take_scalar_fallbacks(&mut copy) } else { 0 };
+    let scalarized =
+        scalarize && worth_scalarizing(&copy) && adc_passes::scalarize::scalarize(&mut copy) > 0;
+    if devectorized == 0 && !scalarized {
         return None;
     }
+    report.loops_devectorized += devectorized;
     let base = format!("{}.scalar", copy.name);
     copy.name = base.clone();
     let mut n = 1;
@@ -145,7 +193,7 @@ mod tests {
             &module.functions[module.function_by_name("f").unwrap()],
         );
         assert_eq!((census.instructions, census.lane_moves), (14, 2));
-        let report = scalarize_differentiated_functions(&mut module);
+        let report = scalarize_differentiated_functions(&mut module, ScalarCopyOptions::default());
         assert_eq!(report.calls_rewritten, 0, "{report:?}");
         assert!(module.function_by_name("f.scalar").is_none());
     }
@@ -162,7 +210,7 @@ mod tests {
              %w = fmul <2 x f64> %v, %v\n  %w0 = extractlane <2 x f64> %w, %l0\n  \
              %w1 = extractlane <2 x f64> %w, %l1\n  %t = fadd f64 %w0, %w1\n  ret %t\n}",
         );
-        let report = scalarize_differentiated_functions(&mut module);
+        let report = scalarize_differentiated_functions(&mut module, ScalarCopyOptions::default());
         assert_eq!(report.calls_rewritten, 1, "{report:?}");
         assert!(module.function_by_name("f.scalar").is_some());
     }

@@ -40,6 +40,10 @@ pub const TOGGLES: &[(&str, &str)] = &[
         super::scalar_copy::TOGGLE,
         "differentiate a copy of a vectorized function with every vector split into lanes",
     ),
+    (
+        super::scalar_copy::DEVECTORIZE_TOGGLE,
+        "reverse mode: differentiate the scalar fallback of loops LLVM's loop vectorizer made",
+    ),
 ];
 
 /// What the specialization did.
