@@ -14,11 +14,14 @@
 //! with loop vectorization alone turned off in clang). The primal keeps its vectors; the
 //! post-AD `vectorize` pass packs simple loops of the derivative again.
 //!
-//! A guard qualifies when it is outside both loops, dominates the vector loop's header,
-//! and one of its edges leads (through blocks that only jump) to the block the middle
-//! block resumes at, which leads to the header of a marked loop without vectors. Nothing
-//! else is changed: a vector loop without a scalar fallback (a trip count the vector
-//! width divides) stays as it is. Unreachable blocks are removed afterwards.
+//! A guard qualifies when it is outside both loops, one of its edges leads into the vector
+//! loop (dominates its header), and the other leads (through blocks that only jump) to a
+//! block `S` where a middle block on the vector side resumes: a block the first edge
+//! dominates branches to `S` or to `E`, and from `S` a marked loop without vectors is
+//! reached that exits to `E`. The middle block may come after the vector loop's own
+//! remainder (clang 14 unrolls the vector loop and runs one more vector iteration after
+//! it). Nothing else is changed: a vector loop without a scalar fallback (a trip count the
+//! vector width divides) stays as it is. Unreachable blocks are removed afterwards.
 
 use std::collections::HashSet;
 
@@ -59,8 +62,6 @@ pub fn take_scalar_fallbacks(func: &mut Function) -> usize {
         loops.loops.iter().filter(|l| marked(l) && !computes_with_vectors(func, l)).collect();
     let mut rewrites = Vec::new();
     for vector_loop in loops.loops.iter().filter(|l| marked(l) && computes_with_vectors(func, l)) {
-        let [middle] = vector_loop.exits[..] else { continue };
-        let Some(resume) = resume_block(func, middle, &scalar_loops) else { continue };
         // The outermost qualifying guard between the vector loop and the loop around it:
         // skipping it skips the runtime checks below it too.
         let mut guard = None;
@@ -69,12 +70,8 @@ pub fn take_scalar_fallbacks(func: &mut Function) -> usize {
             if loops.loop_of(block) != vector_loop.parent {
                 break;
             }
-            if let Some(edge) = skip_edge(func, block, resume) {
-                // The other edge must lead into the vector loop, not around it.
-                let targets = func.successors(block);
-                if dt.dominates(targets[1 - edge], vector_loop.header) {
-                    guard = Some((block, edge));
-                }
+            if let Some(edge) = skip_edge(func, &dt, block, vector_loop.header, &scalar_loops) {
+                guard = Some((block, edge));
             }
             if vector_loop.parent.is_some_and(|p| loops.loops[p].header == block) {
                 break;
@@ -130,59 +127,80 @@ fn only_jump(func: &Function, block: Block) -> Option<Block> {
     }
 }
 
-/// The block where the middle block after a vector loop resumes the scalar fallback:
-/// the successor (past blocks that only jump) from which a marked scalar loop is reached
-/// without passing the other successor, the loop's exit, where the scalar loop leaves to.
-/// That exit tells the fallback from a later loop of the function, which is marked too.
-fn resume_block(func: &Function, middle: Block, scalar_loops: &[&Loop]) -> Option<Block> {
-    let successors: Vec<Block> =
-        func.successors(middle).into_iter().map(|b| through_jumps(func, b)).collect();
-    let reaches_fallback = |start: Block, exit: Block| {
-        let mut seen: HashSet<Block> = HashSet::from([exit]);
-        let mut work = vec![start];
-        while let Some(block) = work.pop() {
-            if seen.len() > MAX_RESUME_SEARCH || !seen.insert(block) {
-                continue;
-            }
-            let fallback = scalar_loops.iter().any(|l| {
-                l.header == block && l.exits.iter().any(|&x| through_jumps(func, x) == exit)
-            });
-            if fallback {
-                return true;
-            }
-            work.extend(func.successors(block));
-        }
-        false
-    };
-    // A middle block that only jumps (a fallback always needed) is not taken: its one
-    // successor could as well be the exit, with a later loop's fallback after it.
-    match successors[..] {
-        [a, b] if a != b => {
-            if reaches_fallback(a, b) {
-                Some(a)
-            } else if reaches_fallback(b, a) {
-                Some(b)
-            } else {
-                None
-            }
-        }
-        _ => None,
-    }
-}
-
-/// The index of `block`'s conditional edge that leads to `resume`, when its other edge
-/// does not.
-fn skip_edge(func: &Function, block: Block, resume: Block) -> Option<usize> {
+/// The edge of `block`'s branch that skips the vector loop at `header` for its scalar
+/// fallback, the loop vectorizer's guard: one edge leads into the vector loop (its
+/// target dominates the header), the other (past blocks that only jump) to a block `S`
+/// that is also where a middle block on the vector side resumes: a block the first edge
+/// dominates, branching to `S` or to `E`, where from `S` (not passing `E`) a marked
+/// scalar loop is reached that exits to `E`. That exit tells the fallback from a later
+/// loop of the function, which is marked too.
+fn skip_edge(
+    func: &Function,
+    dt: &DominatorTree,
+    block: Block,
+    header: Block,
+    scalar_loops: &[&Loop],
+) -> Option<usize> {
     let term = func.terminator(block)?;
     let InstructionData::Brif { then_dest, else_dest, .. } = func.inst(term) else {
         return None;
     };
-    let leads = |b: Block| through_jumps(func, b) == resume;
-    match (leads(then_dest.block), leads(else_dest.block)) {
-        (true, false) => Some(0),
-        (false, true) => Some(1),
-        _ => None,
+    let targets = [then_dest.block, else_dest.block];
+    (0..2).find(|&edge| {
+        let into = targets[1 - edge];
+        let resume = through_jumps(func, targets[edge]);
+        resume != through_jumps(func, into)
+            && dt.dominates(into, header)
+            && resumed_from_vector_side(func, dt, into, resume, scalar_loops)
+    })
+}
+
+/// Whether a block dominated by `vector_side` branches to `resume` (past blocks that only
+/// jump) or to another block `exit`, with a marked scalar loop reached from `resume`
+/// (not passing `exit`) that exits to `exit`.
+fn resumed_from_vector_side(
+    func: &Function,
+    dt: &DominatorTree,
+    vector_side: Block,
+    resume: Block,
+    scalar_loops: &[&Loop],
+) -> bool {
+    func.layout.blocks().iter().any(|&middle| {
+        if !dt.dominates(vector_side, middle) {
+            return false;
+        }
+        let Some(term) = func.terminator(middle) else { return false };
+        let InstructionData::Brif { then_dest, else_dest, .. } = func.inst(term) else {
+            return false;
+        };
+        let (a, b) = (through_jumps(func, then_dest.block), through_jumps(func, else_dest.block));
+        let exit = match (a == resume, b == resume) {
+            (true, false) => b,
+            (false, true) => a,
+            _ => return false,
+        };
+        reaches_fallback(func, resume, exit, scalar_loops)
+    })
+}
+
+/// Whether a marked scalar loop that exits to `exit` (past blocks that only jump) is
+/// reached from `start` without passing `exit`.
+fn reaches_fallback(func: &Function, start: Block, exit: Block, scalar_loops: &[&Loop]) -> bool {
+    let mut seen: HashSet<Block> = HashSet::from([exit]);
+    let mut work = vec![start];
+    while let Some(block) = work.pop() {
+        if seen.len() > MAX_RESUME_SEARCH || !seen.insert(block) {
+            continue;
+        }
+        let fallback = scalar_loops
+            .iter()
+            .any(|l| l.header == block && l.exits.iter().any(|&x| through_jumps(func, x) == exit));
+        if fallback {
+            return true;
+        }
+        work.extend(func.successors(block));
     }
+    false
 }
 
 #[cfg(test)]
@@ -295,6 +313,94 @@ mod tests {
         let after: Vec<f64> = (1..9).map(|n| sum(&module, n)).collect();
         // Both run the same scalar additions for n < 4; from 4 on the vector loop summed
         // in two lanes, the scalar loop in order: equal up to rounding.
+        for (b, a) in before.iter().zip(&after) {
+            assert!((b - a).abs() <= 1e-12 * b.abs(), "{before:?} vs {after:?}");
+        }
+    }
+
+    /// clang 14's shape: the vector loop is unrolled (four lanes an iteration) and one
+    /// more two-lane iteration may run after it, before the middle block.
+    const UNROLLED_WITH_REMAINDER: &str = "func @f(%p: ptr, %n: i64) -> f64 {
+^entry:
+  %zero = const i64 0
+  %fzero = const f64 0.0
+  %four = const i64 4
+  %few = icmp ult i64 %n, %four
+  brif %few, ^scalar_ph(%zero, %fzero), ^vector_ph
+^vector_ph:
+  %m4 = const i64 -4
+  %m2 = const i64 -2
+  %n4 = and i64 %n, %m4
+  %nvec = and i64 %n, %m2
+  %vzero = const <2 x f64> zeroinit
+  jump ^vector(%zero, %vzero)
+^vector(%i: i64, %acc: <2 x f64>):
+  %eight = const i64 8
+  %sixteen = const i64 16
+  %off = mul i64 %i, %eight
+  %a = ptradd ptr %p, %off
+  %b = ptradd ptr %a, %sixteen
+  %v = load <2 x f64>, %a, align 8
+  %w = load <2 x f64>, %b, align 8
+  %vv = fmul reassoc <2 x f64> %v, %v
+  %ww = fmul reassoc <2 x f64> %w, %w
+  %acc1 = fadd reassoc <2 x f64> %acc, %vv
+  %acc2 = fadd reassoc <2 x f64> %acc1, %ww
+  %i2 = add i64 %i, %four
+  %done = icmp eq i64 %i2, %n4
+  brif %done, ^after, ^vector(%i2, %acc2)
+^after:
+  %more = icmp ne i64 %nvec, %n4
+  brif %more, ^extra, ^middle(%acc2)
+^extra:
+  %eight3 = const i64 8
+  %xoff = mul i64 %n4, %eight3
+  %c = ptradd ptr %p, %xoff
+  %u = load <2 x f64>, %c, align 8
+  %uu = fmul reassoc <2 x f64> %u, %u
+  %acc3 = fadd reassoc <2 x f64> %acc2, %uu
+  jump ^middle(%acc3)
+^middle(%accm: <2 x f64>):
+  %l0 = const i64 0
+  %l1 = const i64 1
+  %s0 = extractlane <2 x f64> %accm, %l0
+  %s1 = extractlane <2 x f64> %accm, %l1
+  %s = fadd reassoc f64 %s0, %s1
+  %all = icmp eq i64 %nvec, %n
+  brif %all, ^exit(%s), ^scalar_ph(%nvec, %s)
+^scalar_ph(%start: i64, %init: f64):
+  jump ^scalar(%start, %init)
+^scalar(%j: i64, %t: f64):
+  %eight2 = const i64 8
+  %joff = mul i64 %j, %eight2
+  %q = ptradd ptr %p, %joff
+  %x = load f64, %q, align 8
+  %xx = fmul reassoc f64 %x, %x
+  %t2 = fadd reassoc f64 %t, %xx
+  %one = const i64 1
+  %j2 = add i64 %j, %one
+  %end = icmp eq i64 %j2, %n
+  brif %end, ^exit(%t2), ^scalar(%j2, %t2)
+^exit(%r: f64):
+  ret %r
+}
+";
+
+    #[test]
+    fn middle_block_after_a_vector_remainder_is_found() {
+        let mut module = marked(UNROLLED_WITH_REMAINDER, &["vector", "scalar"]);
+        let before: Vec<f64> = (1..12).map(|n| sum(&module, n)).collect();
+        let func = module.functions.values_mut().next().expect("one function");
+        assert_eq!(take_scalar_fallbacks(func), 1);
+        let names: Vec<&str> = func
+            .layout
+            .blocks()
+            .iter()
+            .filter_map(|b| func.dfg.block_names[*b].as_deref())
+            .collect();
+        assert_eq!(names, ["entry", "scalar_ph", "scalar", "exit"]);
+        adc_ir::verify::verify_module(&module).expect("verifies");
+        let after: Vec<f64> = (1..12).map(|n| sum(&module, n)).collect();
         for (b, a) in before.iter().zip(&after) {
             assert!((b - a).abs() <= 1e-12 * b.abs(), "{before:?} vs {after:?}");
         }
