@@ -535,41 +535,20 @@ impl PassManager {
                     preserved
                 }
                 AnyPass::Function(p) => {
-                    let ids: Vec<FuncId> = match only {
-                        Some(id) => vec![id],
-                        None => module.functions.keys().collect(),
-                    };
-                    let mut overall = PreservedAnalyses::All;
-                    for id in ids {
-                        if module.functions[id].is_declaration() {
-                            continue;
-                        }
-                        let mut func = module.functions[id].clone();
-                        let mut cx = FunctionContext {
-                            module,
-                            func_id: id,
-                            options,
-                            stats: &mut record.stats,
-                            out: &mut report.output,
-                            analyses,
-                        };
-                        let preserved =
-                            p.run(&mut func, &mut cx).map_err(|diagnostic| PassError::Failed {
-                                pass: name,
-                                diagnostic: diagnostic
-                                    .with_note(format!("in function @{}", func.name)),
-                            })?;
-                        analyses.invalidate_function(id, preserved);
-                        if preserved.changed() {
-                            module.functions[id] = func;
-                        }
-                        overall = overall.meet(preserved);
+                    run_on_functions(
+                        module,
+                        only,
+                        options,
+                        analyses,
+                        &mut report.output,
+                        &[p.as_ref()],
+                        std::slice::from_mut(&mut record),
+                    )?;
+                    if record.changed {
+                        PreservedAnalyses::None
+                    } else {
+                        PreservedAnalyses::All
                     }
-                    if overall.changed() {
-                        // Module analyses (effects, call graph) read every body.
-                        analyses.module.clear();
-                    }
-                    overall
                 }
             };
             record.time = start.elapsed();
@@ -645,50 +624,80 @@ impl PassManager {
                 stats: Statistics::default(),
             })
             .collect();
-        let ids: Vec<FuncId> = match only {
-            Some(id) => vec![id],
-            None => module.functions.keys().collect(),
-        };
-        let mut any_changed = false;
-        for id in ids {
-            if module.functions[id].is_declaration() {
-                continue;
-            }
-            let mut func = module.functions[id].clone();
-            let mut changed = false;
-            for (pass, record) in passes.iter().zip(&mut records) {
-                let AnyPass::Function(p) = pass else { continue };
-                let start = Instant::now();
-                let mut cx = FunctionContext {
-                    module,
-                    func_id: id,
-                    options,
-                    stats: &mut record.stats,
-                    out: &mut report.output,
-                    analyses,
-                };
-                let preserved =
-                    p.run(&mut func, &mut cx).map_err(|diagnostic| PassError::Failed {
-                        pass: record.name,
-                        diagnostic: diagnostic.with_note(format!("in function @{}", func.name)),
-                    })?;
-                analyses.invalidate_function(id, preserved);
-                record.changed |= preserved.changed();
-                changed |= preserved.changed();
-                record.time += start.elapsed();
-            }
-            if changed {
-                module.functions[id] = func;
-                any_changed = true;
-            }
-        }
-        if any_changed {
-            // Module analyses (effects, call graph) read every body.
-            analyses.module.clear();
-        }
+        let function_passes: Vec<&dyn FunctionPass> = passes
+            .iter()
+            .filter_map(|pass| match pass {
+                AnyPass::Function(p) => Some(p.as_ref()),
+                AnyPass::Module(_) => None,
+            })
+            .collect();
+        run_on_functions(
+            module,
+            only,
+            options,
+            analyses,
+            &mut report.output,
+            &function_passes,
+            &mut records,
+        )?;
         report.passes.extend(records);
         Ok(())
     }
+}
+
+/// Runs `passes` on every defined function of `module` (or on `only`): each function goes
+/// through all of them on one working copy, written back once if any changed it. Each
+/// pass's record (same order) gets its statistics, time and `changed`; module analyses
+/// (effects, call graph), which read every body, are dropped at the end after a change.
+fn run_on_functions(
+    module: &mut Module,
+    only: Option<FuncId>,
+    options: &Options,
+    analyses: &mut AnalysisManager,
+    output: &mut String,
+    passes: &[&dyn FunctionPass],
+    records: &mut [PassRecord],
+) -> Result<(), PassError> {
+    let ids: Vec<FuncId> = match only {
+        Some(id) => vec![id],
+        None => module.functions.keys().collect(),
+    };
+    let mut any_changed = false;
+    for id in ids {
+        if module.functions[id].is_declaration() {
+            continue;
+        }
+        let mut func = module.functions[id].clone();
+        let mut changed = false;
+        for (pass, record) in passes.iter().zip(records.iter_mut()) {
+            let start = Instant::now();
+            let mut cx = FunctionContext {
+                module,
+                func_id: id,
+                options,
+                stats: &mut record.stats,
+                out: &mut *output,
+                analyses,
+            };
+            let preserved =
+                pass.run(&mut func, &mut cx).map_err(|diagnostic| PassError::Failed {
+                    pass: record.name,
+                    diagnostic: diagnostic.with_note(format!("in function @{}", func.name)),
+                })?;
+            analyses.invalidate_function(id, preserved);
+            record.changed |= preserved.changed();
+            changed |= preserved.changed();
+            record.time += start.elapsed();
+        }
+        if changed {
+            module.functions[id] = func;
+            any_changed = true;
+        }
+    }
+    if any_changed {
+        analyses.module.clear();
+    }
+    Ok(())
 }
 
 /// A JSON string literal (quotes, backslashes and control characters escaped).
